@@ -1,0 +1,41 @@
+# datbench: `make demo` and `make test` each set up .venv themselves.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+DEMO_DIR ?= demo-run
+
+.PHONY: help install demo test lint format sample-data bench fuzz clean
+
+help:
+	@echo "make demo   - export the bundled sample data, build judge tasks, score the example responses"
+	@echo "make test   - run the test suite"
+	@echo "make lint   - ruff check + ruff format --check"
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) scripts/demo.py --dir $(DEMO_DIR)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+sample-data: $(STAMP)
+	$(PY) scripts/make_sample_data.py
+
+clean:
+	rm -rf $(DEMO_DIR) build *.egg-info

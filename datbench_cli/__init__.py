@@ -1,0 +1,29 @@
+"""datbench: exact, scriptable evaluation of vision-language models on DatBench."""
+
+from datbench_cli.evaluator import DatBenchEvaluator, ScorerFailed
+from datbench_cli.judge import parse_judge_verdict
+from datbench_cli.schema import (
+    DatBenchReport,
+    DatBenchSample,
+    InferenceTask,
+    JudgeRequest,
+    JudgeResponse,
+    SampleScore,
+    VLMResponse,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DatBenchEvaluator",
+    "DatBenchReport",
+    "DatBenchSample",
+    "InferenceTask",
+    "JudgeRequest",
+    "JudgeResponse",
+    "SampleScore",
+    "ScorerFailed",
+    "VLMResponse",
+    "parse_judge_verdict",
+    "__version__",
+]

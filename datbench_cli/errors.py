@@ -1,0 +1,43 @@
+"""Exceptions that map to the command line's exit codes.
+
+Every error the tool reports on purpose derives from :class:`DatbenchError`; the CLI prints its
+message as one sentence on stderr and exits with its ``exit_code``. Anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class DatbenchError(Exception):
+    """Base class: a message for the user and an exit code."""
+
+    exit_code = 2
+
+
+class InputError(DatbenchError):
+    """Bad input: an unreadable or malformed file, an unknown name, an inconsistent run directory.
+
+    ``path`` and ``line`` (1-based), when given, are prefixed to the message.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, path: object | None = None, line: int | None = None):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.bare_message = message
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+        super().__init__(f"{where}{message}")
+
+
+class UsageError(DatbenchError):
+    """The command was called in a way that cannot work."""
+
+    exit_code = 2
+
+
+class CheckFailed(DatbenchError):
+    """The evaluation ran but failed a check the user asked for (strict judge, --fail-under)."""
+
+    exit_code = 1

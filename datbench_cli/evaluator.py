@@ -1,0 +1,193 @@
+"""``DatBenchEvaluator``: samples + responses (+ judge responses) -> :class:`DatBenchReport`."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.report import Coverage, SummaryBuilder, count_duplicates
+from datbench_cli.schema import (
+    DatBenchReport,
+    DatBenchSample,
+    InferenceTask,
+    JudgeRequest,
+    JudgeResponse,
+    SampleScore,
+    VLMResponse,
+)
+from datbench_cli.scoring import Outcome, score_direct, score_judge
+
+_MAX_IDS_NAMED = 10
+
+
+class ScorerFailed(RuntimeError):
+    """A scorer raised on a sample and strict scoring was requested."""
+
+
+def name_ids(ids: Sequence[str]) -> str:
+    """A short, readable list of ids ("a, b, c and 12 more")."""
+    shown = ", ".join(ids[:_MAX_IDS_NAMED])
+    extra = len(ids) - _MAX_IDS_NAMED
+    return f"{shown} and {extra} more" if extra > 0 else shown
+
+
+class DatBenchEvaluator:
+    """Scores VLM outputs on DatBench samples exactly as the reference harness does.
+
+    Direct-mode samples go to the scorer of their source dataset (or the fallback); judge-mode
+    samples are scored only from the judge verdict.
+    """
+
+    def __init__(self, hf_dataset: Iterable[dict[str, Any]] | None, capability: str):
+        self.capability = capability
+        self.hf_dataset = hf_dataset
+        rows = hf_dataset if hf_dataset is not None else []
+        self.samples: list[DatBenchSample] = [
+            DatBenchSample.from_hf_row(row, capability) for row in rows
+        ]
+        self.samples_by_id: dict[str, DatBenchSample] = {s.id: s for s in self.samples}
+
+    @classmethod
+    def from_samples(cls, samples: Iterable[DatBenchSample]) -> DatBenchEvaluator:
+        """An evaluator over ready-made samples (which may span several capabilities)."""
+        evaluator = cls(None, "")
+        evaluator.samples = list(samples)
+        evaluator.samples_by_id = {s.id: s for s in evaluator.samples}
+        return evaluator
+
+    def get_inference_tasks(self) -> list[InferenceTask]:
+        """One task per sample, in dataset order."""
+        return [InferenceTask.from_sample(s) for s in self.samples]
+
+    def create_judge_tasks(self, vlm_responses: Iterable[VLMResponse]) -> list[JudgeRequest]:
+        """One request per judge-mode sample that has a response (duplicate ids: last wins)."""
+        by_id = {r.id: r for r in vlm_responses}
+        return [
+            JudgeRequest.from_sample_and_response(sample, by_id[sample.id])
+            for sample in self.samples
+            if sample.eval_mode == "judge" and sample.id in by_id
+        ]
+
+    def compute_metrics(
+        self,
+        vlm_responses: Iterable[VLMResponse],
+        judge_responses: Iterable[JudgeResponse] | None = None,
+        strict_judge: bool = False,
+        *,
+        strict: bool = False,
+        sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
+        errored_responses: int = 0,
+        judge_errored_responses: int = 0,
+    ) -> DatBenchReport:
+        """Score every sample that has a response and aggregate the report.
+
+        ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing or
+        unparsed; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
+        sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
+        seconds one sample may take. The ``errored_*`` counts come from response files whose
+        lines reported an error; they are only reported.
+        """
+        responses = list(vlm_responses)
+        judges = list(judge_responses or [])
+        vlm_by_id = {r.id: r for r in responses}
+        judge_by_id = {r.id: r for r in judges}
+        coverage = Coverage(
+            expected_samples=len(self.samples),
+            duplicate_response_ids=count_duplicates([r.id for r in responses]),
+            unknown_response_ids=sum(1 for i in vlm_by_id if i not in self.samples_by_id),
+            errored_responses=errored_responses,
+            judge_errored_responses=judge_errored_responses,
+            unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in self.samples_by_id),
+        )
+        builder = SummaryBuilder()
+        results: list[SampleScore] = []
+        judge_matched = judge_expected = 0
+        judge_problems: list[str] = []
+        errors: list[str] = []
+        for sample in self.samples:
+            response = vlm_by_id.get(sample.id)
+            if response is None:
+                coverage.missing_responses += 1
+                continue
+            output = response.model_output
+            judge_mode = sample.eval_mode == "judge"
+            if judge_mode:
+                judge = judge_by_id.get(sample.id)
+                judge_expected += 1
+                judge_matched += judge is not None
+                outcome = score_judge(output, judge)
+                if outcome.verdict in ("missing", "unparsed"):
+                    judge_problems.append(sample.id)
+            else:
+                outcome = score_direct(sample, output, sample_timeout)
+                if outcome.error is not None:
+                    if strict:
+                        raise ScorerFailed(_error_text(sample, outcome))
+                    errors.append(sample.id)
+            builder.add(sample, outcome, judge_mode)
+            results.append(_sample_score(sample, output, outcome))
+
+        if strict_judge and judge_problems:
+            raise ValueError(
+                f"{len(judge_problems)} judge-mode sample(s) have a missing or unparsed judge "
+                f"verdict: {name_ids(judge_problems)}"
+            )
+        _warn_about(coverage, errors, judge_expected, judge_matched)
+        return DatBenchReport(summary=builder.summary(coverage), results=results)
+
+
+def _error_text(sample: DatBenchSample, outcome: Outcome) -> str:
+    error = outcome.error or {}
+    return (
+        f"scorer for {sample.dataset!r} failed on sample {sample.id}: "
+        f"{error.get('type')}: {error.get('message')}"
+    )
+
+
+def _sample_score(sample: DatBenchSample, output: str, outcome: Outcome) -> SampleScore:
+    metrics = sample.eval_metrics if isinstance(sample.eval_metrics, dict) else {}
+    return SampleScore(
+        id=sample.id,
+        score=outcome.score,
+        vlm_output=output,
+        ground_truth=sample.answer,
+        is_correct=outcome.is_correct,
+        metadata={
+            "capability": sample.capability,
+            "eval_mode": sample.eval_mode,
+            "dataset": sample.dataset,
+            "is_circular": sample.is_circular,
+            "discrimination": metrics.get("discrimination", 0.0),
+            "score_details": outcome.details,
+        },
+    )
+
+
+def _warn_about(
+    coverage: Coverage, errors: list[str], judge_expected: int, judge_matched: int
+) -> None:
+    if judge_expected and not judge_matched:
+        warnings.warn(
+            f"no judge response matched any of the {judge_expected} judge-mode samples; "
+            "they all score 0 (run your judge on the judge tasks and pass its responses)",
+            UserWarning,
+            stacklevel=3,
+        )
+    notes = [
+        (coverage.missing_responses, "sample(s) have no VLM response and were not scored"),
+        (coverage.duplicate_response_ids, "response id(s) occur more than once (last wins)"),
+        (coverage.unknown_response_ids, "response id(s) match no sample and were ignored"),
+        (coverage.errored_responses, "response line(s) reported an error and were not scored"),
+        (coverage.unknown_judge_response_ids, "judge response id(s) match no sample"),
+    ]
+    for count, text in notes:
+        if count:
+            warnings.warn(f"{count} {text}", UserWarning, stacklevel=3)
+    if errors:
+        warnings.warn(
+            f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",
+            UserWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,155 @@
+"""Aggregation of per-sample outcomes into the report summary.
+
+Sums run left to right in sample order, as the reference does, so accuracies are bit-identical.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from datbench_cli.schema import DatBenchSample
+from datbench_cli.scorers import get_scorer
+from datbench_cli.scoring import Outcome
+
+
+@dataclass
+class _Tally:
+    total: float = 0.0
+    count: int = 0
+
+    def add(self, score: float) -> None:
+        self.total += score
+        self.count += 1
+
+    @property
+    def accuracy(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+
+@dataclass
+class _DatasetState:
+    direct_details: list[dict[str, Any]] = field(default_factory=list)
+    registered: bool = False
+    scorer_errors: int = 0
+    judge: _Tally = field(default_factory=_Tally)
+    judge_missing: int = 0
+    judge_unparsed: int = 0
+
+
+@dataclass
+class Coverage:
+    """How the responses lined up with the samples (reported beside the seed's keys)."""
+
+    expected_samples: int = 0
+    missing_responses: int = 0
+    duplicate_response_ids: int = 0
+    unknown_response_ids: int = 0
+    errored_responses: int = 0
+    judge_errored_responses: int = 0
+    unknown_judge_response_ids: int = 0
+
+
+class SummaryBuilder:
+    """Consumes outcomes in sample order and produces the summary dict."""
+
+    def __init__(self) -> None:
+        self.overall = _Tally()
+        self.direct = _Tally()
+        self.judge = _Tally()
+        self.capabilities: dict[str, _Tally] = {}
+        self.datasets: dict[str, _DatasetState] = {}
+        self.judge_missing = 0
+        self.judge_unparsed = 0
+        self.scorer_errors = 0
+        self.defects: dict[str, str] = {}
+
+    def add(self, sample: DatBenchSample, outcome: Outcome, judge_mode: bool) -> None:
+        """Count one scored sample."""
+        score = outcome.score
+        self.overall.add(score)
+        self.capabilities.setdefault(sample.capability, _Tally()).add(score)
+        dataset = sample.dataset if isinstance(sample.dataset, str) else str(sample.dataset)
+        if judge_mode:
+            self.judge.add(score)
+            state = self.datasets.setdefault(dataset, _DatasetState())
+            state.judge.add(score)
+            if outcome.verdict == "missing":
+                self.judge_missing += 1
+                state.judge_missing += 1
+            elif outcome.verdict == "unparsed":
+                self.judge_unparsed += 1
+                state.judge_unparsed += 1
+            return
+        self.direct.add(score)
+        scorer = get_scorer(dataset)
+        if scorer is None:
+            # Fallback samples contribute nothing to dataset_metrics (reference behaviour).
+            if outcome.error is not None:
+                self.scorer_errors += 1
+            return
+        state = self.datasets.setdefault(dataset, _DatasetState())
+        state.registered = True
+        defect = getattr(scorer, "KNOWN_DEFECT", None)
+        if defect:
+            self.defects[dataset] = defect
+        if outcome.error is not None:
+            self.scorer_errors += 1
+            state.scorer_errors += 1
+        else:
+            state.direct_details.append(outcome.details)
+
+    def _dataset_metrics(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, state in self.datasets.items():
+            metrics: dict[str, Any] = {}
+            if state.direct_details:
+                scorer = get_scorer(name)
+                assert scorer is not None
+                rows = [{"score_details": details} for details in state.direct_details]
+                metrics.update(scorer.compute_metrics(rows))
+            if state.scorer_errors:
+                metrics["scorer_errors"] = state.scorer_errors
+            if state.judge.count:
+                metrics["judge_accuracy"] = state.judge.accuracy
+                metrics["judge_samples"] = state.judge.count
+                metrics["judge_missing_responses"] = state.judge_missing
+                metrics["judge_unparsed_verdicts"] = state.judge_unparsed
+            if state.registered or state.judge.count:
+                out[name] = metrics
+        return out
+
+    def summary(self, coverage: Coverage) -> dict[str, Any]:
+        """The summary: the seed's keys first, then coverage and error accounting."""
+        summary: dict[str, Any] = {
+            "overall_accuracy": self.overall.accuracy,
+            "total_samples": self.overall.count,
+            # Reference quirk: int() of the float score sum, not the number of correct samples.
+            "total_correct": int(self.overall.total),
+            "capability_accuracy": {k: t.accuracy for k, t in self.capabilities.items()},
+            "capability_counts": {k: t.count for k, t in self.capabilities.items()},
+            "direct_samples": self.direct.count,
+            "direct_accuracy": self.direct.accuracy,
+            "judge_samples": self.judge.count,
+            "judge_accuracy": self.judge.accuracy,
+            "judge_missing_responses": self.judge_missing,
+            "judge_unparsed_verdicts": self.judge_unparsed,
+            "dataset_metrics": self._dataset_metrics(),
+            "expected_samples": coverage.expected_samples,
+            "missing_responses": coverage.missing_responses,
+            "duplicate_response_ids": coverage.duplicate_response_ids,
+            "unknown_response_ids": coverage.unknown_response_ids,
+            "errored_responses": coverage.errored_responses,
+            "judge_errored_responses": coverage.judge_errored_responses,
+            "unknown_judge_response_ids": coverage.unknown_judge_response_ids,
+            "scorer_errors": self.scorer_errors,
+        }
+        if self.defects:
+            summary["known_reference_defects"] = dict(self.defects)
+        return summary
+
+
+def count_duplicates(ids: list[str]) -> int:
+    """How many distinct ids occur more than once."""
+    return sum(1 for n in Counter(ids).values() if n > 1)

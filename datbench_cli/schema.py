@@ -1,0 +1,166 @@
+"""The public dataclasses of the library: samples, tasks, responses, scores and the report.
+
+Field names, order and defaults follow the DatBench seed, so positional construction works as it
+does in the reference harness.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datbench_cli import jsonio
+from datbench_cli.judge import rewrite_judge_prompt
+
+_DEFAULT_PROMPT_FORMAT = {"prefix": "", "suffix": ""}
+
+
+@dataclass
+class DatBenchSample:
+    """One DatBench row: image, prompt parts, references and scoring metadata."""
+
+    id: str
+    capability: str
+    image: Any
+    question: str
+    prompt_format: dict[str, str]
+    answer: str
+    all_answers: list[str] = field(default_factory=list)
+    eval_mode: str = "direct"
+    judge_prompt: str = ""
+    is_circular: bool = False
+    metadata: Any = "{}"
+    source_info: dict[str, str] = field(default_factory=dict)
+    eval_metrics: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_hf_row(cls, row: dict[str, Any], capability: str) -> DatBenchSample:
+        """Build a sample from a dataset row.
+
+        ``id``, ``image``, ``question`` and ``answer`` are required. The other fields take their
+        default only when the key is absent: a present ``None`` stays ``None`` (reference
+        behaviour). No type coercion is applied.
+        """
+        return cls(
+            id=row["id"],
+            capability=capability,
+            image=row["image"],
+            question=row["question"],
+            prompt_format=row.get("prompt_format", dict(_DEFAULT_PROMPT_FORMAT)),
+            answer=row["answer"],
+            all_answers=row.get("all_answers", [row["answer"]]),
+            eval_mode=row.get("eval_mode", "direct"),
+            judge_prompt=row.get("judge_prompt", ""),
+            is_circular=row.get("is_circular", False),
+            metadata=row.get("metadata", "{}"),
+            source_info=row.get("source_info", {}),
+            eval_metrics=row.get("eval_metrics", {}),
+        )
+
+    @property
+    def dataset(self) -> str:
+        """The source dataset name that selects the scorer ("" when absent)."""
+        info = self.source_info
+        return info.get("dataset", "") if isinstance(info, dict) else ""
+
+    def formatted_question(self) -> str:
+        """The prompt sent to the model: prefix + question + suffix, nothing added."""
+        fmt = self.prompt_format or {}
+        return f"{fmt.get('prefix', '')}{self.question}{fmt.get('suffix', '')}"
+
+
+@dataclass
+class InferenceTask:
+    """What the VLM sees: the image and the formatted prompt."""
+
+    id: str
+    image: Any
+    question: str
+    eval_mode: str
+
+    @classmethod
+    def from_sample(cls, sample: DatBenchSample) -> InferenceTask:
+        """The task for one sample (the image object is passed through as loaded)."""
+        return cls(sample.id, sample.image, sample.formatted_question(), sample.eval_mode)
+
+
+@dataclass
+class VLMResponse:
+    """The model's output for one sample; ``parsed_answer`` wins over ``raw_output`` when set."""
+
+    id: str
+    raw_output: str
+    parsed_answer: str | None = None
+
+    @property
+    def model_output(self) -> str:
+        """The text that is scored: ``parsed_answer`` if non-empty, else ``raw_output``."""
+        return self.parsed_answer or self.raw_output
+
+
+@dataclass
+class JudgeRequest:
+    """Input for the judge LLM (judge-mode samples only)."""
+
+    id: str
+    vlm_response: str
+    ground_truth: str
+    judge_prompt: str
+
+    @classmethod
+    def from_sample_and_response(
+        cls, sample: DatBenchSample, response: VLMResponse
+    ) -> JudgeRequest:
+        """The request for one judge-mode sample, with the judge prompt rewritten."""
+        return cls(
+            id=sample.id,
+            vlm_response=response.model_output,
+            ground_truth=sample.answer,
+            judge_prompt=rewrite_judge_prompt(sample.judge_prompt),
+        )
+
+
+@dataclass
+class JudgeResponse:
+    """The judge's output for one sample; ``verdict`` (if set) takes precedence over the text."""
+
+    id: str
+    raw_judge_output: str
+    verdict: str | None = None
+
+
+@dataclass
+class SampleScore:
+    """The result for one scored sample (``report.results``)."""
+
+    id: str
+    score: float
+    vlm_output: str
+    ground_truth: str
+    is_correct: bool
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DatBenchReport:
+    """Summary metrics plus one :class:`SampleScore` per scored sample."""
+
+    summary: dict[str, Any]
+    results: list[SampleScore]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-able data."""
+        return {
+            "summary": self.summary,
+            "results": [dataclasses.asdict(r) for r in self.results],
+        }
+
+    def to_json(self) -> str:
+        """The report as indented JSON text."""
+        return jsonio.dumps_pretty(self.to_dict()).decode()
+
+    def save(self, path: str | Path) -> None:
+        """Write the report as JSON, atomically (a temporary file renamed into place)."""
+        jsonio.write_bytes_atomic(Path(path), jsonio.dumps_pretty(self.to_dict()) + b"\n")

@@ -1,0 +1,75 @@
+"""Scoring one sample: direct mode through its dataset scorer (or the fallback), judge mode
+from the judge verdict only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from datbench_cli.budget import time_limit
+from datbench_cli.judge import parse_judge_verdict
+from datbench_cli.schema import DatBenchSample, JudgeResponse
+from datbench_cli.scorer_input import build_scorer_input
+from datbench_cli.scorers import get_scorer
+from datbench_cli.text.extract import extract_final_answer
+
+
+@dataclass
+class Outcome:
+    """What scoring one sample produced, before it becomes a :class:`SampleScore`."""
+
+    score: float
+    is_correct: bool
+    details: dict[str, Any]
+    error: dict[str, str] | None = None
+    verdict: str | None = None
+
+
+def _fallback(sample: DatBenchSample, model_output: str) -> dict[str, Any]:
+    # Reference fallback for unregistered names: extracted answer vs answer, case-insensitive
+    # exact match; trailing punctuation is kept ("Yes." != "yes") and "" equals "".
+    extracted = extract_final_answer(model_output)
+    correct = extracted.strip().lower() == sample.answer.strip().lower()
+    return {"score": 1.0 if correct else 0.0}
+
+
+def score_direct(
+    sample: DatBenchSample, model_output: str, timeout: float | None = None
+) -> Outcome:
+    """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error."""
+    dataset = sample.dataset
+    scorer = get_scorer(dataset) if isinstance(dataset, str) else None
+    try:
+        with time_limit(timeout):
+            if scorer is None:
+                details = _fallback(sample, model_output)
+            else:
+                details = scorer.score_sample(build_scorer_input(sample), model_output)
+            score = float(details.get("score", 0.0))
+            # The reference's threshold: a partial score of 0.5 counts as correct.
+            is_correct = bool(details.get("score", 0.0) >= 0.5)
+    except Exception as exc:  # noqa: BLE001 - every scorer failure is recorded, never fatal
+        error = {"type": type(exc).__name__, "message": str(exc)}
+        return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)
+    return Outcome(score, is_correct, details)
+
+
+def score_judge(model_output: str, judge: JudgeResponse | None) -> Outcome:
+    """Score a judge-mode sample from its judge response alone (missing/unparsed score 0)."""
+    if judge is None:
+        verdict, raw, parsed = "missing", None, None
+    else:
+        raw = judge.raw_judge_output
+        parsed = parse_judge_verdict(judge.verdict, raw)
+        verdict = {True: "correct", False: "incorrect", None: "unparsed"}[parsed]
+    match = parsed is True
+    score = 1.0 if match else 0.0
+    details = {
+        "score": score,
+        "eval_mode": "judge",
+        "match": match,
+        "judge_verdict": verdict,
+        "judge_raw_output": raw,
+        "judge_missing_response": judge is None,
+    }
+    return Outcome(score, match, details, verdict=verdict)

@@ -1,0 +1,1 @@
+"""Text helpers shared by the scorers: answer extraction and normalisation, written once."""

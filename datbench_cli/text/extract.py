@@ -1,0 +1,73 @@
+"""The reference's final-answer extractor (``erma_utils.extract_final_answer``), byte-exact.
+
+Used by the evaluator's fallback path and by most scorers before they compare answers. Any
+deviation here changes scores almost everywhere, so every rule below mirrors the reference,
+including its quirks (noted inline).
+"""
+
+from __future__ import annotations
+
+import re
+
+# `\s*` may cross newlines before the keyword and after the colon ("Answer:\nB" gives "B");
+# `.` stops only at "\n", so "\r" or "\u2028" stay inside the captured text.
+ANSWER_LINE_RE = re.compile(r"(?im)^\s*(?:final\s+answer|answer)\s*:\s*(.+)$")
+# Quirk: braces are not balanced, so "\boxed{\frac{1}{2}}" captures "\frac{1".
+BOXED_RE = re.compile(r"\\+boxed\{([^}]+)\}")
+PIPE_BOX_RE = re.compile(r"<\|begin_of_box\|>(.*?)<\|end_of_box\|>", re.DOTALL)
+_WRAPPER_RES = tuple(
+    re.compile(rf"^<\s*{name}\s*>\s*(.*?)\s*<\s*/\s*{name}\s*>$", re.I | re.S)
+    for name in ("answer", "final_answer", "final")
+)
+_WHITESPACE_RE = re.compile(r"\s+")
+_PLACEHOLDER_RE = re.compile(r"<\s*answer\s*>")
+_PLACEHOLDERS = frozenset({"<answer>", "<final>", "<final answer>", "<final_answer>"})
+# Exactly these four characters are stripped from both ends (no typographic quotes).
+_QUOTE_CHARS = "\"'` "
+
+
+def _unwrap_tag(text: str) -> str:
+    text = text.strip()
+    for pattern in _WRAPPER_RES:
+        match = pattern.match(text)
+        if match:
+            return match.group(1).strip()
+    return text
+
+
+def clean_candidate(text: str | None) -> str:
+    """Normalise an extracted candidate the way the reference does ("" for placeholders)."""
+    text = (text or "").strip().strip(_QUOTE_CHARS)
+    text = _unwrap_tag(text)
+    text = _WHITESPACE_RE.sub(" ", text).strip()
+    if not text:
+        return ""
+    lowered = text.strip().lower()
+    if lowered in _PLACEHOLDERS or _PLACEHOLDER_RE.fullmatch(lowered):
+        return ""
+    return text
+
+
+def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - only the last match is kept
+        pass
+    return last
+
+
+def extract_final_answer(text: object) -> str:
+    """The final short answer in a model output, or "" (non-strings give "").
+
+    First applicable rule returns: the last ``<|begin_of_box|>..<|end_of_box|>`` block; else the
+    last ``\\boxed{...}``; else the last ``Answer:``/``Final Answer:`` line; else the last
+    non-blank line (split with ``str.splitlines``, which knows more line breaks than the regex).
+    A winning rule returns its cleaned candidate even when that is "".
+    """
+    if not isinstance(text, str):
+        return ""
+    for pattern in (PIPE_BOX_RE, BOXED_RE, ANSWER_LINE_RE):
+        match = _last_match(pattern, text)
+        if match is not None:
+            return clean_candidate(match.group(1))
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return clean_candidate(lines[-1]) if lines else ""
