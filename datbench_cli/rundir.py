@@ -1,0 +1,115 @@
+"""The run directory: where each stage's files live, the manifest, and safe file names."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from datbench_cli import __version__, jsonio
+from datbench_cli.errors import InputError
+
+MANIFEST = "datbench.json"
+TASKS = "tasks.jsonl"
+REFERENCES = "references.jsonl"
+IMAGES = "images"
+RESPONSES = "responses.jsonl"
+JUDGE_TASKS = "judge_tasks.jsonl"
+JUDGE_RESPONSES = "judge_responses.jsonl"
+REPORT = "report.json"
+
+_SAFE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+# Names Windows reserves; refused so a run directory can be copied anywhere.
+_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
+)
+
+
+def safe_file_stem(sample_id: object) -> str | None:
+    """``sample_id`` itself when it is usable as a file name inside ``images/``, else ``None``.
+
+    Usable: 1-200 characters from ``[A-Za-z0-9._-]``, starting with a letter or digit (so never
+    ``.``, ``..`` or a hidden file), and not a reserved device name. Anything with a path
+    separator or an absolute path is refused, so an id can never choose a path outside the run
+    directory.
+    """
+    if not isinstance(sample_id, str) or not _SAFE_NAME_RE.fullmatch(sample_id):
+        return None
+    if sample_id.split(".", 1)[0].lower() in _RESERVED:
+        return None
+    return sample_id
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, streamed."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Paths of one run directory."""
+
+    root: Path
+
+    def path(self, name: str) -> Path:
+        """A file of the run directory by its fixed name."""
+        return self.root / name
+
+    def resolve_input(self, given: Path | None, default: str) -> Path:
+        """A user-given path (relative to the current directory), or the run directory's file."""
+        return given if given is not None else self.root / default
+
+    def require_exists(self) -> None:
+        """Refuse a run directory that does not exist."""
+        if not self.root.is_dir():
+            raise InputError(
+                "run directory does not exist (create it with `datbench export-tasks`, "
+                "or pass --dir)",
+                self.root,
+            )
+
+    def read_manifest(self) -> dict[str, Any]:
+        """The manifest, checked against the files it describes."""
+        self.require_exists()
+        path = self.path(MANIFEST)
+        if not path.is_file():
+            raise InputError(
+                f"no {MANIFEST} here: this is not a run directory made by "
+                "`datbench export-tasks` (or the export did not finish; run it again)",
+                self.root,
+            )
+        manifest = jsonio.read_json(path)
+        if not isinstance(manifest, dict) or "benchmark" not in manifest:
+            raise InputError("manifest is not a datbench manifest", path)
+        for name, recorded in (manifest.get("files") or {}).items():
+            file = self.path(name)
+            if not file.is_file():
+                raise InputError(f"{name} is missing; run `datbench export-tasks` again", file)
+            if sha256_file(file) != recorded.get("sha256"):
+                raise InputError(
+                    f"{name} does not match the manifest (changed after export?); "
+                    "run `datbench export-tasks` again",
+                    file,
+                )
+        return manifest
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Write the manifest last: its presence marks a finished export."""
+        files = {}
+        for name in (TASKS, REFERENCES):
+            file = self.path(name)
+            if file.is_file():
+                files[name] = {"sha256": sha256_file(file)}
+        body = {"tool": "datbench", "version": __version__, **manifest, "files": files}
+        jsonio.write_bytes_atomic(self.path(MANIFEST), jsonio.dumps_pretty(body) + b"\n")
+
+    def begin_export(self) -> None:
+        """Create the directory and drop an old manifest, so a half-done export is never used."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.path(MANIFEST).unlink(missing_ok=True)
