@@ -44,17 +44,19 @@ class ExportPlan:
     split: str
     limit: int | None
     splits: dict[str, Any] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
-        return sum(len(ds) for ds in self.splits.values())
+        return sum(self.sizes.values())
 
 
 def plan_export(capabilities: list[str], source: str, split: str, limit: int | None) -> ExportPlan:
     """Load each capability's split (images left undecoded) and check the ids.
 
     Ids must be unique across the export and usable as file names (see
-    :func:`~datbench_cli.rundir.safe_file_stem`); otherwise nothing is written.
+    :func:`~datbench_cli.rundir.safe_file_stem`); otherwise nothing is written. Only the id
+    column is read for this check.
     """
     from datasets import Image
 
@@ -62,16 +64,19 @@ def plan_export(capabilities: list[str], source: str, split: str, limit: int | N
     seen: dict[str, str] = {}
     for capability in capabilities:
         ds = load_split(source, capability, split)
-        missing = [c for c in _REQUIRED_COLUMNS if c not in ds.column_names]
+        columns = ds.column_names
+        missing = [c for c in _REQUIRED_COLUMNS if columns is not None and c not in columns]
         if missing:
             raise InputError(
                 f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
             )
-        if "image" in ds.column_names:
+        if columns is None or "image" in columns:
             ds = ds.cast_column("image", Image(decode=False))
         if limit is not None:
-            ds = ds.select(range(min(limit, len(ds))))
-        for index, sample_id in enumerate(ds["id"]):
+            ds = ds.take(limit)
+        count = 0
+        for index, item in enumerate(ds.select_columns(["id"])):
+            sample_id = item["id"]
             where = f"{capability} row {index}"
             if safe_file_stem(sample_id) is None:
                 raise InputError(
@@ -83,7 +88,9 @@ def plan_export(capabilities: list[str], source: str, split: str, limit: int | N
                     f"{where}: duplicate sample id {sample_id!r} (first in {seen[sample_id]})"
                 )
             seen[sample_id] = where
+            count += 1
         plan.splits[capability] = ds
+        plan.sizes[capability] = count
     return plan
 
 
