@@ -6,9 +6,20 @@ evaluator's fallback path (final-answer extraction + case-insensitive exact matc
 
 from __future__ import annotations
 
+from datbench_cli.scorers import countbench, pixmo_points_eval, refcoco, tallyqa
 from datbench_cli.scorers.base import Scorer
 
-SCORERS: dict[str, Scorer] = {}
+SCORERS: dict[str, Scorer] = {
+    "countbench": countbench,
+    "pixmo_points_eval": pixmo_points_eval,
+    "refcoco_m_val": refcoco,
+    "refcoco_plus_testA": refcoco,
+    "refcoco_plus_testB": refcoco,
+    "refcoco_testA": refcoco,
+    "refcoco_testB": refcoco,
+    "refcocog_test": refcoco,
+    "tallyqa": tallyqa,
+}
 
 
 def get_scorer(dataset_name: str) -> Scorer | None:
