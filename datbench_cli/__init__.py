@@ -1,6 +1,6 @@
 """datbench: exact, scriptable evaluation of vision-language models on DatBench."""
 
-from datbench_cli.evaluator import DatBenchEvaluator, ScorerFailed
+from datbench_cli.evaluator import DatBenchEvaluator
 from datbench_cli.judge import parse_judge_verdict
 from datbench_cli.schema import (
     DatBenchReport,
@@ -11,6 +11,7 @@ from datbench_cli.schema import (
     SampleScore,
     VLMResponse,
 )
+from datbench_cli.scoring import ScorerFailed
 
 __version__ = "0.1.0"
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.parallel import WorkItem, score_all
 from datbench_cli.report import Coverage, SummaryBuilder, count_duplicates
 from datbench_cli.schema import (
     DatBenchReport,
@@ -17,13 +18,9 @@ from datbench_cli.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.scoring import Outcome, score_direct, score_judge
+from datbench_cli.scoring import Outcome, ScorerFailed
 
 _MAX_IDS_NAMED = 10
-
-
-class ScorerFailed(RuntimeError):
-    """A scorer raised on a sample and strict scoring was requested."""
 
 
 def name_ids(ids: Sequence[str]) -> str:
@@ -80,6 +77,7 @@ class DatBenchEvaluator:
         sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
         errored_responses: int = 0,
         judge_errored_responses: int = 0,
+        jobs: int = 1,
     ) -> DatBenchReport:
         """Score every sample that has a response and aggregate the report.
 
@@ -87,7 +85,8 @@ class DatBenchEvaluator:
         unparsed; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
         sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
         seconds one sample may take. The ``errored_*`` counts come from response files whose
-        lines reported an error; they are only reported.
+        lines reported an error; they are only reported. ``jobs`` > 1 scores on that many
+        processes (0: every usable core); results are identical and in the same order.
         """
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
@@ -101,41 +100,42 @@ class DatBenchEvaluator:
             judge_errored_responses=judge_errored_responses,
             unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in self.samples_by_id),
         )
-        builder = SummaryBuilder()
-        results: list[SampleScore] = []
-        judge_matched = judge_expected = 0
-        judge_problems: list[str] = []
-        errors: list[str] = []
+        work: list[WorkItem] = []
+        judge_matched = 0
         for sample in self.samples:
             response = vlm_by_id.get(sample.id)
             if response is None:
                 coverage.missing_responses += 1
                 continue
-            output = response.model_output
             judge_mode = sample.eval_mode == "judge"
-            if judge_mode:
-                judge = judge_by_id.get(sample.id)
-                judge_expected += 1
-                judge_matched += judge is not None
-                outcome = score_judge(output, judge)
-                if outcome.verdict in ("missing", "unparsed"):
-                    judge_problems.append(sample.id)
-            else:
-                outcome = score_direct(sample, output, sample_timeout)
-                if outcome.error is not None:
-                    if strict:
-                        raise ScorerFailed(_error_text(sample, outcome))
-                    errors.append(sample.id)
-            builder.add(sample, outcome, judge_mode)
-            results.append(_sample_score(sample, output, outcome))
+            judge = judge_by_id.get(sample.id) if judge_mode else None
+            judge_matched += judge is not None
+            work.append(WorkItem(sample, response.model_output, judge_mode, judge))
+
+        builder = SummaryBuilder()
+        results: list[SampleScore] = []
+        judge_problems: list[str] = []
+        errors: list[str] = []
+        for item, outcome in zip(work, score_all(work, sample_timeout, jobs), strict=True):
+            sample = item.sample
+            if outcome.verdict in ("missing", "unparsed"):
+                judge_problems.append(sample.id)
+            if outcome.error is not None:
+                if strict:
+                    raise ScorerFailed(_error_text(sample, outcome))
+                errors.append(sample.id)
+            builder.add(sample, outcome, item.judge_mode)
+            results.append(_sample_score(sample, item.output, outcome))
+        judge_expected = sum(1 for item in work if item.judge_mode)
 
         if strict_judge and judge_problems:
             raise ValueError(
                 f"{len(judge_problems)} judge-mode sample(s) have a missing or unparsed judge "
                 f"verdict: {name_ids(judge_problems)}"
             )
-        _warn_about(coverage, errors, judge_expected, judge_matched)
-        return DatBenchReport(summary=builder.summary(coverage), results=results)
+        summary = builder.summary(coverage, strict=strict)
+        _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
+        return DatBenchReport(summary=summary, results=results)
 
 
 def _error_text(sample: DatBenchSample, outcome: Outcome) -> str:
@@ -166,7 +166,11 @@ def _sample_score(sample: DatBenchSample, output: str, outcome: Outcome) -> Samp
 
 
 def _warn_about(
-    coverage: Coverage, errors: list[str], judge_expected: int, judge_matched: int
+    coverage: Coverage,
+    errors: list[str],
+    judge_expected: int,
+    judge_matched: int,
+    metric_errors: list[str],
 ) -> None:
     if judge_expected and not judge_matched:
         warnings.warn(
@@ -185,6 +189,12 @@ def _warn_about(
     for count, text in notes:
         if count:
             warnings.warn(f"{count} {text}", UserWarning, stacklevel=3)
+    for dataset in metric_errors:
+        warnings.warn(
+            f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",
+            UserWarning,
+            stacklevel=3,
+        )
     if errors:
         warnings.warn(
             f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",

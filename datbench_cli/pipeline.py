@@ -265,6 +265,7 @@ def score_run(
     strict_judge: bool = False,
     strict: bool = False,
     sample_timeout: float | None = None,
+    jobs: int = 1,
     warn: Warn = _ignore,
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report."""
@@ -284,4 +285,5 @@ def score_run(
             sample_timeout=sample_timeout,
             errored_responses=len(loaded.errored_ids),
             judge_errored_responses=len(judges.errored_ids),
+            jobs=jobs,
         )

@@ -11,7 +11,7 @@ from typing import Any
 
 from datbench_cli.schema import DatBenchSample
 from datbench_cli.scorers import get_scorer
-from datbench_cli.scoring import Outcome
+from datbench_cli.scoring import Outcome, ScorerFailed
 
 
 @dataclass
@@ -64,6 +64,7 @@ class SummaryBuilder:
         self.judge_unparsed = 0
         self.scorer_errors = 0
         self.defects: dict[str, str] = {}
+        self.metric_errors: list[str] = []
 
     def add(self, sample: DatBenchSample, outcome: Outcome, judge_mode: bool) -> None:
         """Count one scored sample."""
@@ -100,7 +101,7 @@ class SummaryBuilder:
         else:
             state.direct_details.append(outcome.details)
 
-    def _dataset_metrics(self) -> dict[str, Any]:
+    def _dataset_metrics(self, strict: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, state in self.datasets.items():
             metrics: dict[str, Any] = {}
@@ -108,7 +109,17 @@ class SummaryBuilder:
                 scorer = get_scorer(name)
                 assert scorer is not None
                 rows = [{"score_details": details} for details in state.direct_details]
-                metrics.update(scorer.compute_metrics(rows))
+                try:
+                    metrics.update(scorer.compute_metrics(rows))
+                except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
+                    if strict:
+                        raise ScorerFailed(
+                            f"scorer for {name!r} failed aggregating its metrics: "
+                            f"{type(exc).__name__}: {exc}"
+                        ) from exc
+                    error = {"type": type(exc).__name__, "message": str(exc)}
+                    metrics["metrics_error"] = error
+                    self.metric_errors.append(name)
             if state.scorer_errors:
                 metrics["scorer_errors"] = state.scorer_errors
             if state.judge.count:
@@ -120,8 +131,12 @@ class SummaryBuilder:
                 out[name] = metrics
         return out
 
-    def summary(self, coverage: Coverage) -> dict[str, Any]:
-        """The summary: the seed's keys first, then coverage and error accounting."""
+    def summary(self, coverage: Coverage, strict: bool = False) -> dict[str, Any]:
+        """The summary: the seed's keys first, then coverage and error accounting.
+
+        A dataset scorer whose ``compute_metrics`` raises gets ``metrics_error`` in its
+        ``dataset_metrics`` entry instead of its metrics (``strict`` raises instead).
+        """
         summary: dict[str, Any] = {
             "overall_accuracy": self.overall.accuracy,
             "total_samples": self.overall.count,
@@ -135,7 +150,7 @@ class SummaryBuilder:
             "judge_accuracy": self.judge.accuracy,
             "judge_missing_responses": self.judge_missing,
             "judge_unparsed_verdicts": self.judge_unparsed,
-            "dataset_metrics": self._dataset_metrics(),
+            "dataset_metrics": self._dataset_metrics(strict),
             "expected_samples": coverage.expected_samples,
             "missing_responses": coverage.missing_responses,
             "duplicate_response_ids": coverage.duplicate_response_ids,

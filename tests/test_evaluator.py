@@ -240,6 +240,21 @@ class CoverageAndErrorTests(unittest.TestCase):
             quietly(evaluator.compute_metrics, [VLMResponse("b", "7")], strict=True)
         self.assertIn("sample b", str(caught.exception))
 
+    def test_failing_dataset_aggregation_is_recorded(self) -> None:
+        # The reference's TallyQA compute_metrics re-parses the raw output and raises on "²";
+        # the reference loses the whole report, we record the failure for that dataset only.
+        line = load_lines(DATA / "tallyqa.jsonl")[0]
+        sample = dict(line["row"], image=None)
+        other = row("o1", "not_registered")
+        evaluator = DatBenchEvaluator([sample, other], "counting")
+        responses = [VLMResponse(sample["id"], "The answer is ²\nok"), VLMResponse("o1", "yes")]
+        report = quietly(evaluator.compute_metrics, responses)
+        error = report.summary["dataset_metrics"]["tallyqa"]["metrics_error"]
+        self.assertEqual(error["type"], "ValueError")
+        self.assertEqual(report.summary["total_samples"], 2)
+        with self.assertRaises(ScorerFailed):
+            quietly(evaluator.compute_metrics, responses, strict=True)
+
     def test_empty_evaluation(self) -> None:
         report = DatBenchEvaluator([], "math").compute_metrics([])
         self.assertEqual(report.summary["overall_accuracy"], 0.0)

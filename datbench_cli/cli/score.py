@@ -13,8 +13,8 @@ from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import summary_notes, summary_table
 from datbench_cli.errors import CheckFailed
-from datbench_cli.evaluator import ScorerFailed
 from datbench_cli.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
+from datbench_cli.scoring import ScorerFailed
 
 
 @handle_errors
@@ -64,6 +64,9 @@ def score(
             min=0, help="Seconds one sample may take before it is a scorer error (0: unbounded)."
         ),
     ] = DEFAULT_SAMPLE_TIMEOUT,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
+    ] = 0,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
@@ -82,6 +85,7 @@ def score(
             strict_judge=strict_judge,
             strict=strict,
             sample_timeout=sample_timeout or None,
+            jobs=jobs,
             warn=out.warn,
         )
     except (ValueError, ScorerFailed) as exc:

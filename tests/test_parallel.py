@@ -1,0 +1,62 @@
+"""Scoring on several processes gives exactly the single-process report."""
+
+from __future__ import annotations
+
+import dataclasses
+import unittest
+import warnings
+
+from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
+from datbench_cli.parallel import usable_cpus
+from datbench_cli.scorers import SCORERS
+from tests.vectors import DATA, GLUE_STEMS, load_lines
+
+
+def vector_samples(copies: int) -> tuple[list[dict], list[VLMResponse], list[JudgeResponse]]:
+    rows, responses, judges = [], [], []
+    pool = []
+    for path in sorted(DATA.glob("*.jsonl")):
+        if "." in path.stem or path.stem.endswith("_direct") or path.stem in GLUE_STEMS:
+            continue
+        for line in load_lines(path):
+            if (line["row"].get("source_info") or {}).get("dataset") in SCORERS:
+                pool.append(line)
+    for copy in range(copies):
+        for number, line in enumerate(pool):
+            sample_id = f"{line['row']['id']}#{copy}"
+            judge_mode = number % 11 == 0
+            rows.append(
+                dict(
+                    line["row"],
+                    id=sample_id,
+                    image=None,
+                    eval_mode="judge" if judge_mode else "direct",
+                )
+            )
+            responses.append(VLMResponse(sample_id, line["raw_output"]))
+            if judge_mode and number % 2:
+                judges.append(JudgeResponse(sample_id, "answer: true"))
+    return rows, responses, judges
+
+
+class ParallelScoringTests(unittest.TestCase):
+    def test_two_jobs_equal_one_job(self) -> None:
+        rows, responses, judges = vector_samples(4)
+        self.assertGreater(len(rows), 600)  # enough for several chunks
+        evaluator = DatBenchEvaluator(rows, "mixed")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            one = evaluator.compute_metrics(responses, judges, jobs=1)
+            two = evaluator.compute_metrics(responses, judges, jobs=2)
+        self.assertEqual(one.summary, two.summary)
+        self.assertEqual(
+            [dataclasses.asdict(r) for r in one.results],
+            [dataclasses.asdict(r) for r in two.results],
+        )
+
+    def test_usable_cpus_is_positive(self) -> None:
+        self.assertGreaterEqual(usable_cpus(), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
