@@ -7,11 +7,18 @@ evaluator's fallback path (final-answer extraction + case-insensitive exact matc
 from __future__ import annotations
 
 from datbench_cli.scorers import (
+    ai2d,
     countbench,
     docvqa,
     infovqa,
+    logicvista,
+    mmbench,
+    mme_realworld,
+    mmmu,
+    mmmupro,
     ocrvqa,
     pixmo_points_eval,
+    realworldqa,
     refcoco,
     tallyqa,
     textvqa,
@@ -39,6 +46,18 @@ SCORERS: dict[str, Scorer] = {
     "text-vqa": textvqa,
     # General
     "vqa-v2": vqav2,
+    "ai2d": ai2d,
+    "mmbench": mmbench,
+    "mmmu": mmmu,
+    "mmmupro": mmmupro,
+    # Spatial
+    "realworldqa": realworldqa,
+    "mme-realworld-ocr": mme_realworld,
+    "mme-realworld-ad": mme_realworld,
+    "mme-realworld-mo": mme_realworld,
+    "mme-realworld-dt": mme_realworld,
+    # Math
+    "logicvista": logicvista,
 }
 
 

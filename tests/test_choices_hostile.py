@@ -1,0 +1,81 @@
+"""Hostile model outputs and option lists finish (scored or recorded as an error) for every MCQ
+dataset name, under the evaluator's per-sample budget."""
+
+from __future__ import annotations
+
+import json
+import unittest
+import warnings
+from typing import Any
+
+from datbench_cli import DatBenchEvaluator, VLMResponse
+from tests.vectors import DATA, load_lines
+
+MCQ_STEMS = ("ai2d", "mmbench", "mmmu", "mmmupro", "realworldqa", "mme_realworld", "logicvista")
+MEGABYTE = 1_000_000
+LINE_COUNT = 100_000
+
+HOSTILE_OUTPUTS = {
+    "mixed_1mb": ("(A) a. Answer: B <think> 1,234e5 final answer is C, (b) i.e. " * 20_000)[
+        :MEGABYTE
+    ],
+    "unclosed_think_1mb": "<think>" * (MEGABYTE // 7),
+    "digits_1mb": "1" * MEGABYTE + ",",
+    "letters_1mb": "A " * (MEGABYTE // 2),
+    "option_lines": "A. option text\n" * LINE_COUNT,
+    "answer_lines": "Answer: B\n" * LINE_COUNT,
+}
+
+
+def base_rows() -> dict[str, dict[str, Any]]:
+    """The first vector line of each dataset name served by the MCQ scorers."""
+    rows: dict[str, dict[str, Any]] = {}
+    for stem in MCQ_STEMS:
+        for line in load_lines(DATA / f"{stem}.jsonl"):
+            rows.setdefault(line["row"]["source_info"]["dataset"], line)
+    return rows
+
+
+def many_options_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with 100,000 options in its metadata and as lettered lines in its question."""
+    options = [f"option {i}" for i in range(LINE_COUNT)]
+    lines = "\n".join(f"{chr(ord('A') + i % 8)}. {text}" for i, text in enumerate(options))
+    return dict(row, metadata=json.dumps({"options": options}), question=f"Pick one.\n{lines}")
+
+
+class HostileInputTests(unittest.TestCase):
+    """Every case must end as a float score or a recorded scorer error from the dataset scorer."""
+
+    def assert_finishes(self, line: dict[str, Any], row: dict[str, Any], output: str) -> None:
+        row = dict(row, image=None)
+        evaluator = DatBenchEvaluator([row], line["capability"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = evaluator.compute_metrics([VLMResponse(row["id"], output)], sample_timeout=10)
+        result = report.results[0]
+        details = result.metadata["score_details"]
+        self.assertIsInstance(result.score, float)
+        if "error" in details:
+            self.assertIn("type", details["error"])
+        else:
+            self.assertIsInstance(details["score"], float)
+            self.assertGreater(len(details), 1, "scored by the fallback, not the dataset scorer")
+
+    def test_hostile_outputs(self) -> None:
+        rows = base_rows()
+        self.assertEqual(len(rows), 10)
+        for dataset, line in rows.items():
+            for name, output in HOSTILE_OUTPUTS.items():
+                with self.subTest(dataset=dataset, output=name):
+                    self.assert_finishes(line, line["row"], output)
+
+    def test_hundred_thousand_options(self) -> None:
+        for dataset, line in base_rows().items():
+            row = many_options_row(line["row"])
+            for name in ("mixed_1mb", "option_lines"):
+                with self.subTest(dataset=dataset, output=name):
+                    self.assert_finishes(line, row, HOSTILE_OUTPUTS[name])
+
+
+if __name__ == "__main__":
+    unittest.main()
