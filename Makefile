@@ -20,8 +20,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+DATBENCH := $(VENV)/bin/datbench
+SAMPLE := sample_data/datbench
+
 demo: $(STAMP)
-	$(PY) scripts/demo.py --dir $(DEMO_DIR)
+	rm -rf $(DEMO_DIR)
+	$(DATBENCH) export-tasks all --source $(SAMPLE) --dir $(DEMO_DIR)
+	cp $(SAMPLE)/responses.jsonl $(DEMO_DIR)/responses.jsonl
+	$(DATBENCH) make-judge-tasks --dir $(DEMO_DIR)
+	cp $(SAMPLE)/judge_responses.jsonl $(DEMO_DIR)/judge_responses.jsonl
+	$(DATBENCH) check-judge --dir $(DEMO_DIR) || true
+	$(DATBENCH) score --dir $(DEMO_DIR)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -47,7 +47,13 @@ def _local_copy_hint(source: str) -> str:
 
 
 def load_split(source: str, config: str | None, split: str) -> Any:
-    """``datasets.load_dataset(source, config, split=split)`` with clear, one-sentence failures."""
+    """``datasets.load_dataset(source, config, split=split)`` with clear, one-sentence failures.
+
+    A local directory is read in streaming mode: its parquet files are read directly, with no
+    Arrow cache copy (which would double the disk traffic, and which ``datasets`` may reuse for a
+    different directory whose files have the same names and sizes). A hub id goes through the
+    regular download cache, so ``HF_HUB_OFFLINE=1`` finds earlier downloads.
+    """
     local = is_local_source(source)
     if local:
         source = str(Path(source).expanduser())
@@ -60,7 +66,7 @@ def load_split(source: str, config: str | None, split: str) -> Any:
     datasets.disable_progress_bars()
     what = f"{source!r}" + (f" (config {config!r})" if config else "")
     try:
-        return datasets.load_dataset(source, config, split=split)
+        return datasets.load_dataset(source, config, split=split, streaming=local)
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot load {what}, split {split!r}: {first}") from None

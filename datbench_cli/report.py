@@ -153,3 +153,32 @@ class SummaryBuilder:
 def count_duplicates(ids: list[str]) -> int:
     """How many distinct ids occur more than once."""
     return sum(1 for n in Counter(ids).values() if n > 1)
+
+
+@dataclass
+class GroupStats:
+    """Sample counts and mean scores of one group (a capability or a source dataset)."""
+
+    direct: _Tally = field(default_factory=_Tally)
+    judge: _Tally = field(default_factory=_Tally)
+
+    @property
+    def samples(self) -> int:
+        return self.direct.count + self.judge.count
+
+    @property
+    def accuracy(self) -> float:
+        total = self.direct.total + self.judge.total
+        return total / self.samples if self.samples else 0.0
+
+
+def group_stats(results: list[Any], key: str) -> dict[str, GroupStats]:
+    """Per-group direct/judge counts and accuracies from report results (``key`` is a metadata
+    field such as ``"capability"`` or ``"dataset"``), in order of first appearance."""
+    groups: dict[str, GroupStats] = {}
+    for result in results:
+        meta = result.metadata
+        stats = groups.setdefault(str(meta.get(key)), GroupStats())
+        tally = stats.judge if meta.get("eval_mode") == "judge" else stats.direct
+        tally.add(result.score)
+    return groups

@@ -47,3 +47,61 @@ class ExtractFinalAnswerTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LinearScanParityTests(unittest.TestCase):
+    """The linear scans find exactly what the reference's patterns find with finditer."""
+
+    TOKENS = (
+        "answer",
+        "Answer",
+        "ANSWER",
+        "final answer",
+        "Final\nAnswer",
+        "final",
+        "anſwer",
+        ":",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\r",
+        "\u2028",
+        "x",
+        "5",
+        "\\",
+        "\\\\",
+        "boxed{",
+        "}",
+        "{",
+        "B",
+    )
+
+    @staticmethod
+    def reference_last(pattern, text):
+        last = None
+        for last in pattern.finditer(text):  # noqa: B007
+            pass
+        return None if last is None else last.group(1)
+
+    def test_random_texts(self) -> None:
+        import random
+
+        from datbench_cli.text import extract
+
+        rng = random.Random(1234)
+        mismatches = []
+        for _ in range(20000):
+            text = "".join(rng.choice(self.TOKENS) for _ in range(rng.randint(0, 24)))
+            if extract.last_boxed(text) != self.reference_last(extract.BOXED_RE, text):
+                mismatches.append(("boxed", text))
+            expected = self.reference_last(extract.ANSWER_LINE_RE, text)
+            if extract.last_answer_line(text) != expected:
+                mismatches.append(("answer line", text))
+        self.assertEqual(mismatches[:5], [])
+
+    def test_hostile_inputs_finish(self) -> None:
+        # Each of these takes minutes with finditer over the reference patterns.
+        self.assertEqual(len(extract_final_answer("\\boxed{" * 200_000)), 1_400_000)
+        self.assertEqual(extract_final_answer("   \n" * 200_000 + "Answer: 7"), "7")
+        self.assertEqual(extract_final_answer("\n" * 200_000), "")

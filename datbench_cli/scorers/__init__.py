@@ -6,9 +6,16 @@ evaluator's fallback path (final-answer extraction + case-insensitive exact matc
 
 from __future__ import annotations
 
+from datbench_cli.scorers import docvqa, infovqa, ocrvqa, textvqa, vqav2
 from datbench_cli.scorers.base import Scorer
 
-SCORERS: dict[str, Scorer] = {}
+SCORERS: dict[str, Scorer] = {
+    "docvqa": docvqa,
+    "ocr-vqa": ocrvqa,
+    "infovqa": infovqa,
+    "text-vqa": textvqa,
+    "vqa-v2": vqav2,
+}
 
 
 def get_scorer(dataset_name: str) -> Scorer | None:

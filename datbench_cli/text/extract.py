@@ -55,6 +55,63 @@ def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     return last
 
 
+# The two patterns below backtrack quadratically on hostile text when run with finditer (a long
+# run of "\\boxed{" without "}", or thousands of blank lines). The scans that follow find the
+# same last match as finditer would, in linear time; tests/test_extract.py checks them against
+# the patterns on random inputs.
+_ANSWER_TAIL_RE = re.compile(r"(?:final\s+answer|answer)\s*:\s*(.+)$", re.I | re.M)
+_NON_SPACE_RE = re.compile(r"\S")
+_BOX_OPEN = "boxed{"
+
+
+def last_boxed(text: str) -> str | None:
+    """Group 1 of the last ``BOXED_RE`` match in ``finditer`` order, or ``None``."""
+    last = None
+    pos = 0  # where finditer would resume
+    at = text.find(_BOX_OPEN)
+    while at != -1:
+        if at - 1 >= pos and text[at - 1] == "\\":
+            start = at + len(_BOX_OPEN)
+            close = text.find("}", start)
+            if close == -1:
+                break  # no "}" left: no later match either
+            if close > start:
+                last = text[start:close]
+                pos = close + 1
+                at = text.find(_BOX_OPEN, pos)
+                continue
+        at = text.find(_BOX_OPEN, at + 1)
+    return last
+
+
+def last_answer_line(text: str) -> str | None:
+    """Group 1 of the last ``ANSWER_LINE_RE`` match in ``finditer`` order, or ``None``.
+
+    A match starts at a line start; its leading ``\\s*`` reaches the first non-space character,
+    where the keyword must begin, so every line start in one run of whitespace shares one
+    candidate position and only that position needs trying.
+    """
+    last = None
+    line_start = 0
+    size = len(text)
+    while line_start <= size:
+        found = _NON_SPACE_RE.search(text, line_start)
+        if found is None:
+            break
+        keyword_at = found.start()
+        match = _ANSWER_TAIL_RE.match(text, keyword_at)
+        if match is not None:
+            last = match.group(1)
+            resume = match.end()
+        else:
+            resume = keyword_at
+        newline = text.find("\n", resume)
+        if newline == -1:
+            break
+        line_start = newline + 1
+    return last
+
+
 def extract_final_answer(text: object) -> str:
     """The final short answer in a model output, or "" (non-strings give "").
 
@@ -65,9 +122,12 @@ def extract_final_answer(text: object) -> str:
     """
     if not isinstance(text, str):
         return ""
-    for pattern in (PIPE_BOX_RE, BOXED_RE, ANSWER_LINE_RE):
-        match = _last_match(pattern, text)
-        if match is not None:
-            return clean_candidate(match.group(1))
+    pipe_box = _last_match(PIPE_BOX_RE, text)
+    if pipe_box is not None:
+        return clean_candidate(pipe_box.group(1))
+    for finder in (last_boxed, last_answer_line):
+        found = finder(text)
+        if found is not None:
+            return clean_candidate(found)
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return clean_candidate(lines[-1]) if lines else ""

@@ -1,0 +1,1 @@
+"""The ``datbench`` command line: a thin layer over the library."""

@@ -1,0 +1,77 @@
+"""Terminal output: data on stdout, everything else (progress, warnings, errors) on stderr.
+
+Colours and progress bars appear only when stderr is a terminal, and never with ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+
+class Output:
+    """The two streams of a command, with its quiet setting."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        no_color = bool(os.environ.get("NO_COLOR"))
+        self.quiet = quiet
+        self.err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+        self.out = Console(no_color=no_color, highlight=False, soft_wrap=True)
+
+    def warn(self, message: str) -> None:
+        """A warning line on stderr (suppressed by --quiet)."""
+        if not self.quiet:
+            self.err.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+
+    def info(self, message: str) -> None:
+        """A progress/hint line on stderr (suppressed by --quiet)."""
+        if not self.quiet:
+            self.err.print(message, markup=False)
+
+    def data(self, text: str) -> None:
+        """Plain data on stdout, never wrapped or coloured."""
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+
+    def table(self, table: Table) -> None:
+        """A rich table on stdout (the human summary)."""
+        if not self.quiet:
+            self.out.print(table)
+
+    @contextmanager
+    def progress(self, description: str, total: int | None) -> Iterator[Any]:
+        """A progress bar on stderr, shown only when stderr is a terminal; yields ``advance``."""
+        enabled = self.err.is_terminal and not self.quiet and not os.environ.get("NO_COLOR")
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=self.err, disable=not enabled, transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            yield lambda n=1: bar.advance(task, n)
+
+
+def error_line(message: str) -> None:
+    """One error sentence on stderr."""
+    no_color = bool(os.environ.get("NO_COLOR"))
+    Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True).print(
+        f"[red]error:[/red] {escape(message)}", highlight=False
+    )

@@ -1,0 +1,100 @@
+"""``datbench score``: responses (+ judge responses) -> report.json and a terminal summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli import jsonio, pipeline
+from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.output import Output
+from datbench_cli.cli.summary_table import summary_notes, summary_table
+from datbench_cli.errors import CheckFailed
+from datbench_cli.evaluator import ScorerFailed
+from datbench_cli.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
+
+
+@handle_errors
+def score(
+    responses: Annotated[
+        Path | None,
+        typer.Argument(
+            help=f"VLM responses (default: {RESPONSES} in the run directory).", show_default=False
+        ),
+    ] = None,
+    judge_responses: Annotated[
+        Path | None,
+        typer.Option(
+            help=f"Judge responses (default: {JUDGE_RESPONSES} in the run directory, "
+            "when it exists).",
+            show_default=False,
+        ),
+    ] = None,
+    strict_judge: Annotated[
+        bool,
+        typer.Option(
+            "--strict-judge", help="A missing or unparsed judge verdict fails the run (exit 1)."
+        ),
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="A scorer error on any sample fails the run (exit 1).")
+    ] = False,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help=f"Report file (default: {REPORT} in the run directory).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as one JSON object on stdout.")
+    ] = False,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(help="Exit 1 when overall_accuracy is below this (after writing the report)."),
+    ] = None,
+    sample_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0, help="Seconds one sample may take before it is a scorer error (0: unbounded)."
+        ),
+    ] = DEFAULT_SAMPLE_TIMEOUT,
+    run_dir: DirOpt = Path("."),
+    quiet: QuietOpt = False,
+) -> None:
+    """Score the responses and write the report."""
+    out = Output(quiet)
+    run = RunDir(run_dir)
+    run.read_manifest()
+    judge_path = judge_responses
+    if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
+        judge_path = run.path(JUDGE_RESPONSES)
+    try:
+        report = pipeline.score_run(
+            run,
+            run.resolve_input(responses, RESPONSES),
+            judge_path,
+            strict_judge=strict_judge,
+            strict=strict,
+            sample_timeout=sample_timeout or None,
+            warn=out.warn,
+        )
+    except (ValueError, ScorerFailed) as exc:
+        raise CheckFailed(f"{exc}; no report written") from None
+    target = run.resolve_input(out_path, REPORT)
+    report.save(target)
+    if as_json:
+        out.data(jsonio.dumps(report.summary).decode())
+    else:
+        out.table(summary_table(report))
+        for note in summary_notes(report):
+            out.info(note)
+        out.info(f"report written to {target}")
+    overall = report.summary["overall_accuracy"]
+    if fail_under is not None and overall < fail_under:
+        raise CheckFailed(f"overall_accuracy {overall:.4f} is below --fail-under {fail_under}")

@@ -1,0 +1,1 @@
+"""Answer-comparison metrics shared by several dataset scorers (ANLS, VQA accuracy)."""

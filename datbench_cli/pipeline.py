@@ -1,0 +1,284 @@
+"""The DatBench stages over a run directory: export, judge tasks, scoring.
+
+The command line is a thin layer over these functions; they raise :class:`InputError` for bad
+input and never leave a half-written file behind (every file is written to a temporary name and
+renamed into place; the manifest, written last, marks a finished export).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datbench_cli import jsonio
+from datbench_cli.errors import InputError
+from datbench_cli.evaluator import DatBenchEvaluator
+from datbench_cli.images import extension_from_bytes
+from datbench_cli.loading import load_split
+from datbench_cli.responses import LoadedResponses, load_judge_responses, load_vlm_responses
+from datbench_cli.rundir import IMAGES, REFERENCES, TASKS, RunDir, safe_file_stem
+from datbench_cli.schema import DatBenchReport, DatBenchSample
+
+Warn = Callable[[str], None]
+Advance = Callable[[int], None]
+
+_REQUIRED_COLUMNS = ("id", "question", "answer")
+
+
+def _ignore(_: Any) -> None:
+    return None
+
+
+# --------------------------------------------------------------------------- export
+
+
+@dataclass
+class ExportPlan:
+    """The loaded splits of one export, validated before anything is written."""
+
+    source: str
+    split: str
+    limit: int | None
+    splits: dict[str, Any] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.sizes.values())
+
+
+def plan_export(capabilities: list[str], source: str, split: str, limit: int | None) -> ExportPlan:
+    """Load each capability's split (images left undecoded) and check the ids.
+
+    Ids must be unique across the export and usable as file names (see
+    :func:`~datbench_cli.rundir.safe_file_stem`); otherwise nothing is written. Only the id
+    column is read for this check.
+    """
+    from datasets import Image
+
+    plan = ExportPlan(source, split, limit)
+    seen: dict[str, str] = {}
+    for capability in capabilities:
+        ds = load_split(source, capability, split)
+        columns = ds.column_names
+        missing = [c for c in _REQUIRED_COLUMNS if columns is not None and c not in columns]
+        if missing:
+            raise InputError(
+                f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
+            )
+        if columns is None or "image" in columns:
+            ds = ds.cast_column("image", Image(decode=False))
+        if limit is not None:
+            ds = ds.take(limit)
+        count = 0
+        for index, item in enumerate(ds.select_columns(["id"])):
+            sample_id = item["id"]
+            where = f"{capability} row {index}"
+            if safe_file_stem(sample_id) is None:
+                raise InputError(
+                    f"{where}: sample id {sample_id!r} cannot be used as a file name (allowed: "
+                    "letters, digits, '.', '_', '-', starting with a letter or digit)"
+                )
+            if sample_id in seen:
+                raise InputError(
+                    f"{where}: duplicate sample id {sample_id!r} (first in {seen[sample_id]})"
+                )
+            seen[sample_id] = where
+            count += 1
+        plan.splits[capability] = ds
+        plan.sizes[capability] = count
+    return plan
+
+
+def _image_bytes(cell: Any) -> bytes | None:
+    if not isinstance(cell, dict):
+        return None
+    data = cell.get("bytes")
+    if data:
+        return bytes(data)
+    path = cell.get("path")
+    if path and Path(path).is_file():
+        return Path(path).read_bytes()
+    return None
+
+
+def _sample_record(row: dict[str, Any], capability: str) -> dict[str, Any]:
+    """Everything scoring needs for one row (the sample minus its image)."""
+    sample = DatBenchSample.from_hf_row({**row, "image": None}, capability)
+    record = {k: v for k, v in vars(sample).items() if k != "image"}
+    return record
+
+
+def export_datbench(
+    plan: ExportPlan, run: RunDir, *, warn: Warn = _ignore, advance: Advance = _ignore
+) -> dict[str, Any]:
+    """Write images, tasks.jsonl, references.jsonl and (last) the manifest; return the manifest."""
+    run.begin_export()
+    images_dir = run.path(IMAGES)
+    images_dir.mkdir(exist_ok=True)
+    counts: dict[str, int] = {}
+    judge_count = image_count = 0
+    no_image: list[str] = []
+    with (
+        jsonio.atomic_writer(run.path(TASKS)) as tasks,
+        jsonio.atomic_writer(run.path(REFERENCES)) as references,
+    ):
+        for capability, ds in plan.splits.items():
+            counts[capability] = 0
+            for row in ds:
+                sample_id = row["id"]
+                data = _image_bytes(row.get("image"))
+                image_rel = None
+                if data is not None:
+                    name = f"{sample_id}.{extension_from_bytes(data)}"
+                    _write_if_changed(images_dir / name, data)
+                    image_rel = f"{IMAGES}/{name}"
+                    image_count += 1
+                else:
+                    no_image.append(sample_id)
+                record = _sample_record(row, capability)
+                task = {
+                    "id": sample_id,
+                    "capability": capability,
+                    "question": DatBenchSample(**record, image=None).formatted_question(),
+                    "eval_mode": record["eval_mode"],
+                    "image": image_rel,
+                }
+                tasks.write(jsonio.dumps(task) + b"\n")
+                references.write(jsonio.dumps(record) + b"\n")
+                counts[capability] += 1
+                judge_count += record["eval_mode"] == "judge"
+                advance(1)
+    if no_image:
+        warn(f"{len(no_image)} sample(s) have no image bytes; their tasks have image null")
+    manifest = {
+        "benchmark": "datbench",
+        "source": plan.source,
+        "split": plan.split,
+        "capabilities": list(plan.splits),
+        "counts": {
+            "samples": sum(counts.values()),
+            "by_capability": counts,
+            "judge_samples": judge_count,
+            "images": image_count,
+        },
+        "options": {"limit": plan.limit},
+    }
+    run.write_manifest(manifest)
+    return manifest
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return
+    jsonio.write_bytes_atomic(path, data)
+
+
+# --------------------------------------------------------------------------- reading a run
+
+
+def load_samples(run: RunDir) -> list[DatBenchSample]:
+    """The samples of a DatBench run directory, from references.jsonl."""
+    path = run.path(REFERENCES)
+    samples = []
+    for number, record in jsonio.iter_jsonl(path):
+        try:
+            samples.append(DatBenchSample(**record, image=None))
+        except TypeError as exc:
+            raise InputError(f"not a reference line ({exc})", path, number) from None
+        if not isinstance(samples[-1].id, str):
+            raise InputError('"id" must be a string', path, number)
+    return samples
+
+
+@contextlib.contextmanager
+def forwarded_warnings(warn: Warn) -> Iterator[None]:
+    """Send the library's ``UserWarning``s to ``warn`` (the CLI prints them on stderr)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for item in caught:
+        warn(str(item.message))
+
+
+def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn) -> None:
+    if loaded.truncated_ids:
+        warn(
+            f"{len(loaded.truncated_ids)} {what} in {path} stopped at the token limit "
+            "(finish_reason length); they are scored as they are"
+        )
+
+
+# --------------------------------------------------------------------------- judge tasks
+
+
+def make_judge_tasks(run: RunDir, responses: Path, out: Path, *, warn: Warn = _ignore) -> int:
+    """Write one judge request per judge-mode sample that has a response; return the count."""
+    evaluator = DatBenchEvaluator.from_samples(load_samples(run))
+    loaded = load_vlm_responses(responses)
+    _report_set_aside(loaded, "responses", responses, warn)
+    if loaded.errored_ids:
+        warn(f"{len(loaded.errored_ids)} errored response line(s) in {responses} were skipped")
+    known = evaluator.samples_by_id
+    unknown = {r.id for r in loaded.vlm if r.id not in known}
+    if unknown:
+        warn(f"{len(unknown)} response id(s) in {responses} match no sample and were ignored")
+    requests = evaluator.create_judge_tasks(loaded.vlm)
+    answered = {r.id for r in loaded.vlm}
+    unanswered = sum(
+        1 for s in evaluator.samples if s.eval_mode == "judge" and s.id not in answered
+    )
+    if unanswered:
+        warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
+
+    def lines() -> Iterator[dict[str, Any]]:
+        for request in requests:
+            sample = known[request.id]
+            yield {
+                "id": request.id,
+                "vlm_response": request.vlm_response,
+                "ground_truth": request.ground_truth,
+                "judge_prompt": request.judge_prompt,
+                "question": sample.question,
+                "all_answers": sample.all_answers,
+            }
+
+    return jsonio.write_jsonl_atomic(out, lines())
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def score_run(
+    run: RunDir,
+    responses: Path,
+    judge_responses: Path | None,
+    *,
+    strict_judge: bool = False,
+    strict: bool = False,
+    sample_timeout: float | None = None,
+    warn: Warn = _ignore,
+) -> DatBenchReport:
+    """Score a DatBench run directory's responses (and judge responses) into a report."""
+    evaluator = DatBenchEvaluator.from_samples(load_samples(run))
+    loaded = load_vlm_responses(responses)
+    _report_set_aside(loaded, "responses", responses, warn)
+    judges = LoadedResponses()
+    if judge_responses is not None:
+        judges = load_judge_responses(judge_responses)
+        _report_set_aside(judges, "judge responses", judge_responses, warn)
+    with forwarded_warnings(warn):
+        return evaluator.compute_metrics(
+            loaded.vlm,
+            judges.judge,
+            strict_judge=strict_judge,
+            strict=strict,
+            sample_timeout=sample_timeout,
+            errored_responses=len(loaded.errored_ids),
+            judge_errored_responses=len(judges.errored_ids),
+        )

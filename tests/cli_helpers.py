@@ -1,0 +1,72 @@
+"""Helpers for command-line tests: invoke the app, build small hub-layout datasets."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from datbench_cli.cli.app import app
+from datbench_cli.hub_layout import write_hub_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "datbench"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> Any:
+    """Invoke ``datbench`` in-process; the result has exit_code, stdout and stderr."""
+    runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})})
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def sample_capabilities() -> list[str]:
+    """The capabilities present in the bundled sample dataset (from its configs block)."""
+    text = (SAMPLE / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"config_name: (\S+)", text)
+
+
+def png_bytes(colour: tuple[int, int, int] = (10, 200, 30)) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 6), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def make_row(
+    sample_id: str, dataset: str = "unregistered_set", answer: str = "yes", **extra: Any
+) -> dict[str, Any]:
+    """A hub-shaped row with a tiny PNG."""
+    base = {
+        "id": sample_id,
+        "image": {"bytes": png_bytes(), "path": f"{sample_id}.png"},
+        "question": f"Question {sample_id}?",
+        "prompt_format": {"prefix": "", "suffix": "\nAnswer briefly."},
+        "answer": answer,
+        "all_answers": [answer],
+        "eval_mode": "direct",
+        "judge_prompt": "",
+        "is_circular": False,
+        "metadata": "{}",
+        "source_info": {"dataset": dataset, "original_idx": "0"},
+        "eval_metrics": {"discrimination": 0.0},
+    }
+    base.update(extra)
+    return base
+
+
+def make_dataset(root: Path, rows_by_capability: dict[str, list[dict[str, Any]]]) -> Path:
+    """Write a hub-layout dataset under ``root/dataset`` and return its path."""
+    out = root / "dataset"
+    write_hub_dataset(out, rows_by_capability)
+    return out
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` by relative path, with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }

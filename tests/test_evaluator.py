@@ -1,0 +1,265 @@
+"""DatBenchEvaluator: the reference glue vectors, judge-mode scoring, coverage and errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import unittest
+import warnings
+
+from datbench_cli import (
+    DatBenchEvaluator,
+    DatBenchReport,
+    JudgeResponse,
+    ScorerFailed,
+    VLMResponse,
+)
+from datbench_cli.schema import DatBenchSample
+from datbench_cli.scorer_input import build_scorer_input
+from tests.vectors import DATA, load_lines, round_trip
+
+SEED_SUMMARY_KEYS = (
+    "overall_accuracy",
+    "total_samples",
+    "total_correct",
+    "capability_accuracy",
+    "capability_counts",
+    "dataset_metrics",
+)
+
+
+def records(kind: str) -> list[dict]:
+    return [r for r in load_lines(DATA / "evaluator_summary.jsonl") if r["kind"] == kind]
+
+
+def evaluator_for(record: dict) -> DatBenchEvaluator:
+    return DatBenchEvaluator([dict(r, image=None) for r in record["rows"]], record["capability"])
+
+
+def responses_for(record: dict) -> list[VLMResponse]:
+    return [
+        VLMResponse(r["id"], r["raw_output"], r.get("parsed_answer")) for r in record["responses"]
+    ]
+
+
+def quietly(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, **kwargs)
+
+
+class ReferenceGlueVectorTests(unittest.TestCase):
+    def test_samples_tasks_and_judge_tasks(self) -> None:
+        for record in records("from_hf_row+tasks"):
+            evaluator = evaluator_for(record)
+            samples = [
+                {k: v for k, v in dataclasses.asdict(s).items() if k != "image"}
+                for s in evaluator.samples
+            ]
+            expected = [
+                {k: v for k, v in s.items() if k != "image"} for s in record["expected_samples"]
+            ]
+            self.assertEqual(samples, expected)
+            tasks = [
+                {k: v for k, v in dataclasses.asdict(t).items() if k != "image"}
+                for t in evaluator.get_inference_tasks()
+            ]
+            self.assertEqual(
+                tasks,
+                [
+                    {k: v for k, v in t.items() if k != "image"}
+                    for t in record["expected_inference_tasks"]
+                ],
+            )
+            inputs = [
+                VLMResponse(r["id"], r["raw_output"], r.get("parsed_answer"))
+                for r in record["judge_task_inputs"]
+            ]
+            judge_tasks = [dataclasses.asdict(t) for t in evaluator.create_judge_tasks(inputs)]
+            self.assertEqual(judge_tasks, record["expected_judge_tasks"])
+
+    def test_conversion_errors_match_the_reference(self) -> None:
+        for record in records("compute_metrics_error"):
+            expected = record["expected"]
+            sample = DatBenchSample.from_hf_row(dict(record["rows"][0], image=None), "general")
+            with self.subTest(dataset=sample.dataset, metadata=sample.metadata):
+                if expected["error"] is None:
+                    build_scorer_input(sample)  # no error: "[]" finds no field
+                    continue
+                with self.assertRaises(Exception) as caught:
+                    build_scorer_input(sample)
+                self.assertEqual(type(caught.exception).__name__, expected["error"])
+                self.assertEqual(str(caught.exception), expected["message"])
+
+
+def row(sample_id: str, dataset: str, answer: str = "yes", mode: str = "direct") -> dict:
+    return {
+        "id": sample_id,
+        "image": None,
+        "question": f"question {sample_id}",
+        "answer": answer,
+        "eval_mode": mode,
+        "judge_prompt": "Is it right? Respond with exactly two lines:\nReason: x\nanswer: true",
+        "source_info": {"dataset": dataset},
+        "eval_metrics": {"discrimination": 0.25},
+    }
+
+
+class JudgeModeTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.evaluator = DatBenchEvaluator(
+            [
+                row("d1", "some_unregistered_set", "cat"),
+                row("j1", "mathverse_reasoning", "5", "judge"),
+                row("j2", "mathverse_reasoning", "6", "judge"),
+                row("j3", "chartqa", "7", "judge"),
+                row("j4", "chartqa", "8", "judge"),
+            ],
+            "math",
+        )
+        self.responses = [
+            VLMResponse("d1", "Answer: cat"),
+            VLMResponse("j1", "5"),
+            VLMResponse("j2", "wrong"),
+            VLMResponse("j3", "7"),
+            VLMResponse("j4", "8"),
+        ]
+
+    def test_judge_samples_are_scored_from_verdicts_only(self) -> None:
+        judges = [
+            JudgeResponse("j1", "answer: true"),
+            JudgeResponse("j2", '{"answer": true}', verdict="incorrect"),
+            JudgeResponse("j3", "I think so"),
+        ]
+        report = self.evaluator.compute_metrics(self.responses, judges)
+        by_id = {r.id: r for r in report.results}
+        self.assertEqual(by_id["j1"].score, 1.0)
+        self.assertEqual(by_id["j2"].score, 0.0)  # verdict field beats the raw text
+        details = by_id["j3"].metadata["score_details"]
+        self.assertEqual(details["judge_verdict"], "unparsed")
+        self.assertEqual(
+            list(details),
+            [
+                "score",
+                "eval_mode",
+                "match",
+                "judge_verdict",
+                "judge_raw_output",
+                "judge_missing_response",
+            ],
+        )
+        missing = by_id["j4"].metadata["score_details"]
+        self.assertEqual(missing["judge_verdict"], "missing")
+        self.assertTrue(missing["judge_missing_response"])
+        self.assertEqual(by_id["j4"].score, 0.0)
+        s = report.summary
+        self.assertEqual((s["total_samples"], s["direct_samples"], s["judge_samples"]), (5, 1, 4))
+        self.assertEqual(s["judge_accuracy"], 0.25)
+        self.assertEqual(s["direct_accuracy"], 1.0)
+        self.assertEqual(s["overall_accuracy"], 0.4)
+        self.assertEqual((s["judge_missing_responses"], s["judge_unparsed_verdicts"]), (1, 1))
+        chart = s["dataset_metrics"]["chartqa"]
+        self.assertEqual(
+            chart,
+            {
+                "judge_accuracy": 0.0,
+                "judge_samples": 2,
+                "judge_missing_responses": 1,
+                "judge_unparsed_verdicts": 1,
+            },
+        )
+        self.assertEqual(by_id["j1"].metadata["discrimination"], 0.25)
+
+    def test_warning_when_no_judge_response_matches(self) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = self.evaluator.compute_metrics(self.responses, [JudgeResponse("zzz", "true")])
+        messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        self.assertTrue(any("no judge response matched" in m for m in messages), messages)
+        self.assertEqual(report.summary["judge_missing_responses"], 4)
+        self.assertEqual(report.summary["unknown_judge_response_ids"], 1)
+
+    def test_strict_judge_names_offending_ids(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            quietly(
+                self.evaluator.compute_metrics,
+                self.responses,
+                [JudgeResponse("j1", "true"), JudgeResponse("j2", "hmm")],
+                strict_judge=True,
+            )
+        message = str(caught.exception)
+        for sample_id in ("j2", "j3", "j4"):
+            self.assertIn(sample_id, message)
+        self.assertNotIn("j1", message)
+
+    def test_strict_judge_passes_when_all_verdicts_parse(self) -> None:
+        judges = [JudgeResponse(i, "false") for i in ("j1", "j2", "j3", "j4")]
+        report = self.evaluator.compute_metrics(self.responses, judges, strict_judge=True)
+        self.assertEqual(report.summary["judge_accuracy"], 0.0)
+
+    def test_judge_tasks_rewrite_and_use_parsed_answer(self) -> None:
+        tasks = self.evaluator.create_judge_tasks(
+            [VLMResponse("j1", "raw", "parsed"), VLMResponse("d1", "x")]
+        )
+        self.assertEqual([t.id for t in tasks], ["j1"])
+        self.assertEqual(tasks[0].vlm_response, "parsed")
+        self.assertTrue(tasks[0].judge_prompt.endswith("true or false. answer: "))
+
+
+class CoverageAndErrorTests(unittest.TestCase):
+    def test_coverage_counts_and_warnings(self) -> None:
+        evaluator = DatBenchEvaluator([row("a", "x"), row("b", "x"), row("c", "x")], "general")
+        responses = [VLMResponse("a", "yes"), VLMResponse("a", "no"), VLMResponse("zz", "yes")]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = evaluator.compute_metrics(responses)
+        s = report.summary
+        self.assertEqual(s["expected_samples"], 3)
+        self.assertEqual(s["missing_responses"], 2)
+        self.assertEqual(s["duplicate_response_ids"], 1)
+        self.assertEqual(s["unknown_response_ids"], 1)
+        self.assertEqual(s["total_samples"], 1)
+        self.assertEqual(report.results[0].vlm_output, "no")  # last duplicate wins
+        text = " ".join(str(w.message) for w in caught)
+        self.assertIn("2 sample(s) have no VLM response", text)
+        self.assertIn("1 response id(s) occur more than once", text)
+
+    def test_fallback_error_is_recorded_not_fatal(self) -> None:
+        bad = row("b", "not_registered")
+        bad["answer"] = 7  # the fallback needs a string answer: the reference would crash here
+        evaluator = DatBenchEvaluator([bad, row("g", "not_registered", "yes")], "general")
+        report = quietly(
+            evaluator.compute_metrics, [VLMResponse("b", "7"), VLMResponse("g", "yes")]
+        )
+        first = report.results[0].metadata["score_details"]
+        self.assertEqual(first["error"]["type"], "AttributeError")
+        self.assertEqual(report.summary["scorer_errors"], 1)
+        self.assertEqual(report.summary["total_samples"], 2)
+        self.assertEqual(report.results[1].score, 1.0)
+        with self.assertRaises(ScorerFailed) as caught:
+            quietly(evaluator.compute_metrics, [VLMResponse("b", "7")], strict=True)
+        self.assertIn("sample b", str(caught.exception))
+
+    def test_empty_evaluation(self) -> None:
+        report = DatBenchEvaluator([], "math").compute_metrics([])
+        self.assertEqual(report.summary["overall_accuracy"], 0.0)
+        self.assertEqual(report.summary["capability_accuracy"], {})
+        self.assertEqual(report.results, [])
+
+    def test_report_save_round_trips(self) -> None:
+        import tempfile
+        from pathlib import Path
+
+        evaluator = DatBenchEvaluator([row("a", "x")], "general")
+        report = evaluator.compute_metrics([VLMResponse("a", "yes")])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "r.json"
+            report.save(path)
+            data = json.loads(path.read_text())
+        self.assertEqual(data["summary"], round_trip(report.summary))
+        self.assertEqual(data["results"][0]["id"], "a")
+        self.assertIsInstance(report, DatBenchReport)
+
+
+if __name__ == "__main__":
+    unittest.main()
