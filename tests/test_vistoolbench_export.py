@@ -171,6 +171,38 @@ class DatasetEdgeTests(TempDirCase):
         self.assertEqual([r["rubric_id"] for r in ref["turns"][0]["rubrics"]], ["r3", "r1", "r2"])
 
 
+class ImageCellTests(TempDirCase):
+    def test_path_only_cell_and_decoded_image(self) -> None:
+        import io
+
+        from PIL import Image
+
+        from datbench_cli.vistoolbench import VisToolBenchEvaluator
+
+        rows = sample_rows()[:1]
+        jpeg, png = (cell["bytes"] for cell in rows[0]["images_by_turn"][0])
+        on_disk = self.tmp / "scan.jpg"
+        on_disk.write_bytes(jpeg)
+        decoded = Image.open(io.BytesIO(png))
+        rows[0]["images_by_turn"] = [[{"bytes": None, "path": str(on_disk)}, decoded]]
+        warnings: list[str] = []
+        evaluator = VisToolBenchEvaluator(rows, warn=warnings.append)
+        first, second = evaluator.tasks[0].turns[0].images
+        self.assertEqual((first.data, first.ext), (jpeg, "jpg"))
+        self.assertEqual(second.ext, "png")
+        self.assertEqual(Image.open(io.BytesIO(second.data)).size, decoded.size)
+        self.assertTrue(any("re-encoded as PNG" in w for w in warnings))
+
+    def test_cell_without_bytes_or_file_is_bad_input(self) -> None:
+        from datbench_cli.errors import InputError
+        from datbench_cli.vistoolbench import VisToolBenchEvaluator
+
+        rows = sample_rows()[:1]
+        rows[0]["images_by_turn"] = [[{"bytes": None, "path": str(self.tmp / "gone.png")}]]
+        with self.assertRaisesRegex(InputError, "turn 0, image 0: image cell has neither"):
+            VisToolBenchEvaluator(rows, warn=lambda _: None)
+
+
 class ImageDirTests(unittest.TestCase):
     def test_unsafe_characters_and_dot_names(self) -> None:
         self.assertEqual(image_dir_name("a/b c:d"), "a_b_c_d")

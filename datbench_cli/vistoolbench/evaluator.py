@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.evaluator import name_ids
 from datbench_cli.vistoolbench.answers import Answers, collect_answers
 from datbench_cli.vistoolbench.judging import JudgeMatch, build_judge_tasks, match_judge_lines
 from datbench_cli.vistoolbench.metrics import (
@@ -30,8 +31,6 @@ from datbench_cli.vistoolbench.records import task_line
 from datbench_cli.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.vistoolbench.tally import Warn
 from datbench_cli.vistoolbench.verdict import read_judgement
-
-_SHOWN_IDS = 10
 
 
 def _python_warning(message: str) -> None:
@@ -192,11 +191,9 @@ class VisToolBenchEvaluator:
             f"{judge[MISSING_ANSWER]} missing_answer"
         )
         if offending and strict_judge:
-            shown = ", ".join(offending[:_SHOWN_IDS])
-            more = ", ..." if len(offending) > _SHOWN_IDS else ""
             raise CheckFailed(
                 f"--strict-judge: {len(offending)} rubric(s) of scored tasks have no usable "
-                f"verdict ({counts}); first: {shown}{more}"
+                f"verdict ({counts}): {name_ids(offending)}; no report written"
             )
         if offending:
             self.warn(f"rubrics scored as not satisfied without a verdict: {counts}")

@@ -53,14 +53,18 @@ def iter_dataset_rows(dataset: Any, *, with_images: bool = True) -> Iterator[dic
 
     ``with_images=False`` leaves a ``Dataset``'s image columns out (a cheap validation pass).
     """
-    if hasattr(dataset, "with_format") and hasattr(dataset, "column_names"):
-        missing = [c for c in REQUIRED_COLUMNS if c not in dataset.column_names]
-        if missing:
-            raise InputError(f"the dataset lacks the column(s) {', '.join(missing)}")
-        skipped = () if with_images else IMAGE_COLUMNS
-        columns = [c for c in USED_COLUMNS if c in dataset.column_names and c not in skipped]
-        arrow = dataset.select_columns(columns).with_format("arrow")
-        for batch in arrow.iter(batch_size=_BATCH_ROWS):
+    if hasattr(dataset, "with_format") and hasattr(dataset, "select_columns"):
+        # A Dataset or a streaming IterableDataset: read its Arrow batches, never decoding.
+        known = dataset.column_names
+        if known is not None:
+            missing = [c for c in REQUIRED_COLUMNS if c not in known]
+            if missing:
+                raise InputError(f"the dataset lacks the column(s) {', '.join(missing)}")
+            skipped = () if with_images else IMAGE_COLUMNS
+            dataset = dataset.select_columns(
+                [c for c in USED_COLUMNS if c in known and c not in skipped]
+            )
+        for batch in dataset.with_format("arrow").iter(batch_size=_BATCH_ROWS):
             yield from batch.to_pylist()
     else:
         yield from dataset

@@ -47,17 +47,9 @@ def summary_table(report: dict[str, Any]) -> Table:
 
 
 def summary_notes(report: dict[str, Any]) -> list[str]:
-    """Lines for under the table: judge accounting problems and the context policy."""
+    """Lines for under the table: the context policy and the non-official diagnostic."""
     summary = report["summary"]
-    judge = summary["judge"]
     notes = []
-    unjudged = judge["unparsed"] + judge["missing"] + judge["missing_answer"]
-    if unjudged:
-        notes.append(
-            f"rubrics without a verdict (scored not satisfied): {judge['unparsed']} unparsed, "
-            f"{judge['missing']} missing, {judge['missing_answer']} missing_answer, in "
-            f"{judge['tasks_with_unjudged_rubrics']} task(s)"
-        )
     if summary["context_policy"] != "golden_history":
         notes.append(
             f"context policy {summary['context_policy']}: not comparable with official numbers"

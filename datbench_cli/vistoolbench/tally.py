@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from datbench_cli.evaluator import name_ids
+
 Warn = Callable[[str], None]
-_EXAMPLES = 5
 
 
 def ignore(_: str) -> None:
@@ -24,9 +25,7 @@ class Tally:
         self._subjects.setdefault(message, []).append(subject)
 
     def flush(self, warn: Warn) -> None:
-        """Send each message once, as ``message (N: a, b, ...)``, then forget them."""
+        """Send each message once, as ``message (N: a, b and 3 more)``, then forget them."""
         for message, subjects in self._subjects.items():
-            shown = ", ".join(subjects[:_EXAMPLES])
-            more = ", ..." if len(subjects) > _EXAMPLES else ""
-            warn(f"{message} ({len(subjects)}: {shown}{more})")
+            warn(f"{message} ({len(subjects)}: {name_ids(subjects)})")
         self._subjects.clear()
