@@ -60,5 +60,6 @@ def write_hub_dataset(
         folder = out / capability
         folder.mkdir(parents=True, exist_ok=True)
         dataset = Dataset.from_list(rows, features=datbench_features())
-        dataset.to_parquet(str(folder / "test-00000-of-00001.parquet"))
+        # Row groups of 100 rows, as the hub's parquet files of image datasets have.
+        dataset.to_parquet(str(folder / "test-00000-of-00001.parquet"), batch_size=100)
     (out / "README.md").write_text(hub_readme(rows_by_capability, title), encoding="utf-8")

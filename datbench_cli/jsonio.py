@@ -84,10 +84,13 @@ def _short(exc: Exception) -> str:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path) -> Iterator[IO[bytes]]:
-    """Open a temporary file beside ``path``; on success fsync it and rename it into place.
+def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
+    """Open a temporary file beside ``path``; on success (fsync it and) rename it into place.
 
-    On any exception the temporary file is removed and ``path`` is left untouched.
+    On any exception the temporary file is removed and ``path`` is left untouched. The rename
+    alone makes the write atomic for every reader and against a killed process; ``durable``
+    adds an fsync so the content also survives a power loss (skipped for bulk image files, where
+    it would dominate the export time).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -96,7 +99,8 @@ def atomic_writer(path: Path) -> Iterator[IO[bytes]]:
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -105,9 +109,9 @@ def atomic_writer(path: Path) -> Iterator[IO[bytes]]:
         raise
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
     """Write ``data`` to ``path`` through :func:`atomic_writer`."""
-    with atomic_writer(path) as handle:
+    with atomic_writer(path, durable) as handle:
         handle.write(data)
 
 

@@ -46,13 +46,19 @@ def _local_copy_hint(source: str) -> str:
     )
 
 
-def load_split(source: str, config: str | None, split: str) -> Any:
+_STREAM_BATCH_ROWS = 32
+
+
+def load_split(
+    source: str, config: str | None, split: str, columns: list[str] | None = None
+) -> Any:
     """``datasets.load_dataset(source, config, split=split)`` with clear, one-sentence failures.
 
     A local directory is read in streaming mode: its parquet files are read directly, with no
     Arrow cache copy (which would double the disk traffic, and which ``datasets`` may reuse for a
     different directory whose files have the same names and sizes). A hub id goes through the
-    regular download cache, so ``HF_HUB_OFFLINE=1`` finds earlier downloads.
+    regular download cache, so ``HF_HUB_OFFLINE=1`` finds earlier downloads. ``columns`` limits
+    what is read (for a local directory, the other columns are never read from disk).
     """
     local = is_local_source(source)
     if local:
@@ -66,7 +72,14 @@ def load_split(source: str, config: str | None, split: str) -> Any:
     datasets.disable_progress_bars()
     what = f"{source!r}" + (f" (config {config!r})" if config else "")
     try:
-        return datasets.load_dataset(source, config, split=split, streaming=local)
+        if local:
+            # Small read batches: a parquet row group of images can be hundreds of MB.
+            options: dict[str, Any] = {"batch_size": _STREAM_BATCH_ROWS}
+            if columns is not None:
+                options["columns"] = columns
+            return datasets.load_dataset(source, config, split=split, streaming=True, **options)
+        loaded = datasets.load_dataset(source, config, split=split)
+        return loaded.select_columns(columns) if columns is not None else loaded
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot load {what}, split {split!r}: {first}") from None

@@ -74,8 +74,11 @@ def plan_export(capabilities: list[str], source: str, split: str, limit: int | N
             ds = ds.cast_column("image", Image(decode=False))
         if limit is not None:
             ds = ds.take(limit)
+        ids = load_split(source, capability, split, columns=["id"])
+        if limit is not None:
+            ids = ids.take(limit)
         count = 0
-        for index, item in enumerate(ds.select_columns(["id"])):
+        for index, item in enumerate(ids):
             sample_id = item["id"]
             where = f"{capability} row {index}"
             if safe_file_stem(sample_id) is None:
@@ -176,7 +179,7 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     with contextlib.suppress(OSError):
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return
-    jsonio.write_bytes_atomic(path, data)
+    jsonio.write_bytes_atomic(path, data, durable=False)
 
 
 # --------------------------------------------------------------------------- reading a run

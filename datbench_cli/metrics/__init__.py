@@ -1,1 +1,1 @@
-"""Answer-comparison metrics shared by several dataset scorers (ANLS, VQA accuracy)."""
+"""Metric primitives shared by the scorers (ANLS, VQA accuracy, geometry, counting, ...)."""

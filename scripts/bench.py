@@ -1,0 +1,427 @@
+"""Benchmark datbench against the limits that matter, as ratios measured side by side.
+
+    python scripts/bench.py [--samples 1500] [--score-samples 200000] [--repeat 3]
+
+Measurements (each run several times; medians reported; absolute times on shared machines are
+noisy, the ratios are what we track):
+
+1. export vs a bare loop: `datbench export-tasks` on a hub-layout dataset with realistic images
+   against a loop written here that reads the same parquet files with pyarrow and writes the same
+   image bytes and one JSON line per sample. Target: <= 1.5x.
+2. export vs the reference workflow: `datasets.load_dataset` with images decoded, then the
+   evaluator's construction and get_inference_tasks (what the reference harness does). Target:
+   export >= 20x faster, with a fraction of the memory.
+3. scoring throughput: `datbench score` on a run directory of synthetic samples over every
+   registered dataset name (vector rows with their real outputs, judge-mode samples with judge
+   responses), with --jobs 1 and --jobs 2, against the bare scorer functions in one loop.
+   Targets: jobs 1 <= 1.5x the bare loop; jobs 2 >= 1.7x faster than jobs 1.
+4. memory: peak RSS of export at two sizes (10x apart; should not grow) and of score at two sizes
+   (under 1 GB at 200,000 samples).
+
+Data is generated under --workdir and reused across runs of the same size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from datbench_cli import jsonio  # noqa: E402
+from datbench_cli.hub_layout import write_hub_dataset  # noqa: E402
+from datbench_cli.rundir import REFERENCES, TASKS, RunDir  # noqa: E402
+from datbench_cli.scorers import SCORERS  # noqa: E402
+
+PYTHON = sys.executable
+VECTORS = ROOT / "tests" / "data"
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run a command; return (wall seconds, peak RSS in MB of that process)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        cwd=ROOT,
+    )
+    assert proc.stderr is not None
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    err = proc.stderr.read().decode(errors="replace")
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(argv)}\n{err}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def median_of(repeat: int, action: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+    """Median wall time and max peak RSS over ``repeat`` runs."""
+    times, peaks = [], []
+    for _ in range(repeat):
+        elapsed, peak = action()
+        times.append(elapsed)
+        peaks.append(peak)
+    return statistics.median(times), max(peaks)
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def noise_image(rng: random.Random, index: int) -> bytes:
+    """A photo-sized image of a few hundred KB (JPEG or PNG, alternating)."""
+    from PIL import Image
+
+    if index % 2:
+        side = 256
+        pixels = rng.randbytes(side * side * 3)
+        image = Image.frombytes("RGB", (side, side), pixels)
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", compress_level=1)
+    else:
+        width, height = 640, 480
+        pixels = rng.randbytes(width * height * 3)
+        image = Image.frombytes("RGB", (width, height), pixels)
+        buffer = io.BytesIO()
+        image.save(buffer, format="JPEG", quality=70)
+    return buffer.getvalue()
+
+
+def make_export_dataset(workdir: Path, samples: int) -> Path:
+    """A hub-layout dataset of ``samples`` rows over three capabilities (reused if present)."""
+    out = workdir / f"dataset-{samples}"
+    if (out / "README.md").is_file():
+        return out
+    rng = random.Random(samples)
+    capabilities = ("chart", "document", "math")
+    rows: dict[str, list[dict[str, Any]]] = {c: [] for c in capabilities}
+    for index in range(samples):
+        capability = capabilities[index % len(capabilities)]
+        sample_id = f"db_{capability}_{index:07d}"
+        rows[capability].append(
+            {
+                "id": sample_id,
+                "image": {"bytes": noise_image(rng, index), "path": None},
+                "question": f"What is the value shown for item {index}?",
+                "prompt_format": {"prefix": "", "suffix": "\nAnswer with a single word."},
+                "answer": str(index % 97),
+                "all_answers": [str(index % 97)],
+                "eval_mode": "judge" if index % 10 == 0 else "direct",
+                "judge_prompt": "Is the answer right? Respond with exactly two lines:\nReason\nanswer",
+                "is_circular": False,
+                "metadata": json.dumps({"question_type": "factoid", "index": index}),
+                "source_info": {"dataset": "chartqa", "original_idx": str(index)},
+                "eval_metrics": {"discrimination": rng.random()},
+            }
+        )
+    write_hub_dataset(out, rows, title="datbench bench data")
+    return out
+
+
+def bare_export(dataset: Path, target: Path) -> None:
+    """The floor: read the parquet files, write image bytes and one JSON line per sample."""
+    import pyarrow.parquet as pq
+
+    shutil.rmtree(target, ignore_errors=True)
+    (target / "images").mkdir(parents=True)
+    with (target / "tasks.jsonl").open("wb") as tasks:
+        for parquet in sorted(dataset.glob("*/*.parquet")):
+            capability = parquet.parent.name
+            reader = pq.ParquetFile(parquet)
+            for batch in reader.iter_batches(batch_size=64):
+                for row in batch.to_pylist():
+                    data = row["image"]["bytes"]
+                    name = f"images/{row['id']}.img"
+                    (target / name).write_bytes(data)
+                    line = {
+                        "id": row["id"],
+                        "capability": capability,
+                        "question": row["prompt_format"]["prefix"]
+                        + row["question"]
+                        + row["prompt_format"]["suffix"],
+                        "eval_mode": row["eval_mode"],
+                        "image": name,
+                    }
+                    tasks.write(jsonio.dumps(line) + b"\n")
+
+
+REFERENCE_WORKFLOW = """
+import sys
+from datasets import load_dataset
+from datbench_cli import DatBenchEvaluator
+source = sys.argv[1]
+for capability in ("chart", "document", "math"):
+    ds = load_dataset(source, capability, split="test")
+    evaluator = DatBenchEvaluator(ds, capability)
+    tasks = evaluator.get_inference_tasks()
+    for task in tasks:
+        task.image.load()
+"""
+
+
+def vector_pool() -> list[tuple[str, dict[str, Any], str]]:
+    """(capability, row, raw_output) of every direct-mode vector of a registered dataset."""
+    pool = []
+    for path in sorted(VECTORS.glob("*.jsonl")):
+        stem = path.stem
+        if "." in stem or stem.endswith("_direct") or stem.startswith(("evaluator", "erma")):
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            vector = json.loads(line)
+            row = vector["row"]
+            name = (row.get("source_info") or {}).get("dataset")
+            if name in SCORERS and "expected_error" not in vector:
+                pool.append((vector["capability"], row, vector["raw_output"]))
+    return pool
+
+
+def make_score_run(workdir: Path, samples: int) -> Path:
+    """A run directory with ``samples`` references, responses and judge responses."""
+    out = workdir / f"score-run-{samples}"
+    if (out / "datbench.json").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    pool = vector_pool()
+    rng = random.Random(samples)
+    with (
+        (out / REFERENCES).open("wb") as refs,
+        (out / TASKS).open("wb") as tasks,
+        (out / "responses.jsonl").open("wb") as responses,
+        (out / "judge_responses.jsonl").open("wb") as judges,
+    ):
+        for index in range(samples):
+            capability, row, output = pool[index % len(pool)]
+            sample_id = f"{row['id']}__{index}"
+            judge = index % 20 == 0
+            record = {
+                "id": sample_id,
+                "capability": capability,
+                "question": row["question"],
+                "prompt_format": row.get("prompt_format", {"prefix": "", "suffix": ""}),
+                "answer": row["answer"],
+                "all_answers": row.get("all_answers", [row["answer"]]),
+                "eval_mode": "judge" if judge else "direct",
+                "judge_prompt": row.get("judge_prompt", ""),
+                "is_circular": row.get("is_circular", False),
+                "metadata": row.get("metadata", "{}"),
+                "source_info": row.get("source_info", {}),
+                "eval_metrics": row.get("eval_metrics", {}),
+            }
+            refs.write(jsonio.dumps(record) + b"\n")
+            tasks.write(jsonio.dumps({"id": sample_id, "capability": capability}) + b"\n")
+            wrong = rng.random() < 0.3
+            raw = "I am not sure." if wrong else output
+            responses.write(jsonio.dumps({"id": sample_id, "raw_output": raw}) + b"\n")
+            if judge:
+                verdict = rng.choice(["answer: true", '{"answer": false}', "true", "no idea"])
+                judges.write(jsonio.dumps({"id": sample_id, "raw_judge_output": verdict}) + b"\n")
+    RunDir(out).write_manifest(
+        {"benchmark": "datbench", "source": "synthetic", "split": "test", "capabilities": []}
+    )
+    return out
+
+
+BARE_SCORING = """
+import sys, time, warnings
+from datbench_cli.pipeline import load_samples
+from datbench_cli.responses import load_vlm_responses, load_judge_responses
+from datbench_cli.rundir import RunDir
+from datbench_cli.scoring import score_direct, score_judge
+run = RunDir(__import__("pathlib").Path(sys.argv[1]))
+samples = load_samples(run)
+vlm = {r.id: r for r in load_vlm_responses(run.path("responses.jsonl")).vlm}
+judges = {r.id: r for r in load_judge_responses(run.path("judge_responses.jsonl")).judge}
+started = time.perf_counter()
+for sample in samples:
+    output = vlm[sample.id].model_output
+    if sample.eval_mode == "judge":
+        score_judge(output, judges.get(sample.id))
+    else:
+        score_direct(sample, output, None)
+print(time.perf_counter() - started)
+"""
+
+
+def bare_scoring_seconds(run: Path) -> float:
+    result = subprocess.run(
+        [PYTHON, "-c", BARE_SCORING, str(run)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    return float(result.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="datbench benchmarks (ratios, side by side)")
+    parser.add_argument("--samples", type=int, default=1500, help="export dataset size")
+    parser.add_argument("--score-samples", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/datbench-bench"))
+    parser.add_argument(
+        "--only", default="export,reference,score,memory", help="comma-separated parts"
+    )
+    args = parser.parse_args()
+    parts = set(args.only.split(","))
+    work: Path = args.workdir
+    work.mkdir(parents=True, exist_ok=True)
+    datbench = [PYTHON, "-m", "datbench_cli"]
+    rows: list[tuple[str, str, str, str]] = []
+
+    def report(name: str, seconds: float | None, peak: float | None, note: str) -> None:
+        rows.append(
+            (
+                name,
+                "-" if seconds is None else f"{seconds:8.2f} s",
+                "-" if peak is None else f"{peak:7.0f} MB",
+                note,
+            )
+        )
+        print(f"  {name}: {rows[-1][1]} {rows[-1][2]} {note}", file=sys.stderr)
+
+    if parts & {"export", "reference", "memory"}:
+        print(f"preparing a dataset of {args.samples} samples ...", file=sys.stderr)
+        dataset = make_export_dataset(work, args.samples)
+        size_mb = sum(p.stat().st_size for p in dataset.rglob("*.parquet")) / 1e6
+        print(f"  {size_mb:.0f} MB of parquet", file=sys.stderr)
+
+        def ours(source: Path = dataset, target: Path = work / "export-run") -> tuple[float, float]:
+            shutil.rmtree(target, ignore_errors=True)
+            return run_measured(
+                [
+                    *datbench,
+                    "export-tasks",
+                    "chart",
+                    "document",
+                    "math",
+                    "--source",
+                    str(source),
+                    "-d",
+                    str(target),
+                    "-q",
+                ]
+            )
+
+        def bare() -> tuple[float, float]:
+            started = time.perf_counter()
+            bare_export(dataset, work / "bare-run")
+            return time.perf_counter() - started, 0.0
+
+        bare(), ours()  # warm the page cache
+        export_s, export_peak = median_of(args.repeat, ours)
+        bare_s, _ = median_of(args.repeat, bare)
+        report("bare loop (pyarrow + write)", bare_s, None, f"{args.samples} samples")
+        report(
+            "datbench export-tasks",
+            export_s,
+            export_peak,
+            f"{export_s / bare_s:.2f}x bare (target <= 1.5x)",
+        )
+        if "reference" in parts:
+            ref_s, ref_peak = median_of(
+                1, lambda: run_measured([PYTHON, "-c", REFERENCE_WORKFLOW, str(dataset)])
+            )
+            report(
+                "reference workflow (load_dataset + decode)",
+                ref_s,
+                ref_peak,
+                f"export is {ref_s / export_s:.1f}x faster (target >= 20x), "
+                f"{export_peak / ref_peak:.0%} of its memory",
+            )
+        if "memory" in parts:
+            big = make_export_dataset(work, args.samples * 10)
+            big_s, big_peak = median_of(1, lambda: ours(big, work / "export-run-big"))
+            report(
+                f"export at {args.samples * 10} samples",
+                big_s,
+                big_peak,
+                f"peak {big_peak / export_peak:.2f}x the {args.samples}-sample peak (target ~1x)",
+            )
+
+    if parts & {"score", "memory"}:
+        print(f"preparing a run of {args.score_samples} samples ...", file=sys.stderr)
+        run = make_score_run(work, args.score_samples)
+
+        def score(jobs: int) -> tuple[float, float]:
+            return run_measured(
+                [
+                    *datbench,
+                    "score",
+                    "-d",
+                    str(run),
+                    "-q",
+                    "--jobs",
+                    str(jobs),
+                    "-o",
+                    str(work / "report.json"),
+                ]
+            )
+
+        bare_s = statistics.median(bare_scoring_seconds(run) for _ in range(args.repeat))
+        jobs1_s, jobs1_peak = median_of(args.repeat, lambda: score(1))
+        jobs2_s, jobs2_peak = median_of(args.repeat, lambda: score(2))
+        report("bare scorer loop", bare_s, None, f"{args.score_samples} samples")
+        report(
+            "datbench score --jobs 1",
+            jobs1_s,
+            jobs1_peak,
+            f"{jobs1_s / bare_s:.2f}x bare (target <= 1.5x)",
+        )
+        report(
+            "datbench score --jobs 2",
+            jobs2_s,
+            jobs2_peak,
+            f"{jobs1_s / jobs2_s:.2f}x faster than --jobs 1 (target >= 1.7x)",
+        )
+        if "memory" in parts:
+            small = make_score_run(work, args.score_samples // 10)
+            small_s, small_peak = median_of(
+                1,
+                lambda: run_measured(
+                    [
+                        *datbench,
+                        "score",
+                        "-d",
+                        str(small),
+                        "-q",
+                        "--jobs",
+                        "1",
+                        "-o",
+                        str(work / "report-small.json"),
+                    ]
+                ),
+            )
+            report(
+                f"score at {args.score_samples // 10} samples",
+                small_s,
+                small_peak,
+                f"peak at {args.score_samples}: {jobs1_peak:.0f} MB (target < 1024 MB)",
+            )
+
+    width = max(len(r[0]) for r in rows) if rows else 10
+    print()
+    print(f"{'measurement':<{width}}  {'median':>10}  {'peak RSS':>10}  ratio / note")
+    for name, seconds, peak, note in rows:
+        print(f"{name:<{width}}  {seconds:>10}  {peak:>10}  {note}")
+
+
+if __name__ == "__main__":
+    main()
