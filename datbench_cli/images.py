@@ -68,8 +68,9 @@ def encode_png(image: Any) -> bytes:
 
 
 def write_if_changed(path: Path, data: bytes) -> None:
-    """Write ``data`` atomically, unless the file already holds exactly these bytes."""
+    """Write ``data`` atomically (no fsync: bulk image files), unless the file already holds
+    exactly these bytes."""
     with contextlib.suppress(OSError):
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return
-    write_bytes_atomic(path, data)
+    write_bytes_atomic(path, data, durable=False)

@@ -24,7 +24,13 @@ from datbench_cli.vistoolbench.evaluator import (
 from datbench_cli.vistoolbench.judging import read_judge_lines
 from datbench_cli.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
 from datbench_cli.vistoolbench.records import load_references, reference_line, task_line
-from datbench_cli.vistoolbench.rows import ImageDirs, iter_dataset_rows, iter_tasks
+from datbench_cli.vistoolbench.rows import (
+    IMAGE_COLUMNS,
+    USED_COLUMNS,
+    ImageDirs,
+    iter_dataset_rows,
+    iter_tasks,
+)
 from datbench_cli.vistoolbench.table import summary_notes, summary_table
 from datbench_cli.vistoolbench.tally import Warn, ignore
 from datbench_cli.vistoolbench.verdict import parse_vtb_verdict
@@ -54,6 +60,15 @@ def _write_images(run: RunDir, task: Task, directory: str) -> list[list[str]]:
     return paths
 
 
+def _without_images(dataset: Any, source: str, split: str) -> Any:
+    """The split again with only the text columns used (images are never read from disk)."""
+    names = dataset.column_names
+    if names is None:
+        return dataset
+    columns = [c for c in USED_COLUMNS if c in names and c not in IMAGE_COLUMNS]
+    return load_split(source, None, split, columns=columns)
+
+
 def export(
     source: str,
     split: str,
@@ -70,9 +85,12 @@ def export(
     check_turncase(turncase)
     context_policy = context_policy_for(context)
     dataset = load_split(source, None, split)
-    # Validate every row (rubrics, weights, ids) before anything in the run directory changes.
+    # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
+    # this pass leaves the image columns unread.
     for _ in iter_tasks(
-        iter_dataset_rows(dataset, with_images=False), turncase=turncase, limit=limit
+        iter_dataset_rows(_without_images(dataset, source, split), with_images=False),
+        turncase=turncase,
+        limit=limit,
     ):
         pass
     tasks = iter_tasks(
