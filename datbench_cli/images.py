@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import contextlib
+import io
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from datbench_cli.jsonio import write_bytes_atomic
 
 # (magic prefix, extension); WEBP is checked separately (RIFF....WEBP).
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -36,3 +41,36 @@ def extension_for(data: bytes | None, path_hint: str | None = None) -> str:
         if suffix in _KNOWN_SUFFIXES:
             return suffix
     return extension_from_bytes(data)
+
+
+def image_cell_bytes(cell: Any) -> tuple[bytes, str | None] | None:
+    """The original bytes of an undecoded image cell ``{"bytes", "path"}``, with its path.
+
+    When ``bytes`` is empty the file at ``path`` is read if it exists. ``None`` when the cell
+    holds no image (or is not such a cell).
+    """
+    if not isinstance(cell, dict):
+        return None
+    hint = cell.get("path") if isinstance(cell.get("path"), str) else None
+    data = cell.get("bytes")
+    if data:
+        return bytes(data), hint
+    if hint and Path(hint).is_file():
+        return Path(hint).read_bytes(), hint
+    return None
+
+
+def encode_png(image: Any) -> bytes:
+    """PNG bytes of a decoded (PIL) image: the fallback when the original bytes are gone."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def write_if_changed(path: Path, data: bytes) -> None:
+    """Write ``data`` atomically (no fsync: bulk image files), unless the file already holds
+    exactly these bytes."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return
+    write_bytes_atomic(path, data, durable=False)

@@ -64,21 +64,31 @@ def _optional_str(obj: dict[str, Any], key: str, path: Path, number: int) -> str
     raise InputError(f'"{key}" must be a string, got {type(value).__name__}', path, number)
 
 
+def is_batch_line(obj: dict[str, Any]) -> bool:
+    """True for an OpenAI-style batch output line (it carries ``custom_id``)."""
+    return "custom_id" in obj
+
+
+def batch_response_line(obj: dict[str, Any], path: Path | None, number: int) -> ResponseLine:
+    """One batch output line as a :class:`ResponseLine` (``custom_id`` is its id)."""
+    ident = obj["custom_id"]
+    if not isinstance(ident, str) or not ident:
+        raise InputError('"custom_id" must be a non-empty string', path, number)
+    response = obj.get("response")
+    error = _batch_error(obj, response)
+    text, reason = (None, None) if error else _batch_content(response)
+    if error is None and text is None:
+        error = "no message content in the batch output"
+    return ResponseLine(ident, text, None, error, number, reason)
+
+
 def iter_response_lines(
     path: Path, text_field: str = "raw_output", parsed_field: str = "parsed_answer"
 ) -> Iterator[ResponseLine]:
     """Yield each line of a response file as a :class:`ResponseLine`, validating field types."""
     for number, obj in iter_jsonl(path):
-        if "custom_id" in obj:
-            ident = obj["custom_id"]
-            if not isinstance(ident, str) or not ident:
-                raise InputError('"custom_id" must be a non-empty string', path, number)
-            response = obj.get("response")
-            error = _batch_error(obj, response)
-            text, reason = (None, None) if error else _batch_content(response)
-            if error is None and text is None:
-                error = "no message content in the batch output"
-            yield ResponseLine(ident, text, None, error, number, reason)
+        if is_batch_line(obj):
+            yield batch_response_line(obj, path, number)
             continue
         ident = obj.get("id")
         if not isinstance(ident, str) or not ident:

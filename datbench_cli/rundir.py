@@ -99,6 +99,14 @@ class RunDir:
                 )
         return manifest
 
+    def benchmark(self) -> str | None:
+        """The manifest's ``benchmark`` without checking the files; ``None`` with no manifest."""
+        path = self.path(MANIFEST)
+        if not path.is_file():
+            return None
+        manifest = jsonio.read_json(path)
+        return manifest.get("benchmark") if isinstance(manifest, dict) else None
+
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write the manifest last: its presence marks a finished export."""
         files = {}

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.capabilities import VISTOOLBENCH
+from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed
@@ -30,7 +32,11 @@ def check_judge(
     """Count true, false and unparsed verdicts; exit 1 when any is unparsed."""
     out = Output(quiet)
     run = RunDir(run_dir)
-    counts = check_judge_file(run.resolve_input(judge_responses, JUDGE_RESPONSES))
+    path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
+    if run.benchmark() == VISTOOLBENCH:
+        vistoolbench.check_judge(out, path, quiet)
+        return
+    counts = check_judge_file(path)
     if not quiet:
         out.data(
             f"{counts.total} verdicts: {counts.true} true, {counts.false} false, "

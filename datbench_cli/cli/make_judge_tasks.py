@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from datbench_cli import pipeline
+from datbench_cli.capabilities import VISTOOLBENCH
+from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.rundir import JUDGE_TASKS, RESPONSES, RunDir
@@ -36,8 +38,11 @@ def make_judge_tasks(
     """Write one judge request per judge-mode sample that has a response."""
     out = Output(quiet)
     run = RunDir(run_dir)
-    run.read_manifest()
+    manifest = run.read_manifest()
     target = run.resolve_input(out_path, JUDGE_TASKS)
+    if manifest["benchmark"] == VISTOOLBENCH:
+        vistoolbench.make_judge_tasks(out, run, run.resolve_input(responses, RESPONSES), target)
+        return
     count = pipeline.make_judge_tasks(
         run, run.resolve_input(responses, RESPONSES), target, warn=out.warn
     )

@@ -9,10 +9,12 @@ import typer
 
 from datbench_cli import jsonio, pipeline
 from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.capabilities import VISTOOLBENCH
+from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import summary_notes, summary_table
-from datbench_cli.errors import CheckFailed
+from datbench_cli.errors import CheckFailed, UsageError
 from datbench_cli.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
 from datbench_cli.scoring import ScorerFailed
 
@@ -67,16 +69,40 @@ def score(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
     ] = 0,
+    turncase: Annotated[
+        str | None,
+        typer.Option(
+            help="vistoolbench only: score only 'single-turn' or 'multi-turn' tasks (the "
+            "official summaries are per turncase).",
+            show_default=False,
+        ),
+    ] = None,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Score the responses and write the report."""
+    """Score the responses and write the report (vistoolbench: APR and ARS per group;
+    --fail-under gates on APR)."""
     out = Output(quiet)
     run = RunDir(run_dir)
-    run.read_manifest()
+    manifest = run.read_manifest()
     judge_path = judge_responses
     if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
         judge_path = run.path(JUDGE_RESPONSES)
+    if manifest["benchmark"] == VISTOOLBENCH:
+        vistoolbench.score(
+            out,
+            run,
+            run.resolve_input(responses, RESPONSES),
+            judge_path,
+            run.resolve_input(out_path, REPORT),
+            strict_judge=strict_judge,
+            turncase=turncase,
+            as_json=as_json,
+            fail_under=fail_under,
+        )
+        return
+    if turncase is not None:
+        raise UsageError("--turncase applies only to vistoolbench run directories")
     try:
         report = pipeline.score_run(
             run,

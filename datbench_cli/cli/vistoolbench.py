@@ -1,0 +1,101 @@
+"""The VisualToolBench branch of each command: thin calls into ``datbench_cli.vistoolbench``.
+
+The command modules dispatch here on the target (``export-tasks vistoolbench``) or on the run
+directory manifest's ``benchmark``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datbench_cli import jsonio
+from datbench_cli.cli.output import Output
+from datbench_cli.errors import CheckFailed
+from datbench_cli.evaluator import name_ids
+from datbench_cli.rundir import RunDir
+from datbench_cli.vistoolbench import pipeline
+
+
+def export(
+    out: Output,
+    run: RunDir,
+    *,
+    source: str,
+    split: str,
+    limit: int | None,
+    turncase: str | None,
+    context: str,
+    first_image_only: bool,
+) -> None:
+    """``export-tasks vistoolbench``."""
+    out.info(f"loading VisualToolBench from {source} ...")
+    with out.progress("exporting", None) as advance:
+        manifest = pipeline.export(
+            source,
+            split,
+            run,
+            limit=limit,
+            turncase=turncase,
+            context=context,
+            first_image_only=first_image_only,
+            warn=out.warn,
+            advance=advance,
+        )
+    counts = manifest["counts"]
+    out.info(
+        f"exported {counts['tasks']} tasks ({counts['single_turn']} single-turn, "
+        f"{counts['multi_turn']} multi-turn; {counts['turns']} turns, {counts['rubrics']} "
+        f"rubrics, {counts['images']} images; context {manifest['context_policy']}) to {run.root}"
+    )
+
+
+def make_judge_tasks(out: Output, run: RunDir, responses: Path, target: Path) -> None:
+    """``make-judge-tasks`` in a VisualToolBench run directory."""
+    count = pipeline.make_judge_tasks(run, responses, target, warn=out.warn)
+    out.info(f"wrote {count} judge task(s) to {target}")
+
+
+def score(
+    out: Output,
+    run: RunDir,
+    responses: Path,
+    judge_responses: Path | None,
+    target: Path,
+    *,
+    strict_judge: bool,
+    turncase: str | None,
+    as_json: bool,
+    fail_under: float | None,
+) -> None:
+    """``score`` in a VisualToolBench run directory; ``--fail-under`` gates on APR."""
+    report = pipeline.score(
+        run,
+        responses,
+        judge_responses,
+        strict_judge=strict_judge,
+        turncase=turncase,
+        warn=out.warn,
+    )
+    jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(report) + b"\n")
+    if as_json:
+        out.data(jsonio.dumps(report["summary"]).decode())
+    else:
+        out.table(pipeline.summary_table(report))
+        for note in pipeline.summary_notes(report):
+            out.info(note)
+        out.info(f"report written to {target}")
+    apr = report["summary"]["apr"]
+    if fail_under is not None and apr < fail_under:
+        raise CheckFailed(f"APR {apr:.4f} is below --fail-under {fail_under}")
+
+
+def check_judge(out: Output, path: Path, quiet: bool) -> None:
+    """``check-judge`` in a VisualToolBench run directory (met / not met / unparsed)."""
+    counts, unparsed = pipeline.check_judge(path)
+    if not quiet:
+        out.data(
+            f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not met, "
+            f"{counts['unparsed']} unparsed"
+        )
+    if unparsed:
+        raise CheckFailed(f"unparsed verdicts for: {name_ids(unparsed)}")

@@ -1,0 +1,178 @@
+"""Model answers per turn (spec §2.1): which text is judged for turn k of each task.
+
+Accepted lines: ``{"id": "<task>::<k>", "raw_output", "parsed_answer"?}``; the bare task id for
+a one-turn task; a per-task ``{"id": "<task>", "turns": [...]}`` line; OpenAI batch output lines.
+A string answer (even empty) is judged as is; no line or a null answer means *missing*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.errors import InputError
+from datbench_cli.jsonio import iter_jsonl
+from datbench_cli.responses import batch_response_line, is_batch_line
+from datbench_cli.vistoolbench.model import Task
+from datbench_cli.vistoolbench.tally import Tally, Warn, ignore
+
+TurnKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class AnswerLine:
+    """One response line: an answer for ``id`` (``None`` = null), or per-task ``turns``.
+
+    ``turns`` items are ``(index or None, answer or None)``; a ``None`` index means "by position".
+    """
+
+    id: str
+    answer: str | None
+    turns: tuple[tuple[int | None, str | None], ...] | None = None
+    errored: bool = False
+
+
+def judged_text(raw: Any, parsed: Any) -> str | None:
+    """``parsed`` when it is a non-empty string, else ``raw`` (``None`` when both are null)."""
+    if isinstance(parsed, str) and parsed:
+        return parsed
+    return raw if isinstance(raw, str) else None
+
+
+def _string_or_null(obj: dict[str, Any], key: str, fail: Any) -> str | None:
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise fail(f'"{key}" must be a string or null, got {type(value).__name__}')
+
+
+def _turn_item(item: Any, position: int, fail: Any) -> tuple[int | None, str | None]:
+    if item is None or isinstance(item, str):
+        return None, item
+    if not isinstance(item, dict):
+        raise fail(f"turns[{position}] must be a string, null or an object")
+    index = item.get("index")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        raise fail(f'turns[{position}]: "index" must be an integer')
+    raw = _string_or_null(item, "raw_output", fail)
+    return index, judged_text(raw, _string_or_null(item, "parsed_answer", fail))
+
+
+def answer_line(
+    obj: dict[str, Any], path: Path | None = None, number: int | None = None
+) -> AnswerLine:
+    """One response object (a parsed JSONL line) as an :class:`AnswerLine`."""
+
+    def fail(message: str) -> InputError:
+        return InputError(message, path, number)
+
+    if is_batch_line(obj):
+        line = batch_response_line(obj, path, number or 0)
+        errored = line.error is not None
+        return AnswerLine(line.id, None if errored else line.text, errored=errored)
+    ident = obj.get("id")
+    if not isinstance(ident, str) or not ident:
+        raise fail('each line needs an "id" that is a non-empty string')
+    if "raw_output" not in obj and "turns" in obj:
+        turns = obj["turns"]
+        if not isinstance(turns, list):
+            raise fail('"turns" must be a list')
+        items = tuple(_turn_item(item, i, fail) for i, item in enumerate(turns))
+        return AnswerLine(ident, None, turns=items)
+    if "raw_output" not in obj:
+        raise fail('line has no "raw_output" field')
+    raw = _string_or_null(obj, "raw_output", fail)
+    return AnswerLine(ident, judged_text(raw, _string_or_null(obj, "parsed_answer", fail)))
+
+
+def as_answer_line(item: Any) -> AnswerLine:
+    """An :class:`AnswerLine` from a line, a ``VLMResponse`` or a response dict."""
+    if isinstance(item, AnswerLine):
+        return item
+    if isinstance(item, dict):
+        return answer_line(item)
+    if hasattr(item, "raw_output") and isinstance(getattr(item, "id", None), str):
+        return AnswerLine(
+            item.id, judged_text(item.raw_output, getattr(item, "parsed_answer", None))
+        )
+    raise InputError(f"not a response: {type(item).__name__}")
+
+
+def read_answer_lines(path: Path) -> Iterator[AnswerLine]:
+    """The response lines of a file, validated (errors name file and line)."""
+    for number, obj in iter_jsonl(path):
+        yield answer_line(obj, path, number)
+
+
+@dataclass
+class Answers:
+    """The judged text of every answered turn, plus what was ignored."""
+
+    by_turn: dict[TurnKey, str] = field(default_factory=dict)
+    unknown_lines: int = 0
+    duplicate_lines: int = 0
+
+    def answered(self, task: Task) -> bool:
+        """Whether at least one turn of ``task`` has an answer."""
+        return any((task.id, turn.index) in self.by_turn for turn in task.turns)
+
+
+def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ignore) -> Answers:
+    """Match response lines to turns; the last line for a turn wins."""
+    tasks = list(tasks)
+    by_task = {task.id: task for task in tasks}
+    by_turn_id = {turn.turn_id(t.id): (t.id, turn.index) for t in tasks for turn in t.turns}
+    latest: dict[TurnKey, str | None] = {}
+    tally = Tally()
+    result = Answers()
+
+    def record(key: TurnKey, answer: str | None) -> None:
+        if key in latest:
+            result.duplicate_lines += 1
+            tally.add(
+                "several response lines answer one turn: the last one is used",
+                f"{key[0]}::{key[1]}",
+            )
+        latest[key] = answer
+
+    for item in lines:
+        line = as_answer_line(item)
+        if line.errored:
+            tally.add("errored batch output lines give no answer", line.id)
+        if line.turns is not None:
+            task = by_task.get(line.id)
+            if task is None:
+                result.unknown_lines += 1
+                tally.add("response ids match no task of the run and were ignored", line.id)
+                continue
+            for position, (index, answer) in enumerate(line.turns):
+                k = position if index is None else index
+                if not 0 <= k < len(task.turns):
+                    tally.add(
+                        "answers for turns a task does not have were ignored", f"{task.id}::{k}"
+                    )
+                    continue
+                record((task.id, k), answer)
+            continue
+        key = by_turn_id.get(line.id)
+        if key is None and line.id in by_task:
+            if len(by_task[line.id].turns) == 1:
+                key = (line.id, 0)
+            else:
+                result.unknown_lines += 1
+                tally.add(
+                    "bare task ids of multi-turn tasks were ignored (answer each turn as "
+                    '<task id>::<k>, or give a "turns" list)',
+                    line.id,
+                )
+                continue
+        if key is None:
+            result.unknown_lines += 1
+            tally.add("response ids match no turn of the run and were ignored", line.id)
+            continue
+        record(key, line.answer)
+    tally.flush(warn)
+    result.by_turn = {key: text for key, text in latest.items() if text is not None}
+    return result

@@ -1,0 +1,208 @@
+"""The Python API: ``VisToolBenchEvaluator`` (tasks -> judge tasks -> ARS/APR report)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.evaluator import name_ids
+from datbench_cli.vistoolbench.answers import Answers, collect_answers
+from datbench_cli.vistoolbench.judging import JudgeMatch, build_judge_tasks, match_judge_lines
+from datbench_cli.vistoolbench.metrics import (
+    MISSING,
+    MISSING_ANSWER,
+    UNJUDGED,
+    UNPARSED,
+    RubricOutcome,
+    judge_counts,
+    summarize,
+    task_result,
+)
+from datbench_cli.vistoolbench.model import (
+    BENCHMARK,
+    CONTEXT_POLICIES,
+    TURNCASES,
+    Task,
+    judge_id,
+)
+from datbench_cli.vistoolbench.records import task_line
+from datbench_cli.vistoolbench.rows import iter_dataset_rows, iter_tasks
+from datbench_cli.vistoolbench.tally import Warn
+from datbench_cli.vistoolbench.verdict import read_judgement
+
+
+def _python_warning(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def check_turncase(turncase: str | None) -> None:
+    """Refuse a ``turncase`` filter other than single-turn / multi-turn."""
+    if turncase is not None and turncase not in TURNCASES:
+        raise UsageError(f"turncase must be one of {', '.join(TURNCASES)}, not {turncase!r}")
+
+
+def context_policy_for(context: str) -> str:
+    """``golden`` -> ``golden_history``, ``model`` -> ``model_history``."""
+    if context not in CONTEXT_POLICIES:
+        raise UsageError(f"context must be one of {', '.join(CONTEXT_POLICIES)}, not {context!r}")
+    return CONTEXT_POLICIES[context]
+
+
+class VisToolBenchEvaluator:
+    """Tasks of VisualToolBench, their judge tasks, and the ARS/APR report.
+
+    ``hf_dataset`` is a ``datasets.Dataset`` of ``ScaleAI/VisualToolBench`` (or any iterable of
+    row dicts with its columns). Warnings go to ``warn`` (default: Python ``UserWarning``s).
+    """
+
+    def __init__(
+        self,
+        hf_dataset: Any,
+        *,
+        context: str = "golden",
+        first_image_only: bool = False,
+        turncase: str | None = None,
+        limit: int | None = None,
+        warn: Warn | None = None,
+    ) -> None:
+        check_turncase(turncase)
+        self.context_policy = context_policy_for(context)
+        self.warn: Warn = warn or _python_warning
+        self.tasks: list[Task] = list(
+            iter_tasks(
+                iter_dataset_rows(hf_dataset),
+                turncase=turncase,
+                limit=limit,
+                first_image_only=first_image_only,
+                warn=self.warn,
+            )
+        )
+
+    @classmethod
+    def from_tasks(
+        cls, tasks: list[Task], *, context_policy: str = "golden_history", warn: Warn | None = None
+    ) -> VisToolBenchEvaluator:
+        """An evaluator over already-built tasks (e.g. read from ``references.jsonl``)."""
+        evaluator = cls.__new__(cls)
+        evaluator.context_policy = context_policy
+        evaluator.warn = warn or _python_warning
+        evaluator.tasks = list(tasks)
+        return evaluator
+
+    # ------------------------------------------------------------------ stages
+
+    def get_inference_tasks(self) -> list[dict[str, Any]]:
+        """One task dict per task (as ``tasks.jsonl``), each turn's images as original bytes."""
+        return [
+            task_line(task, [[b.data for b in t.images] for t in task.turns], self.context_policy)
+            for task in self.tasks
+        ]
+
+    def collect_answers(self, responses: Iterable[Any]) -> Answers:
+        """The judged answer of each turn from response lines / ``VLMResponse``s / dicts."""
+        return collect_answers(self.tasks, responses, self.warn)
+
+    def create_judge_tasks(self, responses: Iterable[Any] | Answers) -> list[dict[str, Any]]:
+        """One judge task dict per rubric of every answered turn (``judge_tasks.jsonl`` lines)."""
+        answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
+        self._warn_unanswered(answers, self.tasks)
+        return [judge_task.line() for judge_task in build_judge_tasks(self.tasks, answers)]
+
+    def compute_metrics(
+        self,
+        responses: Iterable[Any] | Answers,
+        judge_responses: Iterable[Any] | None,
+        strict_judge: bool = False,
+        *,
+        turncase: str | None = None,
+    ) -> dict[str, Any]:
+        """The report (spec §4.4). ``strict_judge``: raise :class:`CheckFailed` instead of
+        scoring unparsed, missing or unanswered rubrics as not satisfied."""
+        check_turncase(turncase)
+        answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
+        match = match_judge_lines(build_judge_tasks(self.tasks, answers), judge_responses or ())
+        in_scope = [t for t in self.tasks if turncase is None or t.turncase == turncase]
+        scored = [t for t in in_scope if answers.answered(t)]
+        self._warn_unanswered(answers, in_scope)
+        results = [task_result(task, self._outcomes(task, answers, match)) for task in scored]
+        counts = judge_counts(results)
+        scored_ids = {task.id for task in scored}
+        judge = {
+            **{k: v for k, v in counts.items() if k != "tasks_with_unjudged_rubrics"},
+            "unknown_responses": match.unknown_lines,
+            "duplicate_responses": sum(
+                lost for key, lost in match.lost_lines.items() if key[0] in scored_ids
+            ),
+            "tasks_with_unjudged_rubrics": counts["tasks_with_unjudged_rubrics"],
+        }
+        self._check_judge(results, judge, match, strict_judge)
+        summary = summarize(results, context_policy=self.context_policy, judge=judge)
+        return {"benchmark": BENCHMARK, "summary": summary, "results": results}
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _outcomes(task: Task, answers: Answers, match: JudgeMatch) -> list[list[RubricOutcome]]:
+        outcomes = []
+        for turn in task.turns:
+            answered = (task.id, turn.index) in answers.by_turn
+            row = []
+            for rubric in turn.rubrics:
+                if not answered:
+                    row.append(RubricOutcome(MISSING_ANSWER))
+                    continue
+                line = match.by_key.get((task.id, turn.index, rubric.rubric_id))
+                if line is None:
+                    row.append(RubricOutcome(MISSING))
+                    continue
+                judgement = read_judgement(line.verdict, line.raw)
+                row.append(
+                    RubricOutcome(judgement.status or UNPARSED, judgement.explanation, line.raw)
+                )
+            outcomes.append(row)
+        return outcomes
+
+    def _warn_unanswered(self, answers: Answers, tasks: list[Task]) -> None:
+        unanswered = sum(1 for task in tasks if not answers.answered(task))
+        if unanswered:
+            self.warn(
+                f"{unanswered} of {len(tasks)} task(s) have no answered turn: "
+                "they are not judged and not scored"
+            )
+
+    def _check_judge(
+        self,
+        results: list[dict[str, Any]],
+        judge: dict[str, int],
+        match: JudgeMatch,
+        strict_judge: bool,
+    ) -> None:
+        offending = [
+            judge_id(result["id"], turn["index"], rubric["rubric_id"])
+            for result in results
+            for turn in result["turns"]
+            for rubric in turn["rubrics"]
+            if rubric["status"] in UNJUDGED
+        ]
+        counts = (
+            f"{judge[UNPARSED]} unparsed, {judge[MISSING]} missing, "
+            f"{judge[MISSING_ANSWER]} missing_answer"
+        )
+        if offending and strict_judge:
+            raise CheckFailed(
+                f"--strict-judge: {len(offending)} rubric(s) of scored tasks have no usable "
+                f"verdict ({counts}): {name_ids(offending)}; no report written"
+            )
+        if offending:
+            self.warn(f"rubrics scored as not satisfied without a verdict: {counts}")
+        if judge["judge_tasks"] and judge["judge_tasks"] == judge[MISSING]:
+            self.warn("no judge response matched any judge task (wrong judge file or ids?)")
+        if match.lost_lines:
+            self.warn(
+                f"{sum(match.lost_lines.values())} judge line(s) were replaced by a later line "
+                "for the same judge task (the last one is used)"
+            )
+        if match.unknown_lines:
+            self.warn(f"{match.unknown_lines} judge line(s) match no judge task and were ignored")

@@ -1,0 +1,167 @@
+"""Judge tasks (spec §2.2) and matching judge responses to them (spec §3.1)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.errors import InputError
+from datbench_cli.jsonio import iter_jsonl
+from datbench_cli.responses import batch_response_line, is_batch_line
+from datbench_cli.vistoolbench.answers import Answers
+from datbench_cli.vistoolbench.model import Rubric, Task, Turn, judge_id
+from datbench_cli.vistoolbench.prompt import render_judge_prompt
+
+RubricKey = tuple[str, int, str]
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """One (task, turn, rubric) to judge, with the turn's answer."""
+
+    task: Task
+    turn: Turn
+    rubric: Rubric
+    answer: str
+
+    @property
+    def id(self) -> str:
+        return judge_id(self.task.id, self.turn.index, self.rubric.rubric_id)
+
+    @property
+    def key(self) -> RubricKey:
+        return (self.task.id, self.turn.index, self.rubric.rubric_id)
+
+    def line(self) -> dict[str, Any]:
+        """The ``judge_tasks.jsonl`` line; weight and critical stay out of the prompt."""
+        return {
+            "id": self.id,
+            "task_id": self.task.id,
+            "turn_index": self.turn.index,
+            "rubric_id": self.rubric.rubric_id,
+            "question": self.turn.prompt,
+            "golden_answer": self.turn.golden_answer,
+            "rubric": self.rubric.description,
+            "vlm_response": self.answer,
+            "judge_prompt": render_judge_prompt(
+                self.turn.prompt, self.turn.golden_answer, self.rubric.description, self.answer
+            ),
+            "weight": self.rubric.weight,
+            "critical": self.rubric.critical,
+            "counts_for_apr": self.rubric.counts_for_apr,
+        }
+
+
+def build_judge_tasks(tasks: Iterable[Task], answers: Answers) -> list[JudgeTask]:
+    """One judge task per rubric of every answered turn, in task, turn, rubric order."""
+    built = []
+    seen: set[str] = set()
+    for task in tasks:
+        for turn in task.turns:
+            answer = answers.by_turn.get((task.id, turn.index))
+            if answer is None:
+                continue
+            for rubric in turn.rubrics:
+                judge_task = JudgeTask(task, turn, rubric, answer)
+                if judge_task.id in seen:
+                    raise InputError(
+                        f"judge task id {judge_task.id!r} is ambiguous (task, turn and rubric "
+                        "ids combine to the same id twice)"
+                    )
+                seen.add(judge_task.id)
+                built.append(judge_task)
+    return built
+
+
+@dataclass(frozen=True)
+class JudgeLine:
+    """One judge response: its id (or task/turn/rubric key), raw text and verdict field."""
+
+    key: str | RubricKey
+    raw: str | None
+    verdict: Any = None
+    errored: bool = False
+
+    @property
+    def display_id(self) -> str:
+        """The judge id this line claims, for messages."""
+        return self.key if isinstance(self.key, str) else judge_id(*self.key)
+
+
+def judge_line(
+    obj: dict[str, Any], path: Path | None = None, number: int | None = None
+) -> JudgeLine:
+    """One judge response object (a parsed JSONL line) as a :class:`JudgeLine`."""
+
+    def fail(message: str) -> InputError:
+        return InputError(message, path, number)
+
+    if is_batch_line(obj):
+        line = batch_response_line(obj, path, number or 0)
+        errored = line.error is not None
+        return JudgeLine(line.id, None if errored else line.text, errored=errored)
+    if all(k in obj for k in ("task_id", "turn_index", "rubric_id")):
+        task_id, turn_index, rubric_id = obj["task_id"], obj["turn_index"], obj["rubric_id"]
+        if not isinstance(task_id, str) or not isinstance(rubric_id, str):
+            raise fail('"task_id" and "rubric_id" must be strings')
+        if not isinstance(turn_index, int) or isinstance(turn_index, bool):
+            raise fail('"turn_index" must be an integer')
+        key: str | RubricKey = (task_id, turn_index, rubric_id)
+    else:
+        key = obj.get("id")
+        if not isinstance(key, str) or not key:
+            raise fail('each line needs an "id" that is a non-empty string')
+    if "raw_judge_output" not in obj and "verdict" not in obj:
+        raise fail('line has no "raw_judge_output" field')
+    raw = obj.get("raw_judge_output")
+    if raw is not None and not isinstance(raw, str):
+        raise fail(f'"raw_judge_output" must be a string or null, got {type(raw).__name__}')
+    return JudgeLine(key, raw, obj.get("verdict"))
+
+
+def as_judge_line(item: Any) -> JudgeLine:
+    """A :class:`JudgeLine` from a line, a ``JudgeResponse`` or a judge response dict."""
+    if isinstance(item, JudgeLine):
+        return item
+    if isinstance(item, dict):
+        return judge_line(item)
+    if hasattr(item, "raw_judge_output") and isinstance(getattr(item, "id", None), str):
+        return JudgeLine(item.id, item.raw_judge_output, getattr(item, "verdict", None))
+    raise InputError(f"not a judge response: {type(item).__name__}")
+
+
+def read_judge_lines(path: Path) -> Iterator[JudgeLine]:
+    """The judge response lines of a file, validated (errors name file and line)."""
+    for number, obj in iter_jsonl(path):
+        yield judge_line(obj, path, number)
+
+
+@dataclass
+class JudgeMatch:
+    """Judge lines matched to judge tasks (the last line wins), keyed by (task, turn, rubric)."""
+
+    by_key: dict[RubricKey, JudgeLine] = field(default_factory=dict)
+    unknown_lines: int = 0
+    lost_lines: Counter[RubricKey] = field(default_factory=Counter)
+
+
+def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) -> JudgeMatch:
+    """Match each judge line to its judge task by id, or by (task_id, turn_index, rubric_id)."""
+    keys: dict[str | RubricKey, RubricKey] = {}
+    for judge_task in judge_tasks:
+        keys[judge_task.key] = judge_task.key
+        keys[judge_task.id] = judge_task.key
+    match = JudgeMatch()
+    for item in lines:
+        line = as_judge_line(item)
+        target = keys.get(line.key)
+        if target is None:
+            match.unknown_lines += 1
+            continue
+        if target in match.by_key:
+            match.lost_lines[target] += 1
+        match.by_key[target] = line
+    return match
