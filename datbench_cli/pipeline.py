@@ -1,4 +1,4 @@
-"""The DatBench stages over a run directory: export, judge tasks, scoring.
+"""The DatBench stages after export (see :mod:`datbench_cli.export`): judge tasks and scoring.
 
 The command line is a thin layer over these functions; they raise :class:`InputError` for bad
 input and never leave a half-written file behind (every file is written to a temporary name and
@@ -10,17 +10,14 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from datbench_cli import jsonio
 from datbench_cli.errors import InputError
 from datbench_cli.evaluator import DatBenchEvaluator
-from datbench_cli.images import extension_from_bytes
-from datbench_cli.loading import load_split
 from datbench_cli.responses import LoadedResponses, load_judge_responses, load_vlm_responses
-from datbench_cli.rundir import IMAGES, REFERENCES, TASKS, RunDir, safe_file_stem
+from datbench_cli.rundir import REFERENCES, RunDir
 from datbench_cli.schema import DatBenchReport, DatBenchSample
 
 Warn = Callable[[str], None]
@@ -31,155 +28,6 @@ _REQUIRED_COLUMNS = ("id", "question", "answer")
 
 def _ignore(_: Any) -> None:
     return None
-
-
-# --------------------------------------------------------------------------- export
-
-
-@dataclass
-class ExportPlan:
-    """The loaded splits of one export, validated before anything is written."""
-
-    source: str
-    split: str
-    limit: int | None
-    splits: dict[str, Any] = field(default_factory=dict)
-    sizes: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def total(self) -> int:
-        return sum(self.sizes.values())
-
-
-def plan_export(capabilities: list[str], source: str, split: str, limit: int | None) -> ExportPlan:
-    """Load each capability's split (images left undecoded) and check the ids.
-
-    Ids must be unique across the export and usable as file names (see
-    :func:`~datbench_cli.rundir.safe_file_stem`); otherwise nothing is written. Only the id
-    column is read for this check.
-    """
-    from datasets import Image
-
-    plan = ExportPlan(source, split, limit)
-    seen: dict[str, str] = {}
-    for capability in capabilities:
-        ds = load_split(source, capability, split)
-        columns = ds.column_names
-        missing = [c for c in _REQUIRED_COLUMNS if columns is not None and c not in columns]
-        if missing:
-            raise InputError(
-                f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
-            )
-        if columns is None or "image" in columns:
-            ds = ds.cast_column("image", Image(decode=False))
-        if limit is not None:
-            ds = ds.take(limit)
-        ids = load_split(source, capability, split, columns=["id"])
-        if limit is not None:
-            ids = ids.take(limit)
-        count = 0
-        for index, item in enumerate(ids):
-            sample_id = item["id"]
-            where = f"{capability} row {index}"
-            if safe_file_stem(sample_id) is None:
-                raise InputError(
-                    f"{where}: sample id {sample_id!r} cannot be used as a file name (allowed: "
-                    "letters, digits, '.', '_', '-', starting with a letter or digit)"
-                )
-            if sample_id in seen:
-                raise InputError(
-                    f"{where}: duplicate sample id {sample_id!r} (first in {seen[sample_id]})"
-                )
-            seen[sample_id] = where
-            count += 1
-        plan.splits[capability] = ds
-        plan.sizes[capability] = count
-    return plan
-
-
-def _image_bytes(cell: Any) -> bytes | None:
-    if not isinstance(cell, dict):
-        return None
-    data = cell.get("bytes")
-    if data:
-        return bytes(data)
-    path = cell.get("path")
-    if path and Path(path).is_file():
-        return Path(path).read_bytes()
-    return None
-
-
-def _sample_record(row: dict[str, Any], capability: str) -> dict[str, Any]:
-    """Everything scoring needs for one row (the sample minus its image)."""
-    sample = DatBenchSample.from_hf_row({**row, "image": None}, capability)
-    record = {k: v for k, v in vars(sample).items() if k != "image"}
-    return record
-
-
-def export_datbench(
-    plan: ExportPlan, run: RunDir, *, warn: Warn = _ignore, advance: Advance = _ignore
-) -> dict[str, Any]:
-    """Write images, tasks.jsonl, references.jsonl and (last) the manifest; return the manifest."""
-    run.begin_export()
-    images_dir = run.path(IMAGES)
-    images_dir.mkdir(exist_ok=True)
-    counts: dict[str, int] = {}
-    judge_count = image_count = 0
-    no_image: list[str] = []
-    with (
-        jsonio.atomic_writer(run.path(TASKS)) as tasks,
-        jsonio.atomic_writer(run.path(REFERENCES)) as references,
-    ):
-        for capability, ds in plan.splits.items():
-            counts[capability] = 0
-            for row in ds:
-                sample_id = row["id"]
-                data = _image_bytes(row.get("image"))
-                image_rel = None
-                if data is not None:
-                    name = f"{sample_id}.{extension_from_bytes(data)}"
-                    _write_if_changed(images_dir / name, data)
-                    image_rel = f"{IMAGES}/{name}"
-                    image_count += 1
-                else:
-                    no_image.append(sample_id)
-                record = _sample_record(row, capability)
-                task = {
-                    "id": sample_id,
-                    "capability": capability,
-                    "question": DatBenchSample(**record, image=None).formatted_question(),
-                    "eval_mode": record["eval_mode"],
-                    "image": image_rel,
-                }
-                tasks.write(jsonio.dumps(task) + b"\n")
-                references.write(jsonio.dumps(record) + b"\n")
-                counts[capability] += 1
-                judge_count += record["eval_mode"] == "judge"
-                advance(1)
-    if no_image:
-        warn(f"{len(no_image)} sample(s) have no image bytes; their tasks have image null")
-    manifest = {
-        "benchmark": "datbench",
-        "source": plan.source,
-        "split": plan.split,
-        "capabilities": list(plan.splits),
-        "counts": {
-            "samples": sum(counts.values()),
-            "by_capability": counts,
-            "judge_samples": judge_count,
-            "images": image_count,
-        },
-        "options": {"limit": plan.limit},
-    }
-    run.write_manifest(manifest)
-    return manifest
-
-
-def _write_if_changed(path: Path, data: bytes) -> None:
-    with contextlib.suppress(OSError):
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return
-    jsonio.write_bytes_atomic(path, data, durable=False)
 
 
 # --------------------------------------------------------------------------- reading a run

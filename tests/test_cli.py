@@ -254,6 +254,23 @@ class BadInputTests(unittest.TestCase):
                 self.assertFalse(target.exists() and any(target.rglob("*")), "nothing is written")
                 self.assertFalse((root / "x").exists())
 
+    def test_failed_reexport_leaves_the_previous_export_intact(self) -> None:
+        before = tree_bytes(self.run_dir)
+        bad = make_dataset(self.tmp / "bad", {"math": [make_row("new1"), make_row("../escape")]})
+        result = run_cli("export-tasks", "math", "--source", str(bad), "-d", str(self.run_dir))
+        self.assert_one_sentence(result, 2, "'../escape'")
+        self.assertEqual(tree_bytes(self.run_dir), before)
+        self.assertEqual(
+            sorted(p.name for p in self.run_dir.iterdir()),
+            sorted(["datbench.json", "images", "references.jsonl", "tasks.jsonl"]),
+        )
+
+    def test_reexport_replaces_images(self) -> None:
+        other = make_dataset(self.tmp / "other", {"math": [make_row("z1")]})
+        result = run_cli("export-tasks", "math", "--source", str(other), "-d", str(self.run_dir))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(sorted(p.name for p in (self.run_dir / "images").iterdir()), ["z1.png"])
+
     def test_duplicate_ids_in_the_dataset(self) -> None:
         source = make_dataset(self.tmp / "dup", {"math": [make_row("same"), make_row("same")]})
         result = run_cli(

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import pipeline
+from datbench_cli import export
 from datbench_cli.capabilities import (
     DEFAULT_DATBENCH_SOURCE,
     DEFAULT_VISTOOLBENCH_SOURCE,
@@ -106,9 +106,9 @@ def export_tasks(
         raise UsageError("--first-image-only applies only to vistoolbench")
     chosen = source or os.environ.get(SOURCE_ENV) or DEFAULT_DATBENCH_SOURCE
     out.info(f"loading {', '.join(capabilities)} from {chosen} ...")
-    plan = pipeline.plan_export(capabilities, chosen, split, limit)
+    plan = export.plan_export(capabilities, chosen, split, limit)
     with out.progress("exporting", plan.total) as advance:
-        manifest = pipeline.export_datbench(plan, run, warn=out.warn, advance=advance)
+        manifest = export.export_datbench(plan, run, warn=out.warn, advance=advance)
     counts = manifest["counts"]
     out.info(
         f"exported {counts['samples']} samples ({counts['judge_samples']} judge-mode, "
