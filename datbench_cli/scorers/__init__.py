@@ -6,9 +6,18 @@ evaluator's fallback path (final-answer extraction + case-insensitive exact matc
 
 from __future__ import annotations
 
+from datbench_cli.scorers import chartqa, chartqapro, charxiv, mathverse, mathvista
 from datbench_cli.scorers.base import Scorer
 
-SCORERS: dict[str, Scorer] = {}
+SCORERS: dict[str, Scorer] = {
+    "chartqa": chartqa,
+    "chartqapro": chartqapro,
+    "charxiv_descriptive": charxiv,
+    "charxiv_reasoning": charxiv,
+    "mathvista": mathvista,
+    "mathverse_reasoning": mathverse,
+    "mathverse_wo": mathverse,
+}
 
 
 def get_scorer(dataset_name: str) -> Scorer | None:
