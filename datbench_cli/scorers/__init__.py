@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from datbench_cli.scorers import (
     ai2d,
+    chartqa,
+    chartqapro,
+    charxiv,
     countbench,
     docvqa,
     infovqa,
     logicvista,
+    mathverse,
+    mathvista,
     mmbench,
     mme_realworld,
     mmmu,
@@ -56,7 +61,15 @@ SCORERS: dict[str, Scorer] = {
     "mme-realworld-ad": mme_realworld,
     "mme-realworld-mo": mme_realworld,
     "mme-realworld-dt": mme_realworld,
+    # Charts
+    "chartqa": chartqa,
+    "chartqapro": chartqapro,
+    "charxiv_descriptive": charxiv,
+    "charxiv_reasoning": charxiv,
     # Math
+    "mathvista": mathvista,
+    "mathverse_reasoning": mathverse,
+    "mathverse_wo": mathverse,
     "logicvista": logicvista,
 }
 
