@@ -6,8 +6,8 @@ request is appended to the output file as one OpenAI batch output line, written 
 ``write`` on an ``O_APPEND`` descriptor and ``fsync``-ed before the next, so a kill loses at most
 the requests in flight. The output is ingested by ``score`` and ``make-judge-tasks`` unchanged.
 
-Resume: ids already answered in the output file (a line the response reader accepts as an
-answer) are never sent again; everything else is. A last line cut off by a kill is repaired
+Resume: ids already answered in the output file (a batch line without an error, or a native
+answer line) are never sent again; everything else is. A last line cut off by a kill is repaired
 first (completed when it is whole JSON, else dropped).
 
 Retries: 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
@@ -38,7 +38,7 @@ import orjson
 from datbench_cli import __version__, jsonio
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.openai_requests import CHAT_URL
-from datbench_cli.responses import batch_line_result, iter_response_lines
+from datbench_cli.responses import batch_line_result
 
 _FATAL_STATUSES = frozenset({401, 403, 404})
 _MAX_BODY_CHARS = 2000
@@ -136,16 +136,75 @@ def repair_tail(out: Path) -> str | None:
 
 
 def answered_ids(out: Path) -> set[str]:
-    """Ids with an answer (not an error) in an existing output file."""
+    """Ids with an answer in an existing output file: batch output lines without an error, and
+    native lines (``raw_output`` or ``raw_judge_output``)."""
+    ids: set[str] = set()
     if not out.is_file():
-        return set()
-    return {line.id for line in iter_response_lines(out) if line.error is None}
+        return ids
+    for _, obj in jsonio.iter_jsonl(out):
+        if "custom_id" in obj:
+            if isinstance(obj["custom_id"], str) and batch_line_result(obj)[1] is None:
+                ids.add(obj["custom_id"])
+        elif isinstance(obj.get("id"), str) and any(
+            isinstance(obj.get(key), str) for key in ("raw_output", "raw_judge_output")
+        ):
+            ids.add(obj["id"])
+    return ids
 
 
-def plan_send(paths: Sequence[Path], out: Path) -> SendPlan:
-    """Validate the request files, repair the output's tail and count what is left to send."""
-    plan = SendPlan(repaired_tail=repair_tail(out))
-    plan.answered_ids = answered_ids(out)
+class OutputFile:
+    """The output file of one send, held for the whole run (a context manager).
+
+    Opening locks it (so two sends cannot write one file at once) and repairs a torn last line;
+    :meth:`append` writes whole lines with one ``write`` each, ``fsync``-ed.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.repaired_tail: str | None = None
+        self._fd = -1
+
+    def __enter__(self) -> OutputFile:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _lock(self._fd, self.path)
+            self.repaired_tail = repair_tail(self.path)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        os.close(self._fd)
+
+    def answered_ids(self) -> set[str]:
+        """Ids already answered in the file."""
+        return answered_ids(self.path)
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Add one line, durably."""
+        data = memoryview(jsonio.dumps(row) + b"\n")
+        while data:
+            data = data[os.write(self._fd, data) :]
+        os.fsync(self._fd)
+
+
+def _lock(fd: int, path: Path) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise UsageError(f"another datbench send is writing to {path}") from None
+
+
+def plan_send(paths: Sequence[Path], output: OutputFile) -> SendPlan:
+    """Validate the request files and count what is left to send to the (open) output."""
+    plan = SendPlan(repaired_tail=output.repaired_tail)
+    plan.answered_ids = output.answered_ids()
     seen: set[str] = set()
     for ident, _, _ in iter_request_lines(paths):
         plan.total += 1
@@ -376,33 +435,16 @@ class _Workers:
             self._jobs.put(None)
 
 
-class _Appender:
-    """Appends whole lines to the output file, each one written at once and fsync-ed."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-    def append(self, row: dict[str, Any]) -> None:
-        data = memoryview(jsonio.dumps(row) + b"\n")
-        while data:
-            data = data[os.write(self._fd, data) :]
-        os.fsync(self._fd)
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
 def send_requests(
     paths: Sequence[Path],
-    out: Path,
+    output: OutputFile,
     config: SendConfig,
     plan: SendPlan,
     *,
     advance: Callable[[int], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SendResult:
-    """Send every request of ``paths`` not answered in ``out`` (per ``plan``), appending the
+    """Send every request of ``paths`` not answered in ``output`` (per ``plan``), appending the
     output lines; raise :class:`SendAborted` after writing what finished when the run must stop."""
     client = _Client(config, sleep)
     result = SendResult()
@@ -410,7 +452,6 @@ def send_requests(
     fatal: str | None = None
     in_flight = 0
     workers = _Workers(config.concurrency, client.send)
-    appender = _Appender(out)
 
     def collect() -> None:
         nonlocal fatal, in_flight
@@ -420,7 +461,7 @@ def send_requests(
             fatal = fatal or reply.fatal
             return
         assert reply.line is not None
-        appender.append(reply.line)
+        output.append(reply.line)
         _, error, reason = batch_line_result(reply.line)
         if error is None:
             result.answered += 1
@@ -445,10 +486,9 @@ def send_requests(
             collect()
     finally:
         workers.close()
-        appender.close()
     if fatal is not None:
         raise SendAborted(
-            f"stopped: {fatal}; answers received so far are kept in {out}, and running the same "
-            "command again continues from there"
+            f"stopped: {fatal}; answers received so far are kept in {output.path}, and running "
+            "the same command again continues from there"
         )
     return result

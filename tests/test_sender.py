@@ -15,12 +15,15 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
+from datbench_cli.errors import UsageError
 from datbench_cli.openai_requests import RequestSettings, chat_messages, request_line
 from datbench_cli.responses import batch_line_result, load_vlm_responses
 from datbench_cli.sender import (
+    OutputFile,
     SendAborted,
     SendConfig,
     _retry_after,
+    answered_ids,
     plan_send,
     repair_tail,
     send_requests,
@@ -76,8 +79,10 @@ class SenderTests(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
     def send(self, **overrides: object):
-        plan = plan_send([self.requests], self.out)
-        return plan, send_requests([self.requests], self.out, quick(self.server, **overrides), plan)
+        with OutputFile(self.out) as output:
+            plan = plan_send([self.requests], output)
+            config = quick(self.server, **overrides)
+            return plan, send_requests([self.requests], output, config, plan)
 
     def test_survives_failures_with_nothing_lost_and_nothing_twice(self) -> None:
         self.server.retry_after = "30"  # capped by backoff_max, so the test stays fast
@@ -156,9 +161,8 @@ class SenderTests(unittest.TestCase):
         config = SendConfig(
             f"http://127.0.0.1:{port}", max_retries=1, backoff_base=0.001, backoff_max=0.01
         )
-        plan = plan_send([self.requests], self.out)
-        with self.assertRaises(SendAborted) as caught:
-            send_requests([self.requests], self.out, config, plan)
+        with OutputFile(self.out) as output, self.assertRaises(SendAborted) as caught:
+            send_requests([self.requests], output, config, plan_send([self.requests], output))
         self.assertIn("cannot reach", str(caught.exception))
 
     def test_model_override_and_duplicate_ids(self) -> None:
@@ -279,6 +283,34 @@ class RepairAndParsingTests(unittest.TestCase):
         repair_tail(path)
         self.assertEqual(path.read_text(), "")
         self.assertIsNone(repair_tail(self.tmp / "absent.jsonl"))
+
+    def test_answered_ids_in_an_existing_output(self) -> None:
+        path = self.tmp / "out.jsonl"
+        rows = [
+            {"id": "n1", "raw_output": "x"},
+            {"id": "n2", "raw_judge_output": "true"},
+            {"id": "n3", "something": "else"},
+            {"custom_id": "b1", "response": None, "error": "boom"},
+            {
+                "custom_id": "b2",
+                "response": {
+                    "status_code": 200,
+                    "body": {
+                        "choices": [{"message": {"content": "ok"}, "finish_reason": "length"}]
+                    },
+                },
+            },
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        self.assertEqual(answered_ids(path), {"n1", "n2", "b2"})
+
+    def test_one_output_file_takes_one_send_at_a_time(self) -> None:
+        path = self.tmp / "out.jsonl"
+        with OutputFile(path), self.assertRaises(UsageError), OutputFile(path):
+            pass
+        with OutputFile(path) as output:
+            output.append({"custom_id": "a"})
+        self.assertEqual(path.read_text(), '{"custom_id":"a"}\n')
 
     def test_retry_after_header(self) -> None:
         self.assertEqual(_retry_after("3"), 3.0)

@@ -14,7 +14,7 @@ from datbench_cli.errors import CheckFailed, UsageError
 from datbench_cli.evaluator import name_ids
 from datbench_cli.openai_requests import REQUESTS_DIR
 from datbench_cli.rundir import JUDGE_RESPONSES, RESPONSES
-from datbench_cli.sender import SendConfig, plan_send, send_requests
+from datbench_cli.sender import OutputFile, SendConfig, plan_send, send_requests
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
@@ -120,7 +120,15 @@ def send(
         backoff_max=max_backoff,
     )
     target = out_path if out_path is not None else default_output(requests, run_dir)
-    plan = plan_send(requests, target)
+    with OutputFile(target) as output:
+        _send(out, requests, output, config, base_url)
+
+
+def _send(
+    out: Output, requests: list[Path], output: OutputFile, config: SendConfig, base_url: str
+) -> None:
+    target = output.path
+    plan = plan_send(requests, output)
     if plan.repaired_tail:
         out.warn(f"{target}: {plan.repaired_tail}")
     if plan.duplicate_ids:
@@ -133,8 +141,8 @@ def send(
         f"answered in {target}, sending {plan.pending} to {base_url}"
     )
     with out.progress("sending", plan.pending, rate_unit="req") as advance:
-        result = send_requests(requests, target, config, plan, advance=advance)
-    if not quiet:
+        result = send_requests(requests, output, config, plan, advance=advance)
+    if not out.quiet:
         out.data(
             f"{result.answered} answered ({result.truncated} cut at max_tokens), "
             f"{len(result.failed_ids)} failed, {plan.already_answered} already answered; "
