@@ -77,6 +77,8 @@ class DatBenchEvaluator:
         sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
         errored_responses: int = 0,
         judge_errored_responses: int = 0,
+        truncated_responses: int = 0,
+        judge_truncated_responses: int = 0,
         jobs: int = 1,
     ) -> DatBenchReport:
         """Score every sample that has a response and aggregate the report.
@@ -84,9 +86,10 @@ class DatBenchEvaluator:
         ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing or
         unparsed; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
         sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
-        seconds one sample may take. The ``errored_*`` counts come from response files whose
-        lines reported an error; they are only reported. ``jobs`` > 1 scores on that many
-        processes (0: every usable core); results are identical and in the same order.
+        seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
+        response files (lines that reported an error; outputs cut at the token limit, which are
+        scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
+        (0: every usable core); results are identical and in the same order.
         """
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
@@ -98,6 +101,8 @@ class DatBenchEvaluator:
             unknown_response_ids=sum(1 for i in vlm_by_id if i not in self.samples_by_id),
             errored_responses=errored_responses,
             judge_errored_responses=judge_errored_responses,
+            truncated_responses=truncated_responses,
+            judge_truncated_responses=judge_truncated_responses,
             unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in self.samples_by_id),
         )
         work: list[WorkItem] = []

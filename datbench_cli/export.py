@@ -21,8 +21,11 @@ from datbench_cli import jsonio
 from datbench_cli.errors import InputError
 from datbench_cli.images import extension_from_bytes, image_cell_bytes
 from datbench_cli.loading import load_split
+from datbench_cli.openai_requests import RequestSettings
+from datbench_cli.pipeline import write_task_requests
 from datbench_cli.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir, safe_file_stem
 from datbench_cli.schema import DatBenchSample
+from datbench_cli.shards import Shard
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -114,16 +117,28 @@ def _swap_in_images(run: RunDir, staging: Path) -> None:
 
 
 def export_datbench(
-    plan: ExportPlan, run: RunDir, *, warn: Warn = _ignore, advance: Advance = _ignore
+    plan: ExportPlan,
+    run: RunDir,
+    *,
+    shard: Shard | None = None,
+    requests: RequestSettings | None = None,
+    warn: Warn = _ignore,
+    advance: Advance = _ignore,
 ) -> dict[str, Any]:
-    """Write the run directory for ``plan``; return the manifest."""
+    """Write the run directory for ``plan`` (and the OpenAI request files, with ``requests``);
+    return the manifest.
+
+    With ``shard``, tasks.jsonl, images and requests hold only that shard's samples, while
+    references.jsonl always holds every sample, so any shard's run directory scores the
+    concatenated responses of all shards (and reports the gaps and duplicates).
+    """
     run.root.mkdir(parents=True, exist_ok=True)
     staging = run.path(STAGING)
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     check = _IdCheck()
     counts: dict[str, int] = {}
-    judge_count = 0
+    judge_count = task_count = 0
     no_image: list[str] = []
     try:
         with (
@@ -135,6 +150,12 @@ def export_datbench(
                 for index, row in enumerate(iter_rows(ds)):
                     name = check(row.get("id"), f"{capability} row {index}")
                     record = _reference(row, capability)
+                    references.write(jsonio.dumps(record) + b"\n")
+                    counts[capability] += 1
+                    judge_count += record["eval_mode"] == "judge"
+                    advance(1)
+                    if shard is not None and not shard.contains(name):
+                        continue
                     image = image_cell_bytes(row.get("image"))
                     image_rel = None
                     if image is None:
@@ -151,10 +172,7 @@ def export_datbench(
                         "image": image_rel,
                     }
                     tasks.write(jsonio.dumps(task) + b"\n")
-                    references.write(jsonio.dumps(record) + b"\n")
-                    counts[capability] += 1
-                    judge_count += record["eval_mode"] == "judge"
-                    advance(1)
+                    task_count += 1
             # Every row was good: from here on the old export is replaced.
             run.path(MANIFEST).unlink(missing_ok=True)
         _swap_in_images(run, staging)
@@ -162,6 +180,15 @@ def export_datbench(
         shutil.rmtree(staging, ignore_errors=True)
     if no_image:
         warn(f"{len(no_image)} sample(s) have no image bytes; their tasks have image null")
+    request_files = write_task_requests(run, requests)
+    options: dict[str, Any] = {"limit": plan.limit}
+    if shard is not None:
+        options["shard"] = {"index": shard.index, "count": shard.count, "tasks": task_count}
+    if requests is not None:
+        options["openai_requests"] = {
+            **requests.describe(),
+            "files": [p.relative_to(run.root).as_posix() for p in request_files],
+        }
     manifest = {
         "benchmark": "datbench",
         "source": plan.source,
@@ -171,9 +198,10 @@ def export_datbench(
             "samples": sum(counts.values()),
             "by_capability": counts,
             "judge_samples": judge_count,
-            "images": sum(counts.values()) - len(no_image),
+            "images": task_count - len(no_image),
+            "tasks": task_count,
         },
-        "options": {"limit": plan.limit},
+        "options": options,
     }
     run.write_manifest(manifest)
     return manifest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,11 +47,17 @@ def read_json(path: Path) -> Any:
         raise InputError(f"not valid JSON ({exc})", path) from None
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(
+    path: Path, on_torn_tail: Callable[[int], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 
     Accepts a UTF-8 BOM and CRLF line ends. A line that is not valid UTF-8 JSON, or whose value is
     not a JSON object, raises :class:`InputError` with the file and 1-based line number.
+
+    With ``on_torn_tail``, a last line that has no line end and is not valid JSON (what a writer
+    killed mid-line leaves; an appending writer always ends its lines) is passed to the callback
+    by line number and skipped instead.
     """
     try:
         handle = path.open("rb")
@@ -71,6 +77,9 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 obj = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
+                if on_torn_tail is not None and not raw.endswith(b"\n"):
+                    on_torn_tail(number)
+                    return
                 raise InputError(f"malformed JSON line ({_short(exc)})", path, number) from None
             if not isinstance(obj, dict):
                 kind = type(obj).__name__ if obj is not None else "null"

@@ -23,14 +23,31 @@ class VerdictCounts:
 
 
 def check_judge_file(path: Path) -> VerdictCounts:
-    """Apply the verdict parser to every line (an errored batch line counts as unparsed)."""
+    """Apply the verdict parser to each judged id (an errored batch line counts as unparsed).
+
+    Several lines for one id: the last wins, except that an errored line never replaces an
+    answer (a failed try before a successful retry, as ``datbench send`` appends). A last line
+    cut off mid-write is ignored.
+    """
+    verdicts: dict[str, bool | None] = {}
+    answered: set[str] = set()
+    for line in iter_response_lines(path, "raw_judge_output", "verdict", on_torn_tail=_ignore):
+        if line.error is not None:
+            if line.id not in answered:
+                verdicts[line.id] = None
+            continue
+        answered.add(line.id)
+        verdicts[line.id] = parse_judge_verdict(line.parsed, line.text)
     counts = VerdictCounts()
-    for line in iter_response_lines(path, "raw_judge_output", "verdict"):
-        verdict = None if line.error else parse_judge_verdict(line.parsed, line.text)
+    for ident, verdict in verdicts.items():
         if verdict is True:
             counts.true += 1
         elif verdict is False:
             counts.false += 1
         else:
-            counts.unparsed_ids.append(line.id)
+            counts.unparsed_ids.append(ident)
     return counts
+
+
+def _ignore(_: int) -> None:
+    return None

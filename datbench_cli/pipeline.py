@@ -1,4 +1,5 @@
-"""The DatBench stages after export (see :mod:`datbench_cli.export`): judge tasks and scoring.
+"""The DatBench stages after export (see :mod:`datbench_cli.export`): request files, judge tasks
+and scoring.
 
 The command line is a thin layer over these functions; they raise :class:`InputError` for bad
 input and never leave a half-written file behind (every file is written to a temporary name and
@@ -10,14 +11,24 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from datbench_cli import jsonio
 from datbench_cli.errors import InputError
 from datbench_cli.evaluator import DatBenchEvaluator
+from datbench_cli.judge import parse_judge_verdict
+from datbench_cli.openai_requests import (
+    REQUESTS_DIR,
+    RequestSettings,
+    judge_request,
+    remove_parts,
+    task_requests,
+    write_parts,
+)
 from datbench_cli.responses import LoadedResponses, load_judge_responses, load_vlm_responses
-from datbench_cli.rundir import REFERENCES, RunDir
+from datbench_cli.rundir import REFERENCES, TASKS, RunDir
 from datbench_cli.schema import DatBenchReport, DatBenchSample
 
 Warn = Callable[[str], None]
@@ -28,6 +39,24 @@ _REQUIRED_COLUMNS = ("id", "question", "answer")
 
 def _ignore(_: Any) -> None:
     return None
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def write_task_requests(run: RunDir, settings: RequestSettings | None) -> list[Path]:
+    """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl (a DatBench or a
+    VisualToolBench one); without ``settings``, stale task request files are removed."""
+    directory = run.path(REQUESTS_DIR)
+    if settings is None:
+        remove_parts(directory, "tasks")
+        return []
+    rows = (
+        request
+        for _, task in jsonio.iter_jsonl(run.path(TASKS))
+        for request in task_requests(task, run.root, settings)
+    )
+    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
 
 
 # --------------------------------------------------------------------------- reading a run
@@ -60,16 +89,51 @@ def forwarded_warnings(warn: Warn) -> Iterator[None]:
 def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn) -> None:
     if loaded.truncated_ids:
         warn(
-            f"{len(loaded.truncated_ids)} {what} in {path} stopped at the token limit "
+            f"{len(set(loaded.truncated_ids))} {what} in {path} stopped at the token limit "
             "(finish_reason length); they are scored as they are"
+        )
+    if loaded.torn_tail_line is not None:
+        warn(
+            f"the last line of {path} (line {loaded.torn_tail_line}) is incomplete, as an "
+            "interrupted writer leaves it, and was ignored (rerun `datbench send` to finish)"
         )
 
 
 # --------------------------------------------------------------------------- judge tasks
 
 
-def make_judge_tasks(run: RunDir, responses: Path, out: Path, *, warn: Warn = _ignore) -> int:
-    """Write one judge request per judge-mode sample that has a response; return the count."""
+@dataclass
+class JudgeTasksWritten:
+    """What :func:`make_judge_tasks` wrote."""
+
+    count: int
+    skipped_done: int = 0
+    request_files: list[Path] = field(default_factory=list)
+
+
+def verdict_ids(path: Path) -> set[str]:
+    """Ids that have a parsed verdict (true or false) in a judge-response file."""
+    loaded = load_judge_responses(path)
+    return {
+        r.id for r in loaded.judge if parse_judge_verdict(r.verdict, r.raw_judge_output) is not None
+    }
+
+
+def make_judge_tasks(
+    run: RunDir,
+    responses: Path,
+    out: Path,
+    *,
+    skip_done: Path | None = None,
+    requests: RequestSettings | None = None,
+    warn: Warn = _ignore,
+) -> JudgeTasksWritten:
+    """Write one judge task per judge-mode sample that has a response.
+
+    ``skip_done``: a judge-response file; ids with a parsed verdict there get no task (a missing
+    file means nothing is done yet). ``requests``: also write the text-only OpenAI requests as
+    ``requests/<out stem>.openai.NNNNN.jsonl`` (stale ones are removed otherwise).
+    """
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
     loaded = load_vlm_responses(responses)
     _report_set_aside(loaded, "responses", responses, warn)
@@ -79,27 +143,42 @@ def make_judge_tasks(run: RunDir, responses: Path, out: Path, *, warn: Warn = _i
     unknown = {r.id for r in loaded.vlm if r.id not in known}
     if unknown:
         warn(f"{len(unknown)} response id(s) in {responses} match no sample and were ignored")
-    requests = evaluator.create_judge_tasks(loaded.vlm)
+    judge_tasks = evaluator.create_judge_tasks(loaded.vlm)
     answered = {r.id for r in loaded.vlm}
     unanswered = sum(
         1 for s in evaluator.samples if s.eval_mode == "judge" and s.id not in answered
     )
     if unanswered:
         warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
-
-    def lines() -> Iterator[dict[str, Any]]:
-        for request in requests:
-            sample = known[request.id]
-            yield {
-                "id": request.id,
-                "vlm_response": request.vlm_response,
-                "ground_truth": request.ground_truth,
-                "judge_prompt": request.judge_prompt,
-                "question": sample.question,
-                "all_answers": sample.all_answers,
-            }
-
-    return jsonio.write_jsonl_atomic(out, lines())
+    done: set[str] = set()
+    if skip_done is not None:
+        if skip_done.is_file():
+            done = verdict_ids(skip_done)
+        else:
+            warn(f"{skip_done} does not exist yet; no judge task is skipped")
+    lines = [
+        {
+            "id": task.id,
+            "vlm_response": task.vlm_response,
+            "ground_truth": task.ground_truth,
+            "judge_prompt": task.judge_prompt,
+            "question": known[task.id].question,
+            "all_answers": known[task.id].all_answers,
+        }
+        for task in judge_tasks
+        if task.id not in done
+    ]
+    written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, lines))
+    written.skipped_done = len(judge_tasks) - len(lines)
+    directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
+    if requests is None:
+        remove_parts(directory, stem)
+    else:
+        rows = (judge_request(line, requests) for line in lines)
+        written.request_files = write_parts(
+            directory, stem, rows, max_bytes=requests.max_file_bytes
+        )
+    return written
 
 
 # --------------------------------------------------------------------------- scoring
@@ -133,5 +212,7 @@ def score_run(
             sample_timeout=sample_timeout,
             errored_responses=len(loaded.errored_ids),
             judge_errored_responses=len(judges.errored_ids),
+            truncated_responses=len(set(loaded.truncated_ids)),
+            judge_truncated_responses=len(set(judges.truncated_ids)),
             jobs=jobs,
         )

@@ -47,7 +47,9 @@ class Coverage:
     duplicate_response_ids: int = 0
     unknown_response_ids: int = 0
     errored_responses: int = 0
+    truncated_responses: int = 0
     judge_errored_responses: int = 0
+    judge_truncated_responses: int = 0
     unknown_judge_response_ids: int = 0
 
 
@@ -156,7 +158,9 @@ class SummaryBuilder:
             "duplicate_response_ids": coverage.duplicate_response_ids,
             "unknown_response_ids": coverage.unknown_response_ids,
             "errored_responses": coverage.errored_responses,
+            "truncated_responses": coverage.truncated_responses,
             "judge_errored_responses": coverage.judge_errored_responses,
+            "judge_truncated_responses": coverage.judge_truncated_responses,
             "unknown_judge_response_ids": coverage.unknown_judge_response_ids,
             "scorer_errors": self.scorer_errors,
         }

@@ -2,12 +2,16 @@
 
 A batch output line (``custom_id`` + ``response.body.choices[0].message.content``) is detected per
 line, so one file may mix both shapes. ``error`` may be an object or a plain string (vLLM writes
-both); such a line, or one whose ``status_code`` is not 200, is an *errored* response.
+both); such a line, or one whose ``status_code`` is not 200, is an *errored* response, unless
+another line of the same file answers that id (a retry that succeeded later, as ``datbench send``
+appends). A ``finish_reason`` of ``length`` marks a *truncated* response, which is still scored.
+A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench send``) is
+skipped and reported, never an error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,11 +61,15 @@ def _batch_content(response: Any) -> tuple[str | None, str | None]:
     )
 
 
-def _optional_str(obj: dict[str, Any], key: str, path: Path, number: int) -> str | None:
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise InputError(f'"{key}" must be a string, got {type(value).__name__}', path, number)
+def batch_line_result(obj: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """``(text, error, finish_reason)`` of one OpenAI batch output line; exactly one of text and
+    error is ``None``."""
+    response = obj.get("response")
+    error = _batch_error(obj, response)
+    text, reason = (None, None) if error else _batch_content(response)
+    if error is None and text is None:
+        error = "no message content in the batch output"
+    return text, error, reason
 
 
 def is_batch_line(obj: dict[str, Any]) -> bool:
@@ -74,19 +82,28 @@ def batch_response_line(obj: dict[str, Any], path: Path | None, number: int) -> 
     ident = obj["custom_id"]
     if not isinstance(ident, str) or not ident:
         raise InputError('"custom_id" must be a non-empty string', path, number)
-    response = obj.get("response")
-    error = _batch_error(obj, response)
-    text, reason = (None, None) if error else _batch_content(response)
-    if error is None and text is None:
-        error = "no message content in the batch output"
+    text, error, reason = batch_line_result(obj)
     return ResponseLine(ident, text, None, error, number, reason)
 
 
+def _optional_str(obj: dict[str, Any], key: str, path: Path, number: int) -> str | None:
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(f'"{key}" must be a string, got {type(value).__name__}', path, number)
+
+
 def iter_response_lines(
-    path: Path, text_field: str = "raw_output", parsed_field: str = "parsed_answer"
+    path: Path,
+    text_field: str = "raw_output",
+    parsed_field: str = "parsed_answer",
+    on_torn_tail: Callable[[int], None] | None = None,
 ) -> Iterator[ResponseLine]:
-    """Yield each line of a response file as a :class:`ResponseLine`, validating field types."""
-    for number, obj in iter_jsonl(path):
+    """Yield each line of a response file as a :class:`ResponseLine`, validating field types.
+
+    ``on_torn_tail`` is passed to :func:`~datbench_cli.jsonio.iter_jsonl`.
+    """
+    for number, obj in iter_jsonl(path, on_torn_tail):
         if is_batch_line(obj):
             yield batch_response_line(obj, path, number)
             continue
@@ -108,29 +125,37 @@ class LoadedResponses:
     judge: list[JudgeResponse] = field(default_factory=list)
     errored_ids: list[str] = field(default_factory=list)
     truncated_ids: list[str] = field(default_factory=list)
+    torn_tail_line: int | None = None
+
+    def record_torn_tail(self, number: int) -> None:
+        self.torn_tail_line = number
+
+
+def _load(path: Path, judge: bool) -> LoadedResponses:
+    loaded = LoadedResponses()
+    fields = ("raw_judge_output", "verdict") if judge else ("raw_output", "parsed_answer")
+    errored: list[str] = []
+    answered: set[str] = set()
+    for line in iter_response_lines(path, *fields, on_torn_tail=loaded.record_torn_tail):
+        if line.error is not None:
+            errored.append(line.id)
+            continue
+        answered.add(line.id)
+        if line.finish_reason == "length":
+            loaded.truncated_ids.append(line.id)
+        if judge:
+            loaded.judge.append(JudgeResponse(line.id, line.text or "", line.parsed))
+        else:
+            loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
+    loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
+    return loaded
 
 
 def load_vlm_responses(path: Path) -> LoadedResponses:
     """VLM responses from a file; errored batch lines are set aside (not scored)."""
-    loaded = LoadedResponses()
-    for line in iter_response_lines(path):
-        if line.error is not None:
-            loaded.errored_ids.append(line.id)
-            continue
-        if line.finish_reason == "length":
-            loaded.truncated_ids.append(line.id)
-        loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
-    return loaded
+    return _load(path, judge=False)
 
 
 def load_judge_responses(path: Path) -> LoadedResponses:
     """Judge responses from a file; errored batch lines are set aside (their verdict is missing)."""
-    loaded = LoadedResponses()
-    for line in iter_response_lines(path, "raw_judge_output", "verdict"):
-        if line.error is not None:
-            loaded.errored_ids.append(line.id)
-            continue
-        if line.finish_reason == "length":
-            loaded.truncated_ids.append(line.id)
-        loaded.judge.append(JudgeResponse(line.id, line.text or "", line.parsed))
-    return loaded
+    return _load(path, judge=True)

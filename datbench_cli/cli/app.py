@@ -11,6 +11,7 @@ from datbench_cli.cli.check_judge import check_judge
 from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
+from datbench_cli.cli.send import send
 
 app = typer.Typer(
     name="datbench",
@@ -42,6 +43,7 @@ app.command("export-tasks")(export_tasks)
 app.command("make-judge-tasks")(make_judge_tasks)
 app.command("score")(score)
 app.command("check-judge")(check_judge)
+app.command("send")(send)
 
 
 def main() -> None:

@@ -6,13 +6,15 @@ import functools
 import os
 import traceback
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from datbench_cli.cli.output import error_line
-from datbench_cli.errors import DatbenchError
+from datbench_cli.errors import DatbenchError, UsageError
+from datbench_cli.openai_requests import DEFAULT_MAX_FILE_MB, MB, RequestSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,6 +23,117 @@ DirOpt = Annotated[
     typer.Option("--dir", "-d", help="Run directory (created by export-tasks).", show_default=True),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
+
+
+class RequestFormat(StrEnum):
+    """Which request files a stage writes besides its JSONL tasks."""
+
+    jsonl = "jsonl"
+    openai = "openai"
+
+
+_OPENAI = "OpenAI requests"
+FormatOpt = Annotated[
+    RequestFormat,
+    typer.Option(
+        "--format",
+        help="'openai' also writes OpenAI batch request files (requests/*.openai.NNNNN.jsonl).",
+        rich_help_panel=_OPENAI,
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Model name put in each request (needed with --format openai).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
+TemperatureOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0,
+        help="Sampling temperature of each request (default 0).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
+MaxFileMbOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-file-mb",
+        help=f"Largest request part file, in MB of 10^6 bytes (default {DEFAULT_MAX_FILE_MB}).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
+_SHARDS = "Shards"
+NumShardsOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Split the tasks into K shards (by a stable hash of the id).",
+        rich_help_panel=_SHARDS,
+        show_default=False,
+    ),
+]
+ShardIndexOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Which shard (0 .. K-1) this export holds.",
+        rich_help_panel=_SHARDS,
+        show_default=False,
+    ),
+]
+
+
+def max_tokens_opt(default: int) -> Any:
+    """The ``--max-tokens`` option with a stage's default."""
+    return Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help=f"max_tokens of each request (default {default}).",
+            rich_help_panel=_OPENAI,
+            show_default=False,
+        ),
+    ]
+
+
+def request_settings(
+    fmt: RequestFormat,
+    *,
+    model: str | None,
+    max_tokens: int | None,
+    default_max_tokens: int,
+    temperature: float | None,
+    max_file_mb: float | None,
+    **images: Any,
+) -> RequestSettings | None:
+    """The OpenAI request settings from the options; refuses request options without
+    ``--format openai``."""
+    given = {
+        "--model": model,
+        "--max-tokens": max_tokens,
+        "--temperature": temperature,
+        "--max-file-mb": max_file_mb,
+    }
+    given.update({"--" + k.replace("_", "-"): v for k, v in images.items()})
+    if fmt is not RequestFormat.openai:
+        used = [name for name, value in given.items() if value is not None]
+        if used:
+            raise UsageError(f"{', '.join(used)} only apply with --format openai")
+        return None
+    if max_file_mb is not None and max_file_mb <= 0:
+        raise UsageError("--max-file-mb must be positive")
+    return RequestSettings(
+        model=model or "",
+        max_tokens=max_tokens if max_tokens is not None else default_max_tokens,
+        temperature=temperature if temperature is not None else 0.0,
+        max_file_bytes=int((max_file_mb if max_file_mb is not None else DEFAULT_MAX_FILE_MB) * MB),
+        **{k: v for k, v in images.items() if v is not None},
+    )
 
 
 def handle_errors(command: F) -> F:

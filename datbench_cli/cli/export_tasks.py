@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from datbench_cli import export
+from datbench_cli import export, pipeline
 from datbench_cli.capabilities import (
     DEFAULT_DATBENCH_SOURCE,
     DEFAULT_VISTOOLBENCH_SOURCE,
@@ -16,11 +17,31 @@ from datbench_cli.capabilities import (
     resolve_targets,
 )
 from datbench_cli.cli import vistoolbench
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.common import (
+    DirOpt,
+    FormatOpt,
+    MaxFileMbOpt,
+    ModelOpt,
+    NumShardsOpt,
+    QuietOpt,
+    RequestFormat,
+    ShardIndexOpt,
+    TemperatureOpt,
+    handle_errors,
+    max_tokens_opt,
+    request_settings,
+)
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import UsageError
 from datbench_cli.loading import SOURCE_ENV
+from datbench_cli.openai_requests import IMAGE_MODES
 from datbench_cli.rundir import RunDir
+from datbench_cli.shards import Shard
+
+DEFAULT_TASK_MAX_TOKENS = 2048
+TaskMaxTokensOpt = max_tokens_opt(DEFAULT_TASK_MAX_TOKENS)
+_OPENAI = "OpenAI requests"
+ImageMode = StrEnum("ImageMode", {mode.replace("-", "_"): mode for mode in IMAGE_MODES})
 
 
 @handle_errors
@@ -73,6 +94,31 @@ def export_tasks(
         ),
     ] = False,
     run_dir: DirOpt = Path("."),
+    fmt: FormatOpt = RequestFormat.jsonl,
+    model: ModelOpt = None,
+    max_tokens: TaskMaxTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    image_mode: Annotated[
+        ImageMode | None,
+        typer.Option(
+            help="How requests carry images: data-url (inlined base64), file (absolute file:// "
+            "URLs), url (--image-base-url + the image's path in the run directory) "
+            "(default data-url).",
+            rich_help_panel=_OPENAI,
+            show_default=False,
+        ),
+    ] = None,
+    image_base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="URL where the run directory is served, for --image-mode url.",
+            rich_help_panel=_OPENAI,
+            show_default=False,
+        ),
+    ] = None,
+    max_file_mb: MaxFileMbOpt = None,
+    num_shards: NumShardsOpt = None,
+    shard_index: ShardIndexOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Export inference tasks, images and scoring references into a run directory.
@@ -83,11 +129,27 @@ def export_tasks(
     search, web-page text, historical weather, a calculator), at most 20 tool-calling rounds, a
     system prompt urging crop/zoom/enhance, images as JPEG q85 and temperature 0 (1.0 for
     reasoning models); the final assistant text of each turn is what gets judged.
+
+    With --format openai, also writes requests/tasks.openai.00001.jsonl (and further numbered
+    parts): OpenAI batch request lines for vLLM run-batch, a hosted batch API or `datbench send`.
     """
     out = Output(quiet)
     benchmark, capabilities = resolve_targets(targets)
+    shard = Shard.from_options(num_shards, shard_index)
+    settings = request_settings(
+        fmt,
+        model=model,
+        max_tokens=max_tokens,
+        default_max_tokens=DEFAULT_TASK_MAX_TOKENS,
+        temperature=temperature,
+        max_file_mb=max_file_mb,
+        image_mode=image_mode.value if image_mode is not None else None,
+        image_base_url=image_base_url,
+    )
     run = RunDir(run_dir)
     if benchmark == VISTOOLBENCH:
+        if shard is not None:
+            raise UsageError("--num-shards/--shard-index are not available for vistoolbench yet")
         vistoolbench.export(
             out,
             run,
@@ -98,6 +160,8 @@ def export_tasks(
             context=context or "golden",
             first_image_only=first_image_only,
         )
+        for path in pipeline.write_task_requests(run, settings):
+            out.info(f"wrote {path}")
         return
     for given, flag in ((turncase, "--turncase"), (context, "--context")):
         if given is not None:
@@ -108,9 +172,18 @@ def export_tasks(
     out.info(f"loading {', '.join(capabilities)} from {chosen} ...")
     plan = export.plan_export(capabilities, chosen, split, limit)
     with out.progress("exporting", plan.total) as advance:
-        manifest = export.export_datbench(plan, run, warn=out.warn, advance=advance)
+        manifest = export.export_datbench(
+            plan, run, shard=shard, requests=settings, warn=out.warn, advance=advance
+        )
     counts = manifest["counts"]
     out.info(
         f"exported {counts['samples']} samples ({counts['judge_samples']} judge-mode, "
         f"{counts['images']} images) to {run.root}"
     )
+    if shard is not None:
+        out.info(
+            f"shard {shard.index} of {shard.count}: {counts['tasks']} task(s) in tasks.jsonl; "
+            "references.jsonl holds all samples"
+        )
+    for name in manifest["options"].get("openai_requests", {}).get("files", []):
+        out.info(f"wrote {run.root / name}")

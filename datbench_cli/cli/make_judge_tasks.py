@@ -10,9 +10,24 @@ import typer
 from datbench_cli import pipeline
 from datbench_cli.capabilities import VISTOOLBENCH
 from datbench_cli.cli import vistoolbench
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.common import (
+    DirOpt,
+    FormatOpt,
+    MaxFileMbOpt,
+    ModelOpt,
+    QuietOpt,
+    RequestFormat,
+    TemperatureOpt,
+    handle_errors,
+    max_tokens_opt,
+    request_settings,
+)
 from datbench_cli.cli.output import Output
+from datbench_cli.errors import UsageError
 from datbench_cli.rundir import JUDGE_TASKS, RESPONSES, RunDir
+
+DEFAULT_JUDGE_MAX_TOKENS = 512
+JudgeMaxTokensOpt = max_tokens_opt(DEFAULT_JUDGE_MAX_TOKENS)
 
 
 @handle_errors
@@ -32,18 +47,55 @@ def make_judge_tasks(
             show_default=False,
         ),
     ] = None,
+    skip_done: Annotated[
+        Path | None,
+        typer.Option(
+            help="Judge responses so far: samples with a parsed verdict there get no new task.",
+            show_default=False,
+        ),
+    ] = None,
     run_dir: DirOpt = Path("."),
+    fmt: FormatOpt = RequestFormat.jsonl,
+    model: ModelOpt = None,
+    max_tokens: JudgeMaxTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    max_file_mb: MaxFileMbOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Write one judge request per judge-mode sample that has a response."""
+    """Write one judge request per judge-mode sample that has a response.
+
+    With --format openai, also writes requests/judge_tasks.openai.00001.jsonl (and further
+    numbered parts): text-only OpenAI batch requests holding the filled-in judge prompt.
+    """
     out = Output(quiet)
+    settings = request_settings(
+        fmt,
+        model=model,
+        max_tokens=max_tokens,
+        default_max_tokens=DEFAULT_JUDGE_MAX_TOKENS,
+        temperature=temperature,
+        max_file_mb=max_file_mb,
+    )
     run = RunDir(run_dir)
     manifest = run.read_manifest()
     target = run.resolve_input(out_path, JUDGE_TASKS)
     if manifest["benchmark"] == VISTOOLBENCH:
+        if settings is not None or skip_done is not None:
+            raise UsageError(
+                "--format openai and --skip-done are not available for vistoolbench yet"
+            )
         vistoolbench.make_judge_tasks(out, run, run.resolve_input(responses, RESPONSES), target)
         return
-    count = pipeline.make_judge_tasks(
-        run, run.resolve_input(responses, RESPONSES), target, warn=out.warn
+    written = pipeline.make_judge_tasks(
+        run,
+        run.resolve_input(responses, RESPONSES),
+        target,
+        skip_done=skip_done,
+        requests=settings,
+        warn=out.warn,
     )
-    out.info(f"wrote {count} judge task(s) to {target}")
+    if skip_done is not None:
+        out.info(f"skipped {written.skipped_done} judge task(s) with a verdict in {skip_done}")
+    out.info(f"wrote {written.count} judge task(s) to {target}")
+    for path in written.request_files:
+        out.info(f"wrote {path}")

@@ -17,11 +17,30 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
+
+
+class RateColumn(ProgressColumn):
+    """Items per second (or per minute when slow)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        if speed is None:
+            return Text(f"- {self.unit}/s")
+        if speed < 1:
+            return Text(f"{speed * 60:.1f} {self.unit}/min")
+        return Text(f"{speed:.1f} {self.unit}/s")
 
 
 class Output:
@@ -54,13 +73,19 @@ class Output:
             self.out.print(table)
 
     @contextmanager
-    def progress(self, description: str, total: int | None) -> Iterator[Any]:
-        """A progress bar on stderr, shown only when stderr is a terminal; yields ``advance``."""
+    def progress(
+        self, description: str, total: int | None, rate_unit: str | None = None
+    ) -> Iterator[Any]:
+        """A progress bar on stderr, shown only when stderr is a terminal; yields ``advance``.
+
+        ``rate_unit`` adds a rate column ("12.3 req/s").
+        """
         enabled = self.err.is_terminal and not self.quiet and not os.environ.get("NO_COLOR")
-        columns = (
+        columns: tuple[ProgressColumn, ...] = (
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            *((RateColumn(rate_unit),) if rate_unit else ()),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
         )

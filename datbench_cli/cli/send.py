@@ -1,0 +1,155 @@
+"""``datbench send``: OpenAI request files -> an OpenAI-compatible server -> batch output lines."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli.cli.common import QuietOpt, handle_errors
+from datbench_cli.cli.output import Output
+from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.evaluator import name_ids
+from datbench_cli.openai_requests import REQUESTS_DIR
+from datbench_cli.rundir import JUDGE_RESPONSES, RESPONSES
+from datbench_cli.sender import OutputFile, SendConfig, plan_send, send_requests
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
+
+
+def default_output(requests: list[Path], run_dir: Path | None) -> Path:
+    """``responses.jsonl`` for task requests, ``judge_responses.jsonl`` for judge requests, in
+    ``--dir`` or else the run directory holding the ``requests/`` folder (else ``.``)."""
+    names = {_OUTPUT_BY_STEM.get(p.name.split(".openai.")[0]) for p in requests}
+    if len(names) != 1 or None in names:
+        raise UsageError(
+            "cannot tell from the request file names whether they are tasks or judge tasks; "
+            "pass --out/-o"
+        )
+    if run_dir is None:
+        parents = {p.resolve().parent for p in requests}
+        folder = parents.pop() if len(parents) == 1 else None
+        run_dir = folder.parent if folder is not None and folder.name == REQUESTS_DIR else Path(".")
+    return run_dir / names.pop()
+
+
+def _api_key(env_name: str | None) -> str | None:
+    name = env_name or DEFAULT_KEY_ENV
+    key = os.environ.get(name)
+    if env_name is not None and not key:
+        raise UsageError(f"environment variable {name} (from --api-key-env) is not set")
+    return key or None
+
+
+@handle_errors
+def send(
+    requests: Annotated[
+        list[Path],
+        typer.Argument(
+            help="OpenAI request files (e.g. requests/tasks.openai.*.jsonl).", show_default=False
+        ),
+    ],
+    base_url: Annotated[
+        str,
+        typer.Option(
+            help="The server, e.g. http://localhost:8000/v1 (requests go to "
+            "<server>/v1/chat/completions).",
+            show_default=False,
+        ),
+    ],
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Environment variable holding the API key, sent as a Bearer token (default "
+            f"{DEFAULT_KEY_ENV}; no key when that is unset).",
+            show_default=False,
+        ),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight at once.")] = 8,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output file, appended to (default: responses.jsonl or judge_responses.jsonl "
+            "in the run directory, from the request file names).",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Replace the model name of every request.", show_default=False),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds to wait for the server before a retry.")
+    ] = 600.0,
+    max_retries: Annotated[
+        int, typer.Option(min=0, help="Retries of one request on 429, 5xx and timeouts.")
+    ] = 6,
+    max_backoff: Annotated[
+        float,
+        typer.Option(min=0, help="Longest wait before a retry, in seconds (caps Retry-After too)."),
+    ] = 60.0,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            "-d",
+            help="Run directory for the default output (default: the folder holding requests/).",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Send request lines to an OpenAI-compatible server and append batch output lines.
+
+    Ids already answered in the output file are skipped, so an interrupted run continues where
+    it stopped when the same command is run again. Exit 1 when some requests still failed.
+    """
+    out = Output(quiet)
+    config = SendConfig(
+        base_url=base_url,
+        api_key=_api_key(api_key_env),
+        model=model,
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+        backoff_max=max_backoff,
+    )
+    target = out_path if out_path is not None else default_output(requests, run_dir)
+    with OutputFile(target) as output:
+        _send(out, requests, output, config, base_url)
+
+
+def _send(
+    out: Output, requests: list[Path], output: OutputFile, config: SendConfig, base_url: str
+) -> None:
+    target = output.path
+    plan = plan_send(requests, output)
+    if plan.repaired_tail:
+        out.warn(f"{target}: {plan.repaired_tail}")
+    if plan.duplicate_ids:
+        out.warn(
+            f"{len(plan.duplicate_ids)} duplicate custom_id(s) in the request files are sent "
+            f"once: {name_ids(plan.duplicate_ids)}"
+        )
+    out.info(
+        f"{plan.total - len(plan.duplicate_ids)} request(s): {plan.already_answered} already "
+        f"answered in {target}, sending {plan.pending} to {base_url}"
+    )
+    with out.progress("sending", plan.pending, rate_unit="req") as advance:
+        result = send_requests(requests, output, config, plan, advance=advance)
+    if not out.quiet:
+        out.data(
+            f"{result.answered} answered ({result.truncated} cut at max_tokens), "
+            f"{len(result.failed_ids)} failed, {plan.already_answered} already answered; "
+            f"output: {target}"
+        )
+    if result.failed_ids:
+        raise CheckFailed(
+            f"{len(result.failed_ids)} request(s) failed: {name_ids(result.failed_ids)}; "
+            "run the same command again to retry them"
+        )

@@ -1,0 +1,409 @@
+"""OpenAI batch request lines for inference tasks and judge tasks, written as numbered part files.
+
+One request line is ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body":
+{"model", "messages", "max_tokens", "temperature"}}``: the shape of the OpenAI Batch API input,
+which ``vllm run-batch`` reads too and ``datbench send`` posts line by line. ``custom_id`` is our
+task id, so outputs are matched by id, never by line order.
+
+Part files are ``<stem>.openai.00001.jsonl``, ``.00002``, ... in the run directory's ``requests/``
+folder; each holds at most :data:`MAX_LINES_PER_PART` lines and at most ``max_bytes`` bytes, so
+hosted batch limits (50,000 requests, 200 MB a file) are never hit.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import quote
+
+from datbench_cli import jsonio
+from datbench_cli.errors import InputError, UsageError
+from datbench_cli.images import extension_from_bytes
+
+CHAT_URL = "/v1/chat/completions"
+REQUESTS_DIR = "requests"
+MAX_LINES_PER_PART = 50_000
+DEFAULT_MAX_FILE_MB = 190
+MB = 1_000_000
+IMAGE_MODES = ("data-url", "file", "url")
+
+_MIME_BY_EXTENSION = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "bmp": "image/bmp",
+    "tiff": "image/tiff",
+}
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """The options of one request file set: model, sampling, image transport, part size."""
+
+    model: str
+    max_tokens: int
+    temperature: float = 0.0
+    image_mode: str = "data-url"
+    image_base_url: str | None = None
+    max_file_bytes: int = DEFAULT_MAX_FILE_MB * MB
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise UsageError("--format openai needs --model (the model name the server expects)")
+        if self.max_tokens < 1:
+            raise UsageError("--max-tokens must be at least 1")
+        if self.image_mode not in IMAGE_MODES:
+            raise UsageError(
+                f"unknown image mode {self.image_mode!r} (use {', '.join(IMAGE_MODES)})"
+            )
+        if self.image_mode == "url" and not self.image_base_url:
+            raise UsageError("--image-mode url needs --image-base-url")
+        if self.image_mode != "url" and self.image_base_url:
+            raise UsageError("--image-base-url is only used with --image-mode url")
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as recorded in the manifest."""
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "image_mode": self.image_mode,
+            "image_base_url": self.image_base_url,
+            "max_file_mb": self.max_file_bytes / MB,
+        }
+
+
+# --------------------------------------------------------------------------- images
+
+
+def mime_type(data: bytes) -> str:
+    """The MIME type of image bytes, from their magic number (``application/octet-stream``
+    when unknown)."""
+    return _MIME_BY_EXTENSION.get(extension_from_bytes(data), "application/octet-stream")
+
+
+def data_url(data: bytes) -> str:
+    """A ``data:`` URL holding the bytes as base64, with the MIME type read from the bytes."""
+    return f"data:{mime_type(data)};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def image_url(run_root: Path, rel_path: str, settings: RequestSettings) -> str:
+    """The URL a request uses for one image of the run directory (``rel_path`` as in tasks.jsonl).
+
+    ``data-url``: the file's bytes inlined; ``file``: an absolute ``file://`` URL (for vLLM's
+    ``--allowed-local-media-path``); ``url``: ``--image-base-url`` + ``/`` + ``rel_path``, so the
+    base URL stands for the run directory (``<base>/images/<file>``).
+    """
+    path = run_root / rel_path
+    if settings.image_mode == "url":
+        assert settings.image_base_url is not None
+        return f"{settings.image_base_url.rstrip('/')}/{quote(rel_path)}"
+    if not path.is_file():
+        raise InputError("image file is missing; run `datbench export-tasks` again", path)
+    if settings.image_mode == "file":
+        return path.resolve().as_uri()
+    return data_url(path.read_bytes())
+
+
+# --------------------------------------------------------------------------- request lines
+
+
+def chat_messages(
+    prompt: str,
+    image_urls: Sequence[str] = (),
+    history: Sequence[dict[str, Any]] = (),
+    system: str | None = None,
+) -> list[dict[str, Any]]:
+    """Chat messages: optional system message, prior turns, then the user turn (images first,
+    then the prompt text).
+
+    ``history`` items are ``{"role": "user"|"assistant", "text": str}`` (the VisualToolBench
+    tasks.jsonl shape); each becomes one plain-text message.
+    """
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    for item in history:
+        messages.append({"role": item["role"], "content": item["text"]})
+    parts: list[dict[str, Any]] = [
+        {"type": "image_url", "image_url": {"url": url}} for url in image_urls
+    ]
+    parts.append({"type": "text", "text": prompt})
+    messages.append({"role": "user", "content": parts})
+    return messages
+
+
+def request_line(
+    custom_id: str, messages: list[dict[str, Any]], settings: RequestSettings
+) -> dict[str, Any]:
+    """One OpenAI batch input line."""
+    return {
+        "custom_id": custom_id,
+        "method": "POST",
+        "url": CHAT_URL,
+        "body": {
+            "model": settings.model,
+            "messages": messages,
+            "max_tokens": settings.max_tokens,
+            "temperature": settings.temperature,
+        },
+    }
+
+
+def prompt_request(
+    custom_id: str,
+    prompt: str,
+    images: Sequence[str],
+    history: Sequence[dict[str, Any]],
+    run_root: Path,
+    settings: RequestSettings,
+) -> dict[str, Any]:
+    """The request for one inference unit: a DatBench task or a VisualToolBench turn.
+
+    ``images`` are paths relative to the run directory, ``history`` prior turns as in
+    :func:`chat_messages`.
+    """
+    urls = [image_url(run_root, rel, settings) for rel in images]
+    return request_line(custom_id, chat_messages(prompt, urls, history), settings)
+
+
+def task_requests(
+    task: dict[str, Any], run_root: Path, settings: RequestSettings
+) -> Iterator[dict[str, Any]]:
+    """The requests of one tasks.jsonl line.
+
+    A DatBench task (``question`` + ``image``) gives one request; a VisualToolBench task (with
+    ``turns``, each ``{id, prompt, images, history}``) gives one request per turn, its history
+    sent as prior user/assistant messages.
+    """
+    if isinstance(task.get("turns"), list):
+        for turn in task["turns"]:
+            yield prompt_request(
+                turn["id"],
+                turn["prompt"],
+                turn.get("images") or [],
+                turn.get("history") or [],
+                run_root,
+                settings,
+            )
+        return
+    image = task.get("image")
+    yield prompt_request(
+        task["id"], task["question"], [image] if image else [], [], run_root, settings
+    )
+
+
+# --------------------------------------------------------------------------- judge requests
+
+JUDGE_FIELDS = ("question", "correct_answer", "model_answer")
+_PLACEHOLDER_RE = re.compile(r"\{(question|correct_answer|model_answer)\}")
+DEFAULT_JUDGE_INSTRUCTION = (
+    "Decide whether the model answer below is correct, given the question and the reference "
+    "answer. Output exactly one boolean token: true or false."
+)
+_LABELS = {
+    "question": "Question:",
+    "correct_answer": "Reference answer:",
+    "model_answer": "Model answer:",
+}
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def judge_text(task: dict[str, Any]) -> str:
+    """What the judge sees for one judge_tasks.jsonl line (one user message, text only).
+
+    DatBench: ``{question}``, ``{correct_answer}`` and ``{model_answer}`` in ``judge_prompt`` are
+    replaced literally (never ``str.format``: prompts hold LaTeX and JSON braces) by ``question``,
+    ``ground_truth`` and ``vlm_response``; a value containing a placeholder is not expanded again.
+    Each of the three that has no placeholder is appended after the prompt under its label
+    ("Question:", "Reference answer:" (with "Other accepted answers:" listing the other
+    ``all_answers``), "Model answer:"); an empty prompt becomes
+    :data:`DEFAULT_JUDGE_INSTRUCTION`. A VisualToolBench judge task (it has ``rubric_id``)
+    already carries its rendered prompt and is sent as is.
+    """
+    prompt = _text(task.get("judge_prompt"))
+    if "rubric_id" in task:
+        return prompt
+    values = {
+        "question": _text(task.get("question")),
+        "correct_answer": _text(task.get("ground_truth")),
+        "model_answer": _text(task.get("vlm_response")),
+    }
+    present = set(_PLACEHOLDER_RE.findall(prompt))
+    text = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], prompt)
+    if not text.strip():
+        text = DEFAULT_JUDGE_INSTRUCTION
+    sections = [text.rstrip()]
+    for name in JUDGE_FIELDS:
+        if name in present:
+            continue
+        sections.append(f"{_LABELS[name]}\n{values[name]}")
+        if name == "correct_answer":
+            others = _other_answers(task.get("all_answers"), values["correct_answer"])
+            if others:
+                sections.append("Other accepted answers:\n" + "\n".join(others))
+    return "\n\n".join(sections) if len(sections) > 1 else text
+
+
+def _other_answers(all_answers: Any, answer: str) -> list[str]:
+    if not isinstance(all_answers, list):
+        return []
+    seen = {answer}
+    others = []
+    for item in all_answers:
+        text = _text(item)
+        if text not in seen:
+            seen.add(text)
+            others.append(text)
+    return others
+
+
+def judge_request(task: dict[str, Any], settings: RequestSettings) -> dict[str, Any]:
+    """The text-only request for one judge task."""
+    messages = [{"role": "user", "content": judge_text(task)}]
+    return request_line(task["id"], messages, settings)
+
+
+# --------------------------------------------------------------------------- part files
+
+_PART_RE = r"\.openai\.(\d{5})\.jsonl"
+
+
+def part_name(stem: str, number: int) -> str:
+    """``<stem>.openai.<number, 5 digits>.jsonl``."""
+    return f"{stem}.openai.{number:05d}.jsonl"
+
+
+def existing_parts(directory: Path, stem: str) -> list[Path]:
+    """The part files of ``stem`` present in ``directory``, in number order."""
+    if not directory.is_dir():
+        return []
+    pattern = re.compile(re.escape(stem) + _PART_RE)
+    found = [p for p in directory.iterdir() if pattern.fullmatch(p.name)]
+    return sorted(found, key=lambda p: p.name)
+
+
+def remove_parts(directory: Path, stem: str, keep: Iterable[Path] = ()) -> list[Path]:
+    """Delete the part files of ``stem`` not in ``keep``; return what was removed."""
+    kept = {p.name for p in keep}
+    removed = [p for p in existing_parts(directory, stem) if p.name not in kept]
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
+
+
+def _size(count: int) -> str:
+    return f"{count / MB:.1f} MB" if count >= MB // 10 else f"{count:,} bytes"
+
+
+class PartWriter:
+    """Writes JSONL lines into numbered part files, all renamed into place only at the end.
+
+    A new part starts before a part would exceed ``max_lines`` lines or ``max_bytes`` bytes.
+    On success, stale parts of the same stem from an earlier run are removed; on failure, no
+    part file is touched.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        stem: str,
+        *,
+        max_lines: int = MAX_LINES_PER_PART,
+        max_bytes: int = DEFAULT_MAX_FILE_MB * MB,
+    ) -> None:
+        if max_lines < 1 or max_bytes < 1:
+            raise UsageError("part files need room for at least one line")
+        self.directory = directory
+        self.stem = stem
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self.lines = 0
+        self.paths: list[Path] = []
+        self._temps: list[Path] = []
+        self._handle: IO[bytes] | None = None
+        self._part_lines = 0
+        self._part_bytes = 0
+
+    def __enter__(self) -> PartWriter:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def write(self, row: dict[str, Any], label: str = "") -> None:
+        """Add one JSON line (``label`` names it in the error when it alone is too large)."""
+        data = jsonio.dumps(row) + b"\n"
+        if len(data) > self.max_bytes:
+            raise UsageError(
+                f"request {label or row.get('custom_id')!r} is {_size(len(data))}, larger "
+                f"than the part-file limit of {_size(self.max_bytes)}; raise --max-file-mb "
+                "or use --image-mode file/url"
+            )
+        if (
+            self._handle is None
+            or self._part_lines >= self.max_lines
+            or self._part_bytes + len(data) > self.max_bytes
+        ):
+            self._next_part()
+        assert self._handle is not None
+        self._handle.write(data)
+        self._part_lines += 1
+        self._part_bytes += len(data)
+        self.lines += 1
+
+    def _next_part(self) -> None:
+        self._close_current()
+        fd, name = tempfile.mkstemp(
+            prefix=f".{self.stem}.openai.", suffix=".tmp", dir=self.directory
+        )
+        self._temps.append(Path(name))
+        self._handle = os.fdopen(fd, "wb")
+        self._part_lines = self._part_bytes = 0
+
+    def _close_current(self) -> None:
+        if self._handle is not None:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            self._handle = None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            if self._handle is not None:
+                self._handle.close()
+            for temp in self._temps:
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
+            return
+        self._close_current()
+        for number, temp in enumerate(self._temps, start=1):
+            target = self.directory / part_name(self.stem, number)
+            os.chmod(temp, 0o644)
+            os.replace(temp, target)
+            self.paths.append(target)
+        remove_parts(self.directory, self.stem, keep=self.paths)
+
+
+def write_parts(
+    directory: Path,
+    stem: str,
+    rows: Iterable[dict[str, Any]],
+    *,
+    max_lines: int = MAX_LINES_PER_PART,
+    max_bytes: int = DEFAULT_MAX_FILE_MB * MB,
+) -> list[Path]:
+    """Write ``rows`` as numbered part files; return their paths (none for no rows)."""
+    with PartWriter(directory, stem, max_lines=max_lines, max_bytes=max_bytes) as writer:
+        for row in rows:
+            writer.write(row)
+    return writer.paths
