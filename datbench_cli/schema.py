@@ -6,7 +6,6 @@ does in the reference harness.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,6 +141,17 @@ class SampleScore:
     is_correct: bool
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The result as the report writes it (key order of the CLI contract; no deep copy)."""
+        return {
+            "id": self.id,
+            "score": self.score,
+            "is_correct": self.is_correct,
+            "vlm_output": self.vlm_output,
+            "ground_truth": self.ground_truth,
+            "metadata": self.metadata,
+        }
+
 
 @dataclass
 class DatBenchReport:
@@ -154,7 +164,7 @@ class DatBenchReport:
         """The report as plain JSON-able data."""
         return {
             "summary": self.summary,
-            "results": [dataclasses.asdict(r) for r in self.results],
+            "results": [r.to_dict() for r in self.results],
         }
 
     def to_json(self) -> str:

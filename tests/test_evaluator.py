@@ -16,7 +16,7 @@ from datbench_cli import (
 )
 from datbench_cli.schema import DatBenchSample
 from datbench_cli.scorer_input import build_scorer_input
-from tests.vectors import DATA, load_lines, round_trip
+from tests.vectors import DATA, assert_same, load_lines, round_trip
 
 SEED_SUMMARY_KEYS = (
     "overall_accuracy",
@@ -49,6 +49,21 @@ def quietly(function, *args, **kwargs):
 
 
 class ReferenceGlueVectorTests(unittest.TestCase):
+    def test_compute_metrics_records(self) -> None:
+        checked = 0
+        for record in records("compute_metrics"):
+            if any(row.get("eval_mode") == "judge" for row in record["rows"]):
+                continue  # the seed overrides: see JudgeModeTests
+            with self.subTest(rows=[r["id"] for r in record["rows"]]):
+                report = quietly(evaluator_for(record).compute_metrics, responses_for(record))
+                summary = round_trip(report.summary)
+                for key in SEED_SUMMARY_KEYS:
+                    assert_same(self, summary[key], record["expected_summary"][key], key)
+                results = round_trip(report.to_dict()["results"])
+                assert_same(self, results, record["expected_results"], "results")
+                checked += 1
+        self.assertGreaterEqual(checked, 3)
+
     def test_samples_tasks_and_judge_tasks(self) -> None:
         for record in records("from_hf_row+tasks"):
             evaluator = evaluator_for(record)
