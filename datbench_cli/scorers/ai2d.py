@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.scorers.accuracy import mean_score
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.text.choices import candidate_letter, lettered_choices, pad_response
 from datbench_cli.text.extract import extract_final_answer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.scorers.accuracy import mean_score
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.text.choices import (
     ANSWER_LINE_A_TO_H,
     answer_line_letter,

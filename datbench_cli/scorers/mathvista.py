@@ -11,6 +11,7 @@ from typing import Any
 
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.mathvista_choices import parse_choice
+from datbench_cli.text.mmmu_open import shortest_key_tail
 
 KNOWN_DEFECT = (
     "MathVista's multiple-choice path is unreachable through the evaluator (question_type and "
@@ -68,18 +69,6 @@ def extract_numbers(text: str) -> list[str]:
     ]
 
 
-def _key_tail(line: str, indicators: tuple[str, ...]) -> str | None:
-    """The shortest text after the last occurrence of any indicator in ``line``."""
-    shortest = None
-    for indicator in indicators:
-        if indicator in line:
-            tail = line.rpartition(indicator)[2].strip()
-            # Quirk: an empty tail never counts as the shortest; the next one replaces it.
-            if not shortest or len(tail) < len(shortest):
-                shortest = tail
-    return shortest
-
-
 def _key_responses(response: str) -> list[str]:
     """The answer-looking tail of each line, or the whole (lower-cased) response when none."""
     text = response.strip().strip(".").lower()
@@ -88,7 +77,7 @@ def _key_responses(response: str) -> list[str]:
     keys: list[str] = []
     for index, line in enumerate(lines):
         indicators = _LAST_LINE_INDICATORS if index == len(lines) - 1 else _KEY_INDICATORS
-        tail = _key_tail(line, indicators)
+        tail = shortest_key_tail(line, indicators)
         if tail and tail.strip() not in _TRIVIAL_TAILS:
             keys.append(tail)
     return keys or [text]

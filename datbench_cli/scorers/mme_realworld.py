@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.scorers.accuracy import mean_score
+from datbench_cli.metrics.averaging import mean_score
 
 _ANSWER_PHRASES = (
     "The best answer is",

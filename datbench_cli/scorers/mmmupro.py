@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from datbench_cli.scorers.accuracy import mean_score
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.text.choices import choices_from_options, mmbench_style_letter
 
 

@@ -6,7 +6,7 @@ import re
 import string
 from typing import Any
 
-from datbench_cli.scorers.accuracy import mean_score
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.text.extract import extract_final_answer
 
 _NUMBER_WORDS = {

@@ -34,7 +34,8 @@ _SCIENTIFIC_NUMBER = re.compile(r"-?(?<!\d)\d+(?:\.\d+)?[eE][+-]?\d+")
 _SIMPLE_NUMBER = re.compile(r"-?(?:(?<!\d)\d+\.\d+|\.\d+|(?<!\d)\d+\b)(?![eE][+-]?\d+)(?![,\d])")
 
 
-def _shortest_key(piece: str, indicators: tuple[str, ...]) -> str | None:
+def shortest_key_tail(piece: str, indicators: tuple[str, ...]) -> str | None:
+    """The shortest text after the last occurrence of any indicator in ``piece``."""
     best: str | None = None
     for indicator in indicators:
         if indicator in piece:
@@ -52,7 +53,7 @@ def key_subresponses(response: Any) -> list[str]:
     keys: list[str] = []
     for position, piece in enumerate(pieces):
         indicators = _KEY_INDICATORS + ("=",) if position == len(pieces) - 1 else _KEY_INDICATORS
-        best = _shortest_key(piece, indicators)
+        best = shortest_key_tail(piece, indicators)
         if best and best.strip() not in _TRIVIAL_KEYS:
             keys.append(best)
     return keys or [text]
