@@ -11,6 +11,7 @@ help:
 	@echo "make demo   - export the bundled sample data, build judge tasks, score the example responses"
 	@echo "make test   - run the test suite"
 	@echo "make lint   - ruff check + ruff format --check"
+	@echo "make bench  - speed and memory ratios (BENCH_ARGS='--samples 1500 --score-samples 200000')"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +32,12 @@ demo: $(STAMP)
 	cp $(SAMPLE)/judge_responses.jsonl $(DEMO_DIR)/judge_responses.jsonl
 	$(DATBENCH) check-judge --dir $(DEMO_DIR) || true
 	$(DATBENCH) score --dir $(DEMO_DIR)
+	rm -rf $(DEMO_DIR)-vistoolbench
+	$(DATBENCH) export-tasks vistoolbench --source sample_data/vistoolbench --dir $(DEMO_DIR)-vistoolbench
+	cp sample_data/vistoolbench/responses.jsonl $(DEMO_DIR)-vistoolbench/responses.jsonl
+	$(DATBENCH) make-judge-tasks --dir $(DEMO_DIR)-vistoolbench
+	cp sample_data/vistoolbench/judge_responses.jsonl $(DEMO_DIR)-vistoolbench/judge_responses.jsonl
+	$(DATBENCH) score --dir $(DEMO_DIR)-vistoolbench
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
@@ -45,6 +52,10 @@ format: $(STAMP)
 
 sample-data: $(STAMP)
 	$(PY) scripts/make_sample_data.py
+	$(PY) scripts/make_vistoolbench_sample.py
+
+bench: $(STAMP)
+	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(DEMO_DIR) build *.egg-info
+	rm -rf $(DEMO_DIR) $(DEMO_DIR)-vistoolbench build *.egg-info

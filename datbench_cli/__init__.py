@@ -12,6 +12,7 @@ from datbench_cli.schema import (
     VLMResponse,
 )
 from datbench_cli.scoring import ScorerFailed
+from datbench_cli.vistoolbench import VisToolBenchEvaluator, parse_vtb_verdict
 
 __version__ = "0.1.0"
 
@@ -25,6 +26,8 @@ __all__ = [
     "SampleScore",
     "ScorerFailed",
     "VLMResponse",
+    "VisToolBenchEvaluator",
     "parse_judge_verdict",
+    "parse_vtb_verdict",
     "__version__",
 ]
