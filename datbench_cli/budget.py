@@ -10,12 +10,50 @@ from collections.abc import Iterator
 DEFAULT_SAMPLE_TIMEOUT = 30.0
 
 
-class SampleTimeout(TimeoutError):
-    """Scoring one sample took longer than its budget."""
+class SampleTimeout(BaseException):
+    """Scoring one sample took longer than its budget.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so the broad ``except Exception`` blocks
+    that reference scorers use to turn failures into a score of 0 cannot swallow it: the
+    evaluator catches it explicitly and records the sample as a scorer error.
+    """
 
 
 def _on_alarm(signum: int, frame: object) -> None:
     raise SampleTimeout("scoring this sample exceeded its time budget")
+
+
+def _usable(seconds: float | None) -> bool:
+    return bool(
+        seconds
+        and seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+
+
+_handler_depth = 0
+
+
+@contextlib.contextmanager
+def alarm_handler(seconds: float | None) -> Iterator[None]:
+    """Install the ``SIGALRM`` handler once around many :func:`time_limit` blocks.
+
+    Installing a signal handler costs more than scoring a typical sample, so a loop over many
+    samples installs it once here; the previous handler is restored afterwards.
+    """
+    global _handler_depth
+    if not _usable(seconds):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    _handler_depth += 1
+    try:
+        yield
+    finally:
+        _handler_depth -= 1
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager
@@ -24,21 +62,19 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
     Uses ``SIGALRM``, so it acts only in the main thread of a POSIX process (elsewhere, or with
     ``seconds`` of ``None``/0, the block runs unbounded). Python's regex engine checks for signals
-    while matching, so catastrophic backtracking is interrupted too.
+    while matching, so catastrophic backtracking is interrupted too. Inside
+    :func:`alarm_handler` only the timer is set; otherwise the handler is installed for the block.
     """
-    usable = (
-        seconds
-        and seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
+    if not _usable(seconds):
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    assert seconds is not None
+    if _handler_depth == 0:
+        with alarm_handler(seconds), time_limit(seconds):
+            yield
+        return
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

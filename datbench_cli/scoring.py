@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from datbench_cli.budget import time_limit
+from datbench_cli.budget import SampleTimeout, time_limit
 from datbench_cli.judge import parse_judge_verdict
 from datbench_cli.schema import DatBenchSample, JudgeResponse
 from datbench_cli.scorer_input import build_scorer_input
@@ -52,7 +52,7 @@ def score_direct(
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.
             is_correct = bool(details.get("score", 0.0) >= 0.5)
-    except Exception as exc:  # noqa: BLE001 - every scorer failure is recorded, never fatal
+    except (Exception, SampleTimeout) as exc:  # noqa: BLE001 - recorded, never fatal
         error = {"type": type(exc).__name__, "message": str(exc)}
         return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)
     return Outcome(score, is_correct, details)

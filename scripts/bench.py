@@ -73,9 +73,11 @@ def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[fl
 
 
 def median_of(repeat: int, action: Callable[[], tuple[float, float]]) -> tuple[float, float]:
-    """Median wall time and max peak RSS over ``repeat`` runs."""
+    """Median wall time and max peak RSS over ``repeat`` runs (dirty pages flushed first, so one
+    run's writes are not charged to the next)."""
     times, peaks = [], []
     for _ in range(repeat):
+        os.sync()
         elapsed, peak = action()
         times.append(elapsed)
         peaks.append(peak)

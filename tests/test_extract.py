@@ -75,6 +75,10 @@ class LinearScanParityTests(unittest.TestCase):
         "}",
         "{",
         "B",
+        "<|begin_of_box|>",
+        "<|end_of_box|>",
+        "<|begin_of_box|>7",
+        "<|end_of_box|>\n",
     )
 
     @staticmethod
@@ -95,6 +99,8 @@ class LinearScanParityTests(unittest.TestCase):
             text = "".join(rng.choice(self.TOKENS) for _ in range(rng.randint(0, 24)))
             if extract.last_boxed(text) != self.reference_last(extract.BOXED_RE, text):
                 mismatches.append(("boxed", text))
+            if extract.last_pipe_box(text) != self.reference_last(extract.PIPE_BOX_RE, text):
+                mismatches.append(("pipe box", text))
             expected = self.reference_last(extract.ANSWER_LINE_RE, text)
             if extract.last_answer_line(text) != expected:
                 mismatches.append(("answer line", text))
@@ -105,3 +111,4 @@ class LinearScanParityTests(unittest.TestCase):
         self.assertEqual(len(extract_final_answer("\\boxed{" * 200_000)), 1_400_000)
         self.assertEqual(extract_final_answer("   \n" * 200_000 + "Answer: 7"), "7")
         self.assertEqual(extract_final_answer("\n" * 200_000), "")
+        self.assertEqual(extract_final_answer("<|begin_of_box|>x" * 100_000 + "\nAnswer: 3"), "3")

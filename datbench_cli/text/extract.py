@@ -48,20 +48,35 @@ def clean_candidate(text: str | None) -> str:
     return text
 
 
-def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    last = None
-    for last in pattern.finditer(text):  # noqa: B007 - only the last match is kept
-        pass
-    return last
-
-
-# The two patterns below backtrack quadratically on hostile text when run with finditer (a long
-# run of "\\boxed{" without "}", or thousands of blank lines). The scans that follow find the
+# The patterns above backtrack quadratically on hostile text when run with finditer (many
+# unclosed "<|begin_of_box|>" or "\\boxed{", or thousands of blank lines). The scans that follow find the
 # same last match as finditer would, in linear time; tests/test_extract.py checks them against
 # the patterns on random inputs.
 _ANSWER_TAIL_RE = re.compile(r"(?:final\s+answer|answer)\s*:\s*(.+)$", re.I | re.M)
 _NON_SPACE_RE = re.compile(r"\S")
 _BOX_OPEN = "boxed{"
+
+
+_PIPE_OPEN = "<|begin_of_box|>"
+_PIPE_CLOSE = "<|end_of_box|>"
+
+
+def last_pipe_box(text: str) -> str | None:
+    """Group 1 of the last ``PIPE_BOX_RE`` match in ``finditer`` order, or ``None``.
+
+    Each match runs from an opening marker to the first closing marker after it; once no closing
+    marker follows, no later opening marker can match either.
+    """
+    last = None
+    opening = text.find(_PIPE_OPEN)
+    while opening != -1:
+        start = opening + len(_PIPE_OPEN)
+        closing = text.find(_PIPE_CLOSE, start)
+        if closing == -1:
+            break
+        last = text[start:closing]
+        opening = text.find(_PIPE_OPEN, closing + len(_PIPE_CLOSE))
+    return last
 
 
 def last_boxed(text: str) -> str | None:
@@ -122,10 +137,7 @@ def extract_final_answer(text: object) -> str:
     """
     if not isinstance(text, str):
         return ""
-    pipe_box = _last_match(PIPE_BOX_RE, text)
-    if pipe_box is not None:
-        return clean_candidate(pipe_box.group(1))
-    for finder in (last_boxed, last_answer_line):
+    for finder in (last_pipe_box, last_boxed, last_answer_line):
         found = finder(text)
         if found is not None:
             return clean_candidate(found)
