@@ -6,9 +6,20 @@ evaluator's fallback path (final-answer extraction + case-insensitive exact matc
 
 from __future__ import annotations
 
+from datbench_cli.scorers import (
+    cc_ocr_doc_parsing,
+    cc_ocr_kie,
+    cc_ocr_multi_scene_ocr,
+    ocrbench_v2,
+)
 from datbench_cli.scorers.base import Scorer
 
-SCORERS: dict[str, Scorer] = {}
+SCORERS: dict[str, Scorer] = {
+    "cc-ocr-doc_parsing": cc_ocr_doc_parsing,
+    "cc-ocr-kie": cc_ocr_kie,
+    "cc-ocr-multi_scene_ocr": cc_ocr_multi_scene_ocr,
+    "ocrbench-v2": ocrbench_v2,
+}
 
 
 def get_scorer(dataset_name: str) -> Scorer | None:

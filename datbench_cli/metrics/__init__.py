@@ -1,0 +1,1 @@
+"""Metric primitives shared by the scorers."""
