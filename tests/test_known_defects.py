@@ -24,7 +24,7 @@ class KnownDefectTests(unittest.TestCase):
         self.assertGreater(len(modules), 3)
         for module in sorted(modules):
             with self.subTest(module=module):
-                self.assertIn(f"| `{module}` (", text)
+                self.assertTrue(f"| `{module}` (" in text, f"{module} missing from {DOC.name}")
 
     def test_report_names_the_defect_of_scored_datasets(self) -> None:
         line = load_lines(DATA / "ai2d.jsonl")[0]

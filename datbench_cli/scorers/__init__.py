@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from datbench_cli.scorers import (
     ai2d,
+    cc_ocr_doc_parsing,
+    cc_ocr_kie,
+    cc_ocr_multi_scene_ocr,
     chartqa,
     chartqapro,
     charxiv,
@@ -21,6 +24,7 @@ from datbench_cli.scorers import (
     mme_realworld,
     mmmu,
     mmmupro,
+    ocrbench_v2,
     ocrvqa,
     pixmo_points_eval,
     realworldqa,
@@ -44,11 +48,15 @@ SCORERS: dict[str, Scorer] = {
     "docvqa": docvqa,
     "ocr-vqa": ocrvqa,
     "infovqa": infovqa,
+    "cc-ocr-doc_parsing": cc_ocr_doc_parsing,
+    "cc-ocr-kie": cc_ocr_kie,
+    "ocrbench-v2": ocrbench_v2,
     # Counting
     "countbench": countbench,
     "tallyqa": tallyqa,
     # Scene text
     "text-vqa": textvqa,
+    "cc-ocr-multi_scene_ocr": cc_ocr_multi_scene_ocr,
     # General
     "vqa-v2": vqav2,
     "ai2d": ai2d,

@@ -1,0 +1,95 @@
+"""CC-OCR multi-scene OCR (``cc-ocr-multi_scene_ocr``).
+
+Bag-of-characters F1 over the lower-cased ASCII letters and digits of the raw output and the GT.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+KNOWN_DEFECT = (
+    "Only ASCII letters and digits are compared, so Chinese and other non-ASCII text is ignored: "
+    "a Chinese reference is matched perfectly by any output without ASCII letters or digits."
+)
+
+_WHITESPACE_RE = re.compile(r"\s+")
+_NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+
+
+def tokenize(text: Any) -> list[str]:
+    """The ASCII letters/digits of ``text``, lower-cased, one token per character."""
+    if not isinstance(text, str):
+        return []
+    text = text.replace("\t", " ").replace("\n", " ").replace("###", "").replace("***", "")
+    text = _WHITESPACE_RE.sub(" ", text).strip().lower()
+    # Quirk: everything outside [a-z0-9] is dropped, so non-ASCII (e.g. Chinese) text vanishes.
+    return list(_NOT_ALNUM_RE.sub("", text))
+
+
+def _f1(recall: float, precision: float) -> float:
+    return 2 * recall * precision / (recall + precision) if recall + precision > 0 else 0.0
+
+
+def _empty_side_rates(gt_count: int, pred_count: int) -> float:
+    # Quirk: an empty reference scores 1.0 only against an empty prediction.
+    return 1.0 if gt_count == 0 and pred_count == 0 else 0.0
+
+
+def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """Score one sample on the raw output (no answer extraction)."""
+    ground_truth = sample.get("answer") or sample.get("ground_truth_answer", "")
+    pred_tokens = tokenize(model_output)
+    gt_tokens = tokenize(ground_truth)
+    if not gt_tokens or not pred_tokens:
+        matched = 0
+        recall = precision = f1 = _empty_side_rates(len(gt_tokens), len(pred_tokens))
+    else:
+        gt_counts, pred_counts = Counter(gt_tokens), Counter(pred_tokens)
+        matched = sum(min(count, pred_counts[token]) for token, count in gt_counts.items())
+        recall = matched / len(gt_tokens)
+        precision = matched / len(pred_tokens)
+        f1 = _f1(recall, precision)
+    return {
+        "score": f1,
+        "f1_score": f1,
+        "recall": recall,
+        "precision": precision,
+        "matched_tokens": matched,
+        "gt_token_count": len(gt_tokens),
+        "pred_token_count": len(pred_tokens),
+        "l2_category": sample.get("l2_category", ""),
+        "ground_truth": ground_truth,
+        "model_output": model_output,
+    }
+
+
+def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Macro means of the per-sample rates and micro rates over the summed token counts."""
+    if not predictions:
+        return {"macro_f1": 0.0, "micro_f1": 0.0, "accuracy": 0.0}
+    details = [item.get("score_details", item) for item in predictions]
+    count = len(details)
+    macro_f1 = sum(d.get("f1_score", 0.0) for d in details) / count
+    macro_recall = sum(d.get("recall", 0.0) for d in details) / count
+    macro_precision = sum(d.get("precision", 0.0) for d in details) / count
+    matched = sum(d.get("matched_tokens", 0) for d in details)
+    gt_total = sum(d.get("gt_token_count", 0) for d in details)
+    pred_total = sum(d.get("pred_token_count", 0) for d in details)
+    if gt_total == 0 or pred_total == 0:
+        micro_recall = micro_precision = _empty_side_rates(gt_total, pred_total)
+    else:
+        micro_recall = matched / gt_total
+        micro_precision = matched / pred_total
+    micro_f1 = _f1(micro_recall, micro_precision)
+    return {
+        "macro_f1": macro_f1,
+        "micro_f1": micro_f1,
+        "macro_recall": macro_recall,
+        "macro_precision": macro_precision,
+        "micro_recall": micro_recall,
+        "micro_precision": micro_precision,
+        "accuracy": micro_f1,
+        "score": micro_f1,
+    }
