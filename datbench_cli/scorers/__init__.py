@@ -6,9 +6,12 @@ evaluator's fallback path (final-answer extraction + case-insensitive exact matc
 
 from __future__ import annotations
 
+from datbench_cli.scorers import mathvision
 from datbench_cli.scorers.base import Scorer
 
-SCORERS: dict[str, Scorer] = {}
+SCORERS: dict[str, Scorer] = {
+    "mathvision": mathvision,
+}
 
 
 def get_scorer(dataset_name: str) -> Scorer | None:

@@ -1,0 +1,1 @@
+"""Numeric helpers shared by scorers (safe arithmetic evaluation and friends)."""
