@@ -19,6 +19,7 @@ from datbench_cli.scorers import (
     infovqa,
     logicvista,
     mathverse,
+    mathvision,
     mathvista,
     mmbench,
     mme_realworld,
@@ -78,6 +79,7 @@ SCORERS: dict[str, Scorer] = {
     "mathvista": mathvista,
     "mathverse_reasoning": mathverse,
     "mathverse_wo": mathverse,
+    "mathvision": mathvision,
     "logicvista": logicvista,
 }
 

@@ -1,0 +1,259 @@
+"""MathVision: boxed/phrase answer extraction, MATH normalisation, numeric equivalence.
+
+Numbers are compared through ``latex2sympy2`` 1.9.1 (its grammar decides which answers count as
+numbers); the reference then runs Python ``eval`` on SymPy's printed result, which is replaced
+here by :func:`datbench_cli.metrics.safe_arith.evaluate` (same values, same failures, no code).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+from typing import Any
+
+from datbench_cli.budget import SampleTimeout
+from datbench_cli.metrics.safe_arith import evaluate
+from datbench_cli.text.math_normalize import strip_string
+
+KNOWN_DEFECT = (
+    "MathVision compares only the letter when a row has correct_choice_letter but no option "
+    "list, so a correct numeric answer scores 0, and `\\%` is stripped from predictions so "
+    "`10\\%` never equals a gold `0.1`."
+)
+
+# The reference's blanket `except Exception` must not hide a spent time budget, nor a broken
+# latex2sympy2 install (which would silently turn every numeric comparison into "not equal").
+_NEVER_SWALLOWED = (SampleTimeout, ImportError)
+
+CHOICE_LETTERS = "ABCDE"
+ANSWER_PHRASES = (
+    "the final answer is",
+    "the answer is",
+    "the correct answer is",
+    "the answer should be",
+)
+BOXED = "\\boxed{"
+DOUBLE_BOXED = "\\\\boxed{"
+
+# (old, new) replacements of find_math_answer after the boxed/`=`/`\approx` cuts, in order.
+# Quirk: unit removals are plain substrings ("12 km" -> "12" but "12 cm" -> "12cm").
+_ANSWER_REPLACEMENTS = (
+    (" ", ""),
+    ("\\,", ""),
+    ("∞", "\\infty"),
+    ("+\\infty", "\\infty"),
+    ("\\\\", "\\"),
+    ("\n", ""),
+    ("\\text", ""),
+    ("\\mbox", ""),
+    ("bmatrix", "pmatrix"),
+    ("\\left", ""),
+    ("\\right", ""),
+    ("^{\\circ}", ""),
+    ("^\\circ", ""),
+    ("{m}^3", ""),
+    ("m^3", ""),
+    ("{units}", ""),
+    ("units", ""),
+    ("{km}", ""),
+    ("km", ""),
+)
+# Option-letter unwrapping applied to the final prediction, in order.
+_LETTER_UNWRAPS = tuple((f"({c})", c) for c in "abcde") + tuple((f"{{{c}}}", c) for c in "abcde")
+
+
+def _last_boxed_content(text: str) -> str | None:
+    """What the reference's greedy ``\\\\+boxed\\{(.*)\\}`` (DOTALL) ``findall`` keeps last.
+
+    The leftmost ``\\boxed{`` opens the only match, which runs to the last ``}`` of the text;
+    none exists when no ``}`` follows it. Computed with two scans instead of the regex, whose
+    backtracking is quadratic on long runs of backslashes or of unclosed ``\\boxed{``.
+    """
+    start = text.find(BOXED)
+    if start == -1:
+        return None
+    start += len(BOXED)
+    end = text.rfind("}")
+    return text[start:end] if end >= start else None
+
+
+def find_math_answer(text: str) -> str:
+    """The normalised answer inside a (lower-cased) response, as the reference extracts it."""
+    text = text.lower().replace("{}", "")
+    boxed = _last_boxed_content(text)
+    answer = text if boxed is None else boxed
+    close, open_ = answer.find("}"), answer.find("{")
+    if close != -1 and (open_ == -1 or close < open_):
+        answer = answer.split("}")[0]
+    answer = answer.split("=")[-1].split("\\approx")[-1]
+    for old, new in _ANSWER_REPLACEMENTS:
+        answer = answer.replace(old, new)
+    return strip_string(answer)
+
+
+def _typing_io_shim() -> None:
+    """Python 3.12 removed ``typing.io``, which the ANTLR runtime pinned by latex2sympy2 1.9.1
+    (4.7.2) imports for ``TextIO``; provide it so the parser loads on newer Pythons too."""
+    if "typing.io" in sys.modules or sys.version_info < (3, 12):
+        return
+    module = types.ModuleType("typing.io")
+    module.TextIO = typing.TextIO  # type: ignore[attr-defined]
+    module.BinaryIO = typing.BinaryIO  # type: ignore[attr-defined]
+    module.IO = typing.IO  # type: ignore[attr-defined]
+    sys.modules["typing.io"] = module
+
+
+def _latex_number(text: str) -> Any:
+    """The reference's ``eval(str(latex2sympy(text)))``, without ``eval``."""
+    _typing_io_shim()
+    from latex2sympy2 import latex2sympy  # heavy (SymPy + ANTLR); only when a number is needed
+
+    return evaluate(str(latex2sympy(text)))
+
+
+def _rounded_items(text: str) -> str:
+    """``(a,b,...)``/``[a,b,...]`` with each numeric item rounded to 2 places; else unchanged."""
+    items = text[1:-1].split(",")
+    try:
+        brackets = text[0] + text[-1]
+        if brackets not in ("()", "[]") or len(items) < 2:
+            return text
+        # Quirk: str(round(int, 2)) keeps "2" while 2.001 gives "2.0", so [1,2] != [1,2.001].
+        rounded = [
+            item if "infty" in item or item in ("a", "-a") else str(round(_latex_number(item), 2))
+            for item in items
+        ]
+    except _NEVER_SWALLOWED:
+        raise
+    except Exception:  # noqa: BLE001 - the reference keeps the text on any failure
+        return text
+    return brackets[0] + ",".join(rounded) + brackets[1]
+
+
+def is_equal(gold: str, prediction: str) -> bool:
+    """Reference ``is_equal(asw, gt_asw)``: string, tuple-wise, then 2-decimal numeric match."""
+    gold, prediction = gold.lower(), prediction.lower()
+    if not gold.replace(" ", "") or not prediction.replace(" ", ""):
+        return False
+    if gold.strip() == prediction.strip():
+        return True
+    gold, prediction = _rounded_items(gold), _rounded_items(prediction)
+    if gold == prediction:
+        return True
+    try:
+        # The reference evaluates its second argument (the prediction) first.
+        return round(_latex_number(prediction), 2) == round(_latex_number(gold), 2)
+    except _NEVER_SWALLOWED:
+        raise
+    except Exception:  # noqa: BLE001 - any conversion/evaluation failure means "not equal"
+        return False
+
+
+def _is_float_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _cut_after_phrase(text: str, phrase: str) -> str:
+    had_phrase = phrase in text
+    text = text.split(phrase)[-1].strip()  # Quirk: stripped even when the phrase is absent
+    if had_phrase:
+        text = text.split("\n")[0].split(". ")[0]
+    return text
+
+
+def _extract_prediction(output: Any) -> str:
+    """The reference's chain from a raw output to the compared answer string."""
+    answer = str(output).strip()
+    for c in CHOICE_LETTERS:
+        if answer.endswith((f" {c}.", f" ({c}).")) or answer.startswith(
+            (f"{c}\n", f"({c})\n", f"({c}) {c}\n")
+        ):
+            answer = c
+    # Quirk: any float-parsable text after the last "is " (e.g. "nan", "1e3") replaces it all.
+    tail = answer.split("is ")[-1].rstrip(".")
+    if _is_float_text(tail):
+        answer = tail
+    if BOXED not in answer:
+        for phrase in ANSWER_PHRASES:
+            answer = _cut_after_phrase(answer, phrase)
+            answer = _cut_after_phrase(answer, phrase.replace("the", "The"))
+    elif answer.count(DOUBLE_BOXED) > 1:
+        answer = DOUBLE_BOXED + answer.split(DOUBLE_BOXED)[-1]
+    elif answer.count(BOXED) > 1:
+        answer = BOXED + answer.split(BOXED)[-1]
+    answer = find_math_answer(answer)
+    for old, new in _LETTER_UNWRAPS:
+        answer = answer.replace(old, new)
+    return answer.rstrip(".").lstrip(":").strip()
+
+
+def _gold_option_value(gold: str, options: Any) -> str:
+    """The option text the gold letter points at, or ``""``."""
+    if not options:
+        return ""
+    try:
+        index = ord(gold) - ord("A")
+        return options[index] if 0 <= index < len(options) else ""
+    except _NEVER_SWALLOWED:
+        raise
+    except Exception:  # noqa: BLE001 - Quirk: a gold that is not one character has no value
+        return ""
+
+
+def mathvision_process_results(doc: dict[str, Any], results: Any) -> dict[str, Any]:
+    """Reference ``mathvision_process_results``: one correctness flag per prediction.
+
+    ``results`` is a list of predictions; a single string counts as one prediction (the form
+    the reference's direct-call vectors record).
+    """
+    predictions = [results] if isinstance(results, str) else results
+    scores = []
+    for prediction in predictions:
+        gold = str(doc.get("answer", ""))
+        value = _gold_option_value(gold, doc.get("options", []) or [])
+        answer = _extract_prediction(prediction)
+        scores.append(is_equal(gold, answer) or is_equal(value, answer))
+    return {"mathvision_standard_eval": {"response": predictions, "scores": scores}}
+
+
+def _option_texts(sample: dict[str, Any]) -> list[Any]:
+    structured = sample.get("options_struct")
+    if structured:
+        return [item["text"] for item in structured]
+    texts = []
+    for index, raw in enumerate(sample.get("options") or []):
+        value = str(raw).strip()
+        texts.append(value if value else chr(ord("A") + index))  # empty option -> its letter
+    return texts
+
+
+def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """Score one MathVision sample (gold letter wins over the row answer)."""
+    # Quirk: a correct_choice_letter wins, so with no option list only the letter can match.
+    gold = str(sample.get("correct_choice_letter") or sample.get("answer") or "").strip()
+    doc = {"answer": gold, "options": _option_texts(sample)}
+    scores = mathvision_process_results(doc, [model_output])["mathvision_standard_eval"]["scores"]
+    correct = bool(scores and scores[0])
+    return {
+        "score": 1.0 if correct else 0.0,
+        "pred_answer": model_output,
+        # Quirk: "normalized_prediction" is only the stripped raw output.
+        "normalized_prediction": (
+            model_output.strip() if isinstance(model_output, str) else model_output
+        ),
+        "normalized_target": gold,
+    }
+
+
+def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
+    """Accuracy over ``score == 1.0``, rounded to 6 decimals (0.0 for no items)."""
+    flags = [item.get("score_details", item).get("score", 0.0) == 1.0 for item in predictions]
+    if not flags:
+        return {"accuracy": 0.0}
+    # Quirk: rounded to 6 decimals, unlike a plain mean.
+    return {"accuracy": round(sum(flags) / len(flags), 6)}
