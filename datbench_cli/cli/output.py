@@ -51,6 +51,9 @@ class Output:
         self.quiet = quiet
         self.err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
         self.out = Console(no_color=no_color, highlight=False, soft_wrap=True)
+        if not self.out.is_terminal and not os.environ.get("COLUMNS"):
+            # Piped or captured: no terminal width to respect, so do not squeeze the table.
+            self.out = Console(no_color=no_color, highlight=False, soft_wrap=True, width=120)
 
     def warn(self, message: str) -> None:
         """A warning line on stderr (suppressed by --quiet)."""
