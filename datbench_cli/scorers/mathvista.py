@@ -11,7 +11,7 @@ from typing import Any
 
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.mathvista_choices import parse_choice
-from datbench_cli.text.mmmu_open import shortest_key_tail
+from datbench_cli.text.mmmu_open import KEY_INDICATORS, shortest_key_tail
 
 KNOWN_DEFECT = (
     "MathVista's multiple-choice path is unreachable through the evaluator (question_type and "
@@ -21,18 +21,8 @@ KNOWN_DEFECT = (
 FREE_FORM = "free_form"
 MULTI_CHOICE = "multi_choice"
 
-_KEY_INDICATORS = (
-    "could be ",
-    "so ",
-    "is ",
-    "thus ",
-    "therefore ",
-    "final ",
-    "answer ",
-    "result ",
-)
 # The last line may also end in an equation.
-_LAST_LINE_INDICATORS = (*_KEY_INDICATORS, "=")
+_LAST_LINE_INDICATORS = (*KEY_INDICATORS, "=")
 _TRIVIAL_TAILS = frozenset({":", ",", ".", "!", "?", ";", "'"})
 
 # The reference's three number patterns. Each digit-led branch carries a (?<!\d) guard that only
@@ -76,7 +66,7 @@ def _key_responses(response: str) -> list[str]:
     lines = text.split("\n")
     keys: list[str] = []
     for index, line in enumerate(lines):
-        indicators = _LAST_LINE_INDICATORS if index == len(lines) - 1 else _KEY_INDICATORS
+        indicators = _LAST_LINE_INDICATORS if index == len(lines) - 1 else KEY_INDICATORS
         tail = shortest_key_tail(line, indicators)
         if tail and tail.strip() not in _TRIVIAL_TAILS:
             keys.append(tail)

@@ -14,7 +14,7 @@ from datbench_cli.text.extract import extract_final_answer
 # Quirk: the second alternative is a literal backslash + "n", not a newline, and the first can
 # never match because the text is lower-cased before splitting.
 _SUBRESPONSE_SPLIT = re.compile(r"\.\s(?=[A-Z])|\\n")
-_KEY_INDICATORS = (
+KEY_INDICATORS = (
     "could be ",
     "so ",
     "is ",
@@ -52,7 +52,7 @@ def key_subresponses(response: Any) -> list[str]:
     pieces = _SUBRESPONSE_SPLIT.split(text)
     keys: list[str] = []
     for position, piece in enumerate(pieces):
-        indicators = _KEY_INDICATORS + ("=",) if position == len(pieces) - 1 else _KEY_INDICATORS
+        indicators = KEY_INDICATORS + ("=",) if position == len(pieces) - 1 else KEY_INDICATORS
         best = shortest_key_tail(piece, indicators)
         if best and best.strip() not in _TRIVIAL_KEYS:
             keys.append(best)
