@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
+
 # Parsed counts outside [0, MAX_COUNT] are treated as unparsed; errors above it are dropped.
 MAX_COUNT = 1_000_000
 
@@ -62,7 +64,7 @@ class CountTally:
     def accuracy(self) -> float:
         """Mean score when every sample had one, else the share of exactly right parses."""
         if len(self.scores) == self.n_total and self.n_total > 0:
-            return float(sum(self.scores) / self.n_total)
+            return float(float_sum(self.scores) / self.n_total)
         return float(self.n_correct_parses) / self.n_total if self.n_total > 0 else 0.0
 
     def parse_rate(self) -> float:
@@ -74,7 +76,7 @@ class CountTally:
 
         The errors are integers, so this exact-sum mean equals the reference's ``numpy.mean``.
         """
-        return sum(self.errors) / len(self.errors) if self.errors else 0.0
+        return float_sum(self.errors) / len(self.errors) if self.errors else 0.0
 
     def within(self, tolerance: int) -> float:
         """Share of ALL samples whose error is at most ``tolerance``."""

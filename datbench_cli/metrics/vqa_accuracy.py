@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from datbench_cli.metrics.averaging import float_sum
+
 # The ASCII-apostrophe VQA contraction map (MMF / LAVIS / lmms-eval), 120 entries. The four
 # capitalized keys can never match (tokens are lower-cased), and "somebody'd" maps the wrong way
 # round; both are kept as in the reference.
@@ -124,7 +126,7 @@ def leave_one_out_accuracy(prediction: str, references: list[str]) -> float:
     matches = [reference == prediction for reference in references]
     total = sum(matches)
     per_position = [min(1.0, float(total - own) / 3.0) for own in matches]
-    return sum(per_position) / len(per_position)
+    return float_sum(per_position) / len(per_position)
 
 
 def vqa_accuracy(

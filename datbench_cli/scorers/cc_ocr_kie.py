@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from datbench_cli.budget import SampleTimeout
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.ocr_text import BOXED_OPEN, first_pipe_box, to_halfwidth
 from datbench_cli.metrics.teds import (
     json_label_tree,
@@ -183,10 +184,10 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
         return {"f1_score": 0.0, "nted_score": 0.0, "accuracy": 0.0}
     details = [item.get("score_details", item) for item in predictions]
     count = len(details)
-    accuracy = sum(d.get("score", 0.0) for d in details) / count
+    accuracy = float_sum(d.get("score", 0.0) for d in details) / count
     return {
-        "f1_score": sum(d.get("f1_score", 0.0) for d in details) / count,
-        "nted_score": sum(d.get("nted_score", 0.0) for d in details) / count,
+        "f1_score": float_sum(d.get("f1_score", 0.0) for d in details) / count,
+        "nted_score": float_sum(d.get("nted_score", 0.0) for d in details) / count,
         "accuracy": accuracy,
         "score": accuracy,
     }

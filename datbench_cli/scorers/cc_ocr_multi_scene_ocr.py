@@ -9,6 +9,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
+
 KNOWN_DEFECT = (
     "Only ASCII letters and digits are compared, so Chinese and other non-ASCII text is ignored: "
     "a Chinese reference is matched perfectly by any output without ASCII letters or digits."
@@ -71,9 +73,9 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
         return {"macro_f1": 0.0, "micro_f1": 0.0, "accuracy": 0.0}
     details = [item.get("score_details", item) for item in predictions]
     count = len(details)
-    macro_f1 = sum(d.get("f1_score", 0.0) for d in details) / count
-    macro_recall = sum(d.get("recall", 0.0) for d in details) / count
-    macro_precision = sum(d.get("precision", 0.0) for d in details) / count
+    macro_f1 = float_sum(d.get("f1_score", 0.0) for d in details) / count
+    macro_recall = float_sum(d.get("recall", 0.0) for d in details) / count
+    macro_precision = float_sum(d.get("precision", 0.0) for d in details) / count
     matched = sum(d.get("matched_tokens", 0) for d in details)
     gt_total = sum(d.get("gt_token_count", 0) for d in details)
     pred_total = sum(d.get("pred_token_count", 0) for d in details)

@@ -11,6 +11,7 @@ import re
 import warnings
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.relaxed import RELATIVE_TOLERANCE, normalize_text, relaxed_match
 from datbench_cli.text.extract import extract_final_answer
 
@@ -145,7 +146,7 @@ def relaxed_correctness(
                 ratio_as_percent=_is_percentage_question(question),
             )
         scores.append(1.0 if matched else 0.0)
-    return sum(scores) / len(scores) if scores else 0.0
+    return float_sum(scores) / len(scores) if scores else 0.0
 
 
 def _question_type(sample: dict[str, Any]) -> Any:
@@ -231,7 +232,7 @@ def _score_multi_turn(sample: dict[str, Any], model_output: Any) -> dict[str, An
             {"turn": turn + 1, "score": score, "ground_truth": target, "prediction": prediction}
         )
     return {
-        "score": sum(turn_scores) / len(turn_scores) if turn_scores else 0.0,
+        "score": float_sum(turn_scores) / len(turn_scores) if turn_scores else 0.0,
         "ground_truth": golds,
         "model_output": outputs,
         "pred_answer": [_trim(extract_final_answer(str(output))) for output in outputs],
@@ -252,4 +253,4 @@ def score_sample(sample: dict[str, Any], model_output: Any) -> dict[str, Any]:
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean (possibly fractional) score."""
     scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    return {"accuracy": sum(scores) / len(scores) if scores else 0.0}
+    return {"accuracy": float_sum(scores) / len(scores) if scores else 0.0}

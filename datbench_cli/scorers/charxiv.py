@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.text.extract import extract_final_answer
 
 KNOWN_DEFECT = (
@@ -77,7 +78,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 
 def _mean(scores: list[float]) -> float:
-    return sum(scores) / len(scores)
+    return float_sum(scores) / len(scores)
 
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from datbench_cli.budget import SampleTimeout
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.ocrbench_answers import (
     cn_math_expression,
     cn_vqa,
@@ -243,7 +244,7 @@ _CATEGORY_OF: dict[str, str] = {
 
 
 def _mean(values: list[Any]) -> float:
-    return sum(values) / len(values) if values else 0.0
+    return float_sum(values) / len(values) if values else 0.0
 
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -260,12 +261,12 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
             scores[category].append(details.get("score", 0.0))
     english = {name: _mean(scores[name]) for name in _EN_CATEGORIES}
     chinese = {name: _mean(scores[name]) for name in _CN_CATEGORIES}
-    average = sum(english.values()) / len(english)
+    average = float_sum(english.values()) / len(english)
     return {
         **english,
         **chinese,
         "Average": average,
-        "CN_Average": sum(chinese.values()) / len(chinese),
+        "CN_Average": float_sum(chinese.values()) / len(chinese),
         "accuracy": average,
         "score": average,
     }

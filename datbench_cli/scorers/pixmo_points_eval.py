@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from datbench_cli.budget import SampleTimeout
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import clamp_unit, distance_matrix, point_in_mask
 from datbench_cli.text.scan import DigitLedPattern, boxed_contents
 
@@ -212,11 +213,11 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
         failed = details.get("has_target") and not details.get("predicted_points")
         failures.append(1.0 if failed else 0.0)
     return {
-        "precision__PixmoPointsEval-Precision": sum(precisions) / len(precisions),
-        "recall__PixmoPointsEval-Recall": sum(recalls) / len(recalls),
-        "f1__PixmoPointsEval-F1": sum(f1s) / len(f1s),
+        "precision__PixmoPointsEval-Precision": float_sum(precisions) / len(precisions),
+        "recall__PixmoPointsEval-Recall": float_sum(recalls) / len(recalls),
+        "f1__PixmoPointsEval-F1": float_sum(f1s) / len(f1s),
         "accuracy__PixmoPointsEval-NoTargetAccuracy": (
-            sum(no_target) / len(no_target) if no_target else 0.0
+            float_sum(no_target) / len(no_target) if no_target else 0.0
         ),
-        "accuracy__PixmoPointsEval-ParsingFailureRate": sum(failures) / len(failures),
+        "accuracy__PixmoPointsEval-ParsingFailureRate": float_sum(failures) / len(failures),
     }

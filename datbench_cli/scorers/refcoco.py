@@ -6,6 +6,7 @@ import re
 from itertools import islice
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import box_iou, center_inside, clamp_unit
 from datbench_cli.text.scan import boxed_contents, first_bracketed
 
@@ -73,7 +74,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 
 def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+    return float_sum(values) / len(values)
 
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:

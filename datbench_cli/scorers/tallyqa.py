@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.counting import CountTally
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.numbers import (
@@ -124,7 +125,7 @@ def _subset_accuracy(
         if item.get("score_details", {}).get("is_simple") is flag or item.get("is_simple") is flag
     )
     if scores and len(scores) == size:
-        return float(sum(scores) / len(scores))
+        return float(float_sum(scores) / len(scores))
     if errors and size > 0:
         return float(sum(1 for e in errors if e == 0) / size)
     return 0.0

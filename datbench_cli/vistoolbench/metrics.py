@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.vistoolbench.model import Task
 
 MET = "met"
@@ -81,7 +82,7 @@ def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, An
 
 
 def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+    return float_sum(values) / len(values) if values else 0.0
 
 
 def _stats(results: list[dict[str, Any]]) -> dict[str, Any]:
