@@ -284,6 +284,33 @@ class BadInputTests(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 20)
         self.assert_one_sentence(result, 2, "DatologyAI/DatBench", "--source DIR")
 
+    def test_hub_offline_mode_uses_only_the_cache(self) -> None:
+        # A subprocess: the hub client reads HF_HUB_OFFLINE when it is first imported.
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "DATBENCH_SOURCE": ""}
+        env["HF_HOME"] = str(self.tmp / "empty-hf-home")
+        started = time.monotonic()
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "datbench_cli",
+                "export-tasks",
+                "math",
+                "-d",
+                str(self.tmp / "o"),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+        self.assertLess(time.monotonic() - started, 60)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("not in the local cache and HF_HUB_OFFLINE is set", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+
     def test_source_from_environment(self) -> None:
         target = self.tmp / "from-env"
         result = run_cli(
