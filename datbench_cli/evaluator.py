@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
@@ -80,6 +80,7 @@ class DatBenchEvaluator:
         truncated_responses: int = 0,
         judge_truncated_responses: int = 0,
         jobs: int = 1,
+        progress: Callable[..., None] | None = None,
     ) -> DatBenchReport:
         """Score every sample that has a response and aggregate the report.
 
@@ -89,7 +90,9 @@ class DatBenchEvaluator:
         seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
         response files (lines that reported an error; outputs cut at the token limit, which are
         scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
-        (0: every usable core); results are identical and in the same order.
+        (0: every usable core); results are identical and in the same order. ``progress``, if
+        given, is called as ``progress(0, total=N)`` and then with the number of samples scored
+        since its last call.
         """
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
@@ -121,7 +124,14 @@ class DatBenchEvaluator:
         results: list[SampleScore] = []
         judge_problems: list[str] = []
         errors: list[str] = []
-        for item, outcome in zip(work, score_all(work, sample_timeout, jobs), strict=True):
+        report_every = 256
+        if progress is not None:
+            progress(0, total=len(work))
+        for done, (item, outcome) in enumerate(
+            zip(work, score_all(work, sample_timeout, jobs), strict=True), start=1
+        ):
+            if progress is not None and done % report_every == 0:
+                progress(report_every)
             sample = item.sample
             if outcome.verdict in ("missing", "unparsed"):
                 judge_problems.append(sample.id)
@@ -131,6 +141,8 @@ class DatBenchEvaluator:
                 errors.append(sample.id)
             builder.add(sample, outcome, item.judge_mode)
             results.append(_sample_score(sample, item.output, outcome))
+        if progress is not None:
+            progress(len(work) % report_every)
         judge_expected = sum(1 for item in work if item.judge_mode)
 
         if strict_judge and judge_problems:

@@ -16,7 +16,8 @@ from datbench_cli.budget import alarm_handler
 from datbench_cli.schema import DatBenchSample, JudgeResponse
 from datbench_cli.scoring import Outcome, score_direct, score_judge
 
-_CHUNK = 512
+_MAX_CHUNK = 512
+_MIN_CHUNK = 8
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,11 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
     global _WORK, _TIMEOUT
     if jobs <= 0:
         jobs = usable_cpus()
-    if jobs == 1 or len(work) < 2 * _CHUNK or "fork" not in multiprocessing.get_all_start_methods():
+    if (
+        jobs == 1
+        or len(work) < 2 * _MIN_CHUNK
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
         with alarm_handler(timeout):
             for item in work:
                 yield score_item(item, timeout)
@@ -82,7 +87,9 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
     _warm_up(work, timeout)
     _WORK, _TIMEOUT = work, timeout
     try:
-        ranges = [(i, min(i + _CHUNK, len(work))) for i in range(0, len(work), _CHUNK)]
+        # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
+        chunk = max(_MIN_CHUNK, min(_MAX_CHUNK, len(work) // (jobs * 4)))
+        ranges = [(i, min(i + chunk, len(work))) for i in range(0, len(work), chunk)]
         context = multiprocessing.get_context("fork")
         with context.Pool(processes=jobs) as pool:
             for outcomes in pool.imap(_score_range, ranges):

@@ -194,6 +194,7 @@ def score_run(
     sample_timeout: float | None = None,
     jobs: int = 1,
     warn: Warn = _ignore,
+    progress: Callable[..., None] | None = None,
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report."""
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
@@ -215,4 +216,5 @@ def score_run(
             truncated_responses=len(set(loaded.truncated_ids)),
             judge_truncated_responses=len(set(judges.truncated_ids)),
             jobs=jobs,
+            progress=progress,
         )

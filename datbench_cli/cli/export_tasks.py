@@ -171,7 +171,7 @@ def export_tasks(
     chosen = source or os.environ.get(SOURCE_ENV) or DEFAULT_DATBENCH_SOURCE
     out.info(f"loading {', '.join(capabilities)} from {chosen} ...")
     plan = export.plan_export(capabilities, chosen, split, limit)
-    with out.progress("exporting", plan.total) as advance:
+    with out.progress("exporting", plan.total, rate_unit="samples") as advance:
         manifest = export.export_datbench(
             plan, run, shard=shard, requests=settings, warn=out.warn, advance=advance
         )

@@ -79,7 +79,8 @@ class Output:
     def progress(
         self, description: str, total: int | None, rate_unit: str | None = None
     ) -> Iterator[Any]:
-        """A progress bar on stderr, shown only when stderr is a terminal; yields ``advance``.
+        """A progress bar on stderr, shown only when stderr is a terminal; yields
+        ``advance(n=1, total=None)`` (``total`` sets the bar's length once it is known).
 
         ``rate_unit`` adds a rate column ("12.3 req/s").
         """
@@ -94,7 +95,14 @@ class Output:
         )
         with Progress(*columns, console=self.err, disable=not enabled, transient=True) as bar:
             task = bar.add_task(description, total=total)
-            yield lambda n=1: bar.advance(task, n)
+
+            def advance(n: int = 1, total: int | None = None) -> None:
+                if total is not None:
+                    bar.update(task, total=total)
+                if n:
+                    bar.advance(task, n)
+
+            yield advance
 
 
 def error_line(message: str) -> None:

@@ -104,16 +104,18 @@ def score(
     if turncase is not None:
         raise UsageError("--turncase applies only to vistoolbench run directories")
     try:
-        report = pipeline.score_run(
-            run,
-            run.resolve_input(responses, RESPONSES),
-            judge_path,
-            strict_judge=strict_judge,
-            strict=strict,
-            sample_timeout=sample_timeout or None,
-            jobs=jobs,
-            warn=out.warn,
-        )
+        with out.progress("scoring", None, rate_unit="samples") as advance:
+            report = pipeline.score_run(
+                run,
+                run.resolve_input(responses, RESPONSES),
+                judge_path,
+                strict_judge=strict_judge,
+                strict=strict,
+                sample_timeout=sample_timeout or None,
+                jobs=jobs,
+                warn=out.warn,
+                progress=advance,
+            )
     except (ValueError, ScorerFailed) as exc:
         raise CheckFailed(f"{exc}; no report written") from None
     target = run.resolve_input(out_path, REPORT)

@@ -1,0 +1,34 @@
+"""`score --jobs 2` writes a report byte-identical to `score --jobs 1` (sample_data)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from tests.cli_helpers import SAMPLE, run_cli, sample_capabilities
+
+
+class JobsIdenticalTests(unittest.TestCase):
+    def test_reports_are_byte_identical(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            run = Path(tmp) / "run"
+            result = run_cli(
+                "export-tasks", *sample_capabilities(), "--source", str(SAMPLE), "-d", str(run)
+            )
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+            shutil.copy(SAMPLE / "judge_responses.jsonl", run / "judge_responses.jsonl")
+            reports = []
+            for jobs in ("1", "2"):
+                target = run / f"report-{jobs}.json"
+                result = run_cli("score", "-d", str(run), "--jobs", jobs, "-o", str(target), "-q")
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                reports.append(target.read_bytes())
+            self.assertGreater(len(reports[0]), 10_000)
+            self.assertEqual(reports[0], reports[1])
+
+
+if __name__ == "__main__":
+    unittest.main()
