@@ -142,20 +142,22 @@ def chat_messages(
 
 
 def request_line(
-    custom_id: str, messages: list[dict[str, Any]], settings: RequestSettings
+    custom_id: str,
+    messages: list[dict[str, Any]],
+    settings: RequestSettings,
+    *,
+    response_format: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One OpenAI batch input line."""
-    return {
-        "custom_id": custom_id,
-        "method": "POST",
-        "url": CHAT_URL,
-        "body": {
-            "model": settings.model,
-            "messages": messages,
-            "max_tokens": settings.max_tokens,
-            "temperature": settings.temperature,
-        },
+    """One OpenAI batch input line (``response_format``, when given, goes into the body)."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": messages,
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
     }
+    if response_format is not None:
+        body["response_format"] = dict(response_format)
+    return {"custom_id": custom_id, "method": "POST", "url": CHAT_URL, "body": body}
 
 
 def prompt_request(
@@ -203,6 +205,8 @@ def task_requests(
 
 # --------------------------------------------------------------------------- judge requests
 
+# JSON output mode: the server only returns a JSON object (the prompt must mention JSON).
+JSON_OUTPUT: dict[str, str] = {"type": "json_object"}
 JUDGE_FIELDS = ("question", "correct_answer", "model_answer")
 _PLACEHOLDER_RE = re.compile(r"\{(question|correct_answer|model_answer)\}")
 DEFAULT_JUDGE_INSTRUCTION = (
@@ -269,10 +273,16 @@ def _other_answers(all_answers: Any, answer: str) -> list[str]:
     return others
 
 
-def judge_request(task: dict[str, Any], settings: RequestSettings) -> dict[str, Any]:
-    """The text-only request for one judge task."""
+def judge_request(
+    task: dict[str, Any],
+    settings: RequestSettings,
+    *,
+    response_format: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The text-only request for one judge task (``response_format``: e.g.
+    :data:`JSON_OUTPUT` for a judge asked for a JSON object)."""
     messages = [{"role": "user", "content": judge_text(task)}]
-    return request_line(task["id"], messages, settings)
+    return request_line(task["id"], messages, settings, response_format=response_format)
 
 
 # --------------------------------------------------------------------------- part files

@@ -119,6 +119,38 @@ def verdict_ids(path: Path) -> set[str]:
     }
 
 
+def done_judge_ids(
+    skip_done: Path | None, judged: Callable[[Path], set[str]], warn: Warn = _ignore
+) -> set[str]:
+    """The judge-task ids ``--skip-done`` skips: ``judged(skip_done)``, the ids with a parsed
+    verdict as the benchmark reads them (none without the option; a missing file means nothing
+    is done yet)."""
+    if skip_done is None:
+        return set()
+    if not skip_done.is_file():
+        warn(f"{skip_done} does not exist yet; no judge task is skipped")
+        return set()
+    return judged(skip_done)
+
+
+def write_judge_requests(
+    run: RunDir,
+    out: Path,
+    lines: list[dict[str, Any]],
+    settings: RequestSettings | None,
+    *,
+    response_format: dict[str, Any] | None = None,
+) -> list[Path]:
+    """``requests/<out stem>.openai.NNNNN.jsonl``: one text-only request per judge task line;
+    without ``settings``, stale request files of that stem are removed."""
+    directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
+    if settings is None:
+        remove_parts(directory, stem)
+        return []
+    rows = (judge_request(line, settings, response_format=response_format) for line in lines)
+    return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)
+
+
 def make_judge_tasks(
     run: RunDir,
     responses: Path,
@@ -150,12 +182,7 @@ def make_judge_tasks(
     )
     if unanswered:
         warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
-    done: set[str] = set()
-    if skip_done is not None:
-        if skip_done.is_file():
-            done = verdict_ids(skip_done)
-        else:
-            warn(f"{skip_done} does not exist yet; no judge task is skipped")
+    done = done_judge_ids(skip_done, verdict_ids, warn)
     lines = [
         {
             "id": task.id,
@@ -170,14 +197,7 @@ def make_judge_tasks(
     ]
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, lines))
     written.skipped_done = len(judge_tasks) - len(lines)
-    directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
-    if requests is None:
-        remove_parts(directory, stem)
-    else:
-        rows = (judge_request(line, requests) for line in lines)
-        written.request_files = write_parts(
-            directory, stem, rows, max_bytes=requests.max_file_bytes
-        )
+    written.request_files = write_judge_requests(run, out, lines, requests)
     return written
 
 

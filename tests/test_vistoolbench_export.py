@@ -31,7 +31,15 @@ class ExportTests(TempDirCase):
         self.assertEqual(manifest["benchmark"], "vistoolbench")
         self.assertEqual(
             manifest["counts"],
-            {"tasks": 6, "single_turn": 3, "multi_turn": 3, "turns": 9, "rubrics": 14, "images": 8},
+            {
+                "tasks": 6,
+                "single_turn": 3,
+                "multi_turn": 3,
+                "turns": 9,
+                "rubrics": 14,
+                "images": 8,
+                "max_images_per_turn": 2,
+            },
         )
         self.assertEqual(
             manifest["options"],

@@ -57,7 +57,7 @@ class JudgeTaskTests(TempDirCase):
         out = self.run.path(JUDGE_TASKS)
         self.count = pipeline.make_judge_tasks(
             self.run, SAMPLE_RESPONSES, out, self.warnings.append
-        )
+        ).count
         self.lines = read_jsonl(out)
 
     def test_one_line_per_rubric_of_answered_turns_in_order(self) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import export, pipeline
+from datbench_cli import export
 from datbench_cli.capabilities import (
     DEFAULT_DATBENCH_SOURCE,
     DEFAULT_VISTOOLBENCH_SOURCE,
@@ -81,7 +81,8 @@ def export_tasks(
             help="vistoolbench only: 'golden' (default, the official protocol: each turn's "
             "history holds the earlier prompts with their golden answers, so turns are "
             "independent) or 'model' (empty histories: the runner answers turns in order from "
-            "the model's own answers; not comparable with official numbers).",
+            "the model's own answers; not comparable with official numbers; not with "
+            "--format openai).",
             show_default=False,
         ),
     ] = None,
@@ -131,7 +132,8 @@ def export_tasks(
     reasoning models); the final assistant text of each turn is what gets judged.
 
     With --format openai, also writes requests/tasks.openai.00001.jsonl (and further numbered
-    parts): OpenAI batch request lines for vLLM run-batch, a hosted batch API or `datbench send`.
+    parts): OpenAI batch request lines for vLLM run-batch, a hosted batch API or `datbench send`
+    (vistoolbench: one request per turn, the golden history as earlier messages).
     """
     out = Output(quiet)
     benchmark, capabilities = resolve_targets(targets)
@@ -148,8 +150,6 @@ def export_tasks(
     )
     run = RunDir(run_dir)
     if benchmark == VISTOOLBENCH:
-        if shard is not None:
-            raise UsageError("--num-shards/--shard-index are not available for vistoolbench yet")
         vistoolbench.export(
             out,
             run,
@@ -159,9 +159,9 @@ def export_tasks(
             turncase=turncase,
             context=context or "golden",
             first_image_only=first_image_only,
+            shard=shard,
+            requests=settings,
         )
-        for path in pipeline.write_task_requests(run, settings):
-            out.info(f"wrote {path}")
         return
     for given, flag in ((turncase, "--turncase"), (context, "--context")):
         if given is not None:

@@ -23,7 +23,6 @@ from datbench_cli.cli.common import (
     request_settings,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import UsageError
 from datbench_cli.rundir import JUDGE_TASKS, RESPONSES, RunDir
 
 DEFAULT_JUDGE_MAX_TOKENS = 512
@@ -50,7 +49,7 @@ def make_judge_tasks(
     skip_done: Annotated[
         Path | None,
         typer.Option(
-            help="Judge responses so far: samples with a parsed verdict there get no new task.",
+            help="Judge responses so far: judge tasks with a parsed verdict there get no new task.",
             show_default=False,
         ),
     ] = None,
@@ -65,7 +64,8 @@ def make_judge_tasks(
     """Write one judge request per judge-mode sample that has a response.
 
     With --format openai, also writes requests/judge_tasks.openai.00001.jsonl (and further
-    numbered parts): text-only OpenAI batch requests holding the filled-in judge prompt.
+    numbered parts): text-only OpenAI batch requests holding the filled-in judge prompt
+    (vistoolbench: the rendered rubric prompt, in JSON output mode).
     """
     out = Output(quiet)
     settings = request_settings(
@@ -80,20 +80,23 @@ def make_judge_tasks(
     manifest = run.read_manifest()
     target = run.resolve_input(out_path, JUDGE_TASKS)
     if manifest["benchmark"] == VISTOOLBENCH:
-        if settings is not None or skip_done is not None:
-            raise UsageError(
-                "--format openai and --skip-done are not available for vistoolbench yet"
-            )
-        vistoolbench.make_judge_tasks(out, run, run.resolve_input(responses, RESPONSES), target)
-        return
-    written = pipeline.make_judge_tasks(
-        run,
-        run.resolve_input(responses, RESPONSES),
-        target,
-        skip_done=skip_done,
-        requests=settings,
-        warn=out.warn,
-    )
+        written = vistoolbench.make_judge_tasks(
+            out,
+            run,
+            run.resolve_input(responses, RESPONSES),
+            target,
+            skip_done=skip_done,
+            requests=settings,
+        )
+    else:
+        written = pipeline.make_judge_tasks(
+            run,
+            run.resolve_input(responses, RESPONSES),
+            target,
+            skip_done=skip_done,
+            requests=settings,
+            warn=out.warn,
+        )
     if skip_done is not None:
         out.info(f"skipped {written.skipped_done} judge task(s) with a verdict in {skip_done}")
     out.info(f"wrote {written.count} judge task(s) to {target}")

@@ -12,7 +12,10 @@ from datbench_cli import jsonio
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed
 from datbench_cli.evaluator import name_ids
+from datbench_cli.openai_requests import RequestSettings
+from datbench_cli.pipeline import JudgeTasksWritten
 from datbench_cli.rundir import RunDir
+from datbench_cli.shards import Shard
 from datbench_cli.vistoolbench import pipeline
 
 
@@ -26,6 +29,8 @@ def export(
     turncase: str | None,
     context: str,
     first_image_only: bool,
+    shard: Shard | None = None,
+    requests: RequestSettings | None = None,
 ) -> None:
     """``export-tasks vistoolbench``."""
     out.info(f"loading VisualToolBench from {source} ...")
@@ -38,21 +43,47 @@ def export(
             turncase=turncase,
             context=context,
             first_image_only=first_image_only,
+            shard=shard,
+            requests=requests,
             warn=out.warn,
             advance=advance,
         )
-    counts = manifest["counts"]
+    counts, options = manifest["counts"], manifest["options"]
     out.info(
         f"exported {counts['tasks']} tasks ({counts['single_turn']} single-turn, "
         f"{counts['multi_turn']} multi-turn; {counts['turns']} turns, {counts['rubrics']} "
         f"rubrics, {counts['images']} images; context {manifest['context_policy']}) to {run.root}"
     )
+    if "shard" in options:
+        part = options["shard"]
+        out.info(
+            f"shard {part['index']} of {part['count']}: {part['tasks']} task(s) "
+            f"({part['turns']} turns, {part['images']} images) in tasks.jsonl; "
+            "references.jsonl holds all tasks"
+        )
+    files = options.get("openai_requests", {}).get("files", [])
+    for name in files:
+        out.info(f"wrote {run.root / name}")
+    if files and counts["max_images_per_turn"] > 1:
+        out.info(
+            f"turns carry up to {counts['max_images_per_turn']} images: start vLLM with "
+            f"--limit-mm-per-prompt '{{\"image\": {counts['max_images_per_turn']}}}'"
+        )
 
 
-def make_judge_tasks(out: Output, run: RunDir, responses: Path, target: Path) -> None:
-    """``make-judge-tasks`` in a VisualToolBench run directory."""
-    count = pipeline.make_judge_tasks(run, responses, target, warn=out.warn)
-    out.info(f"wrote {count} judge task(s) to {target}")
+def make_judge_tasks(
+    out: Output,
+    run: RunDir,
+    responses: Path,
+    target: Path,
+    *,
+    skip_done: Path | None = None,
+    requests: RequestSettings | None = None,
+) -> JudgeTasksWritten:
+    """``make-judge-tasks`` in a VisualToolBench run directory (the caller reports counts)."""
+    return pipeline.make_judge_tasks(
+        run, responses, target, out.warn, skip_done=skip_done, requests=requests
+    )
 
 
 def score(

@@ -108,15 +108,45 @@ def read_answer_lines(path: Path) -> Iterator[AnswerLine]:
 
 @dataclass
 class Answers:
-    """The judged text of every answered turn, plus what was ignored."""
+    """The judged text of every answered turn, plus what was ignored.
+
+    ``errored_turns``: turns whose only lines were errored batch output lines.
+    """
 
     by_turn: dict[TurnKey, str] = field(default_factory=dict)
     unknown_lines: int = 0
     duplicate_lines: int = 0
+    errored_turns: set[TurnKey] = field(default_factory=set)
 
     def answered(self, task: Task) -> bool:
         """Whether at least one turn of ``task`` has an answer."""
         return any((task.id, turn.index) in self.by_turn for turn in task.turns)
+
+    def missing_turns(self, tasks: Iterable[Task]) -> list[str]:
+        """The turn ids of ``tasks`` that have no answer, in task and turn order."""
+        return [
+            turn.turn_id(task.id)
+            for task in tasks
+            for turn in task.turns
+            if (task.id, turn.index) not in self.by_turn
+        ]
+
+    def coverage(self, tasks: Iterable[Task]) -> dict[str, int]:
+        """What the response file covers of ``tasks``: the gaps (turns and tasks without an
+        answer) and the lines set aside (duplicates, unknown ids, errored batch lines)."""
+        tasks = list(tasks)
+        turns = sum(len(task.turns) for task in tasks)
+        missing = len(self.missing_turns(tasks))
+        in_scope = {(task.id, turn.index) for task in tasks for turn in task.turns}
+        return {
+            "turns": turns,
+            "answered_turns": turns - missing,
+            "missing_turns": missing,
+            "tasks_without_answers": sum(1 for task in tasks if not self.answered(task)),
+            "duplicate_lines": self.duplicate_lines,
+            "unknown_lines": self.unknown_lines,
+            "errored_turns": len(self.errored_turns & in_scope),
+        }
 
 
 def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ignore) -> Answers:
@@ -128,7 +158,14 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
     tally = Tally()
     result = Answers()
 
-    def record(key: TurnKey, answer: str | None) -> None:
+    errored: set[TurnKey] = set()
+
+    def record(key: TurnKey, answer: str | None, failed: bool = False) -> None:
+        # An errored line (a failed request, often retried later) never replaces an answer and
+        # is not a duplicate.
+        if failed:
+            errored.add(key)
+            return
         if key in latest:
             result.duplicate_lines += 1
             tally.add(
@@ -139,8 +176,6 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
 
     for item in lines:
         line = as_answer_line(item)
-        if line.errored:
-            tally.add("errored batch output lines give no answer", line.id)
         if line.turns is not None:
             task = by_task.get(line.id)
             if task is None:
@@ -172,7 +207,12 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
             result.unknown_lines += 1
             tally.add("response ids match no turn of the run and were ignored", line.id)
             continue
-        record(key, line.answer)
-    tally.flush(warn)
+        record(key, line.answer, line.errored)
     result.by_turn = {key: text for key, text in latest.items() if text is not None}
+    result.errored_turns = {key for key in errored if key not in result.by_turn}
+    for key in sorted(result.errored_turns):
+        tally.add(
+            "turns with only errored batch output lines have no answer", f"{key[0]}::{key[1]}"
+        )
+    tally.flush(warn)
     return result

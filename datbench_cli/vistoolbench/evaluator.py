@@ -30,7 +30,7 @@ from datbench_cli.vistoolbench.model import (
 from datbench_cli.vistoolbench.records import task_line
 from datbench_cli.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.vistoolbench.tally import Warn
-from datbench_cli.vistoolbench.verdict import read_judgement
+from datbench_cli.vistoolbench.verdict import parse_vtb_verdict, read_judgement
 
 
 def _python_warning(message: str) -> None:
@@ -110,6 +110,19 @@ class VisToolBenchEvaluator:
         self._warn_unanswered(answers, self.tasks)
         return [judge_task.line() for judge_task in build_judge_tasks(self.tasks, answers)]
 
+    def judged_ids(self, answers: Answers, judge_responses: Iterable[Any]) -> set[str]:
+        """Ids of the judge tasks whose judge response (matched and chosen as
+        :meth:`compute_metrics` does) has a verdict ``parse_vtb_verdict`` reads, met or not
+        met: what ``make-judge-tasks --skip-done`` leaves out."""
+        judge_tasks = build_judge_tasks(self.tasks, answers)
+        match = match_judge_lines(judge_tasks, judge_responses)
+        done = set()
+        for judge_task in judge_tasks:
+            line = match.by_key.get(judge_task.key)
+            if line is not None and parse_vtb_verdict(line.verdict, line.raw) is not None:
+                done.add(judge_task.id)
+        return done
+
     def compute_metrics(
         self,
         responses: Iterable[Any] | Answers,
@@ -126,6 +139,7 @@ class VisToolBenchEvaluator:
         in_scope = [t for t in self.tasks if turncase is None or t.turncase == turncase]
         scored = [t for t in in_scope if answers.answered(t)]
         self._warn_unanswered(answers, in_scope)
+        self._warn_missing_turns(answers, in_scope)
         results = [task_result(task, self._outcomes(task, answers, match)) for task in scored]
         counts = judge_counts(results)
         scored_ids = {task.id for task in scored}
@@ -138,7 +152,12 @@ class VisToolBenchEvaluator:
             "tasks_with_unjudged_rubrics": counts["tasks_with_unjudged_rubrics"],
         }
         self._check_judge(results, judge, match, strict_judge)
-        summary = summarize(results, context_policy=self.context_policy, judge=judge)
+        summary = summarize(
+            results,
+            context_policy=self.context_policy,
+            judge=judge,
+            responses=answers.coverage(in_scope),
+        )
         return {"benchmark": BENCHMARK, "summary": summary, "results": results}
 
     # ------------------------------------------------------------------ helpers
@@ -170,6 +189,15 @@ class VisToolBenchEvaluator:
             self.warn(
                 f"{unanswered} of {len(tasks)} task(s) have no answered turn: "
                 "they are not judged and not scored"
+            )
+
+    def _warn_missing_turns(self, answers: Answers, tasks: list[Task]) -> None:
+        missing = answers.missing_turns(tasks)
+        if missing:
+            turns = sum(len(task.turns) for task in tasks)
+            self.warn(
+                f"{len(missing)} of {turns} turn(s) have no model answer (a shard not run or "
+                f"not finished?): {name_ids(missing)}"
             )
 
     def _check_judge(

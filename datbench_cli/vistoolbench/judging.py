@@ -149,7 +149,11 @@ class JudgeMatch:
 
 
 def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) -> JudgeMatch:
-    """Match each judge line to its judge task by id, or by (task_id, turn_index, rubric_id)."""
+    """Match each judge line to its judge task by id, or by (task_id, turn_index, rubric_id).
+
+    The last line for a judge task wins, except that an errored batch line (a failed request,
+    often retried later) never replaces another line and is not counted as a duplicate.
+    """
     keys: dict[str | RubricKey, RubricKey] = {}
     for judge_task in judge_tasks:
         keys[judge_task.key] = judge_task.key
@@ -161,7 +165,10 @@ def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) ->
         if target is None:
             match.unknown_lines += 1
             continue
-        if target in match.by_key:
+        previous = match.by_key.get(target)
+        if previous is not None and not previous.errored:
+            if line.errored:
+                continue
             match.lost_lines[target] += 1
         match.by_key[target] = line
     return match

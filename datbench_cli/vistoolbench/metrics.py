@@ -154,9 +154,14 @@ def judge_counts(results: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def summarize(
-    results: list[dict[str, Any]], *, context_policy: str, judge: dict[str, int]
+    results: list[dict[str, Any]],
+    *,
+    context_policy: str,
+    judge: dict[str, int],
+    responses: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The report's ``summary``: overall and group APR/ARS, judge accounting, official shape."""
+    """The report's ``summary``: overall and group APR/ARS, judge and response accounting,
+    official shape."""
     overall = _stats(results)
     return {
         "num_tasks": overall["n"],
@@ -168,6 +173,7 @@ def summarize(
         "by_domain": group_stats(results, "domain"),
         "by_eval_focus": group_stats(results, "eval_focus"),
         "judge": judge,
+        "responses": responses or {},
         "official_summary": official_summary(results),
         "diagnostics": diagnostics(results),
     }

@@ -1,7 +1,8 @@
 """The VisualToolBench stages over a run directory; the command line calls these.
 
-``export`` writes images, ``tasks.jsonl``, ``references.jsonl`` and (last) the manifest;
-``make_judge_tasks`` and ``score`` read only the run directory (never the dataset or images).
+``export`` writes images, ``tasks.jsonl``, ``references.jsonl``, the OpenAI request files (with
+request settings) and, last, the manifest; ``make_judge_tasks`` and ``score`` read only the run
+directory (never the dataset or images).
 """
 
 from __future__ import annotations
@@ -11,10 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli import jsonio
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.images import write_if_changed
 from datbench_cli.loading import load_split
+from datbench_cli.openai_requests import JSON_OUTPUT, RequestSettings
+from datbench_cli.pipeline import (
+    JudgeTasksWritten,
+    done_judge_ids,
+    write_judge_requests,
+    write_task_requests,
+)
 from datbench_cli.rundir import IMAGES, REFERENCES, TASKS, RunDir
+from datbench_cli.shards import Shard
 from datbench_cli.vistoolbench.answers import read_answer_lines
 from datbench_cli.vistoolbench.evaluator import (
     VisToolBenchEvaluator,
@@ -23,7 +32,12 @@ from datbench_cli.vistoolbench.evaluator import (
 )
 from datbench_cli.vistoolbench.judging import read_judge_lines
 from datbench_cli.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
-from datbench_cli.vistoolbench.records import load_references, reference_line, task_line
+from datbench_cli.vistoolbench.records import (
+    GOLDEN_HISTORY,
+    load_references,
+    reference_line,
+    task_line,
+)
 from datbench_cli.vistoolbench.rows import (
     IMAGE_COLUMNS,
     USED_COLUMNS,
@@ -47,6 +61,13 @@ __all__ = [
 Advance = Callable[[int], None]
 
 
+MODEL_CONTEXT_REQUESTS = (
+    "--format openai needs --context golden: with --context model each turn must be sent "
+    "after the previous one, with the model's own earlier answers as history, which request "
+    "files written in advance cannot hold"
+)
+
+
 def _write_images(run: RunDir, task: Task, directory: str) -> list[list[str]]:
     """Write a task's images byte-for-byte; return each turn's relative paths."""
     paths = []
@@ -58,6 +79,20 @@ def _write_images(run: RunDir, task: Task, directory: str) -> list[list[str]]:
             turn_paths.append(relative)
         paths.append(turn_paths)
     return paths
+
+
+def _remove_stale_images(run: RunDir, keep: set[str]) -> None:
+    """Delete files under ``images/`` this export did not write (an earlier export's, or
+    other shards'), then the folders left empty."""
+    root = run.path(IMAGES)
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_dir() and not path.is_symlink():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif path.relative_to(run.root).as_posix() not in keep:
+            path.unlink()
 
 
 def _without_images(dataset: Any, source: str, split: str) -> Any:
@@ -78,12 +113,22 @@ def export(
     turncase: str | None,
     context: str,
     first_image_only: bool,
+    shard: Shard | None = None,
+    requests: RequestSettings | None = None,
     warn: Warn = ignore,
     advance: Advance | None = None,
 ) -> dict[str, Any]:
-    """Export a VisualToolBench split into ``run``; return the manifest written last."""
+    """Export a VisualToolBench split into ``run``; return the manifest written last.
+
+    ``shard``: tasks.jsonl, images and request files hold only the shard's tasks (by task id),
+    references.jsonl every task, so any shard's run directory scores the concatenated responses
+    of all shards. ``requests``: also write ``requests/tasks.openai.NNNNN.jsonl``, one request
+    per turn (without it, stale request files are removed).
+    """
     check_turncase(turncase)
     context_policy = context_policy_for(context)
+    if requests is not None and context_policy != GOLDEN_HISTORY:
+        raise UsageError(MODEL_CONTEXT_REQUESTS)
     dataset = load_split(source, None, split)
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
@@ -102,40 +147,65 @@ def export(
     )
     run.begin_export()
     dirs = ImageDirs()
-    counts = dict.fromkeys(("tasks", "single_turn", "multi_turn", "turns", "rubrics", "images"), 0)
+    counts = dict.fromkeys(
+        ("tasks", "single_turn", "multi_turn", "turns", "rubrics", "images", "max_images_per_turn"),
+        0,
+    )
+    in_shard = dict.fromkeys(("tasks", "turns", "images"), 0)
+    written: set[str] = set()
     with (
         jsonio.atomic_writer(run.path(TASKS)) as tasks_out,
         jsonio.atomic_writer(run.path(REFERENCES)) as references_out,
     ):
         for task in tasks:
-            images = _write_images(run, task, dirs.assign(task))
-            tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
+            # Every task takes its image folder name, so names agree across shards.
+            directory = dirs.assign(task)
             references_out.write(jsonio.dumps(reference_line(task)) + b"\n")
+            per_turn = [len(turn.images) for turn in task.turns]
             counts["tasks"] += 1
             counts["single_turn"] += task.turncase == SINGLE_TURN
             counts["multi_turn"] += task.turncase == MULTI_TURN
             counts["turns"] += len(task.turns)
             counts["rubrics"] += sum(len(turn.rubrics) for turn in task.turns)
-            counts["images"] += sum(len(paths) for paths in images)
+            counts["images"] += sum(per_turn)
+            counts["max_images_per_turn"] = max([counts["max_images_per_turn"], *per_turn])
             if advance is not None:
                 advance(1)
+            if shard is not None and not shard.contains(task.id):
+                continue
+            images = _write_images(run, task, directory)
+            written.update(path for paths in images for path in paths)
+            tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
+            in_shard["tasks"] += 1
+            in_shard["turns"] += len(task.turns)
+            in_shard["images"] += sum(per_turn)
+    _remove_stale_images(run, written)
+    request_files = write_task_requests(run, requests)
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
             "answers; scores are not comparable with official numbers"
         )
+    options: dict[str, Any] = {
+        "context": context,
+        "first_image_only": first_image_only,
+        "limit": limit,
+        "turncase": turncase,
+    }
+    if shard is not None:
+        options["shard"] = {"index": shard.index, "count": shard.count, **in_shard}
+    if requests is not None:
+        options["openai_requests"] = {
+            **requests.describe(),
+            "files": [path.relative_to(run.root).as_posix() for path in request_files],
+        }
     manifest = {
         "benchmark": BENCHMARK,
         "source": source,
         "split": split,
         "context_policy": context_policy,
         "counts": counts,
-        "options": {
-            "context": context,
-            "first_image_only": first_image_only,
-            "limit": limit,
-            "turncase": turncase,
-        },
+        "options": options,
     }
     run.write_manifest(manifest)
     return manifest
@@ -153,11 +223,34 @@ def _evaluator(run: RunDir, warn: Warn) -> VisToolBenchEvaluator:
     return VisToolBenchEvaluator.from_tasks(tasks, context_policy=policy, warn=warn)
 
 
-def make_judge_tasks(run: RunDir, responses: Path, out: Path, warn: Warn = ignore) -> int:
-    """Write one judge task per rubric of every answered turn; return how many."""
+def make_judge_tasks(
+    run: RunDir,
+    responses: Path,
+    out: Path,
+    warn: Warn = ignore,
+    *,
+    skip_done: Path | None = None,
+    requests: RequestSettings | None = None,
+) -> JudgeTasksWritten:
+    """Write one judge task per rubric of every answered turn.
+
+    ``skip_done``: a judge-response file; judge tasks whose line there ``parse_vtb_verdict``
+    reads (met or not met, the line ``score`` would use) get no task. ``requests``: also write
+    ``requests/<out stem>.openai.NNNNN.jsonl``, one text-only request per judge task carrying
+    the rendered judge prompt unchanged, in JSON output mode (stale ones are removed otherwise).
+    """
     evaluator = _evaluator(run, warn)
-    lines = evaluator.create_judge_tasks(read_answer_lines(responses))
-    return jsonio.write_jsonl_atomic(out, lines)
+    answers = evaluator.collect_answers(read_answer_lines(responses))
+    lines = evaluator.create_judge_tasks(answers)
+    done = done_judge_ids(
+        skip_done, lambda path: evaluator.judged_ids(answers, read_judge_lines(path)), warn
+    )
+    kept = [line for line in lines if line["id"] not in done]
+    written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, kept), len(lines) - len(kept))
+    written.request_files = write_judge_requests(
+        run, out, kept, requests, response_format=JSON_OUTPUT
+    )
+    return written
 
 
 def score(

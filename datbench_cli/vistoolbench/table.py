@@ -47,13 +47,26 @@ def summary_table(report: dict[str, Any]) -> Table:
 
 
 def summary_notes(report: dict[str, Any]) -> list[str]:
-    """Lines for under the table: the context policy and the non-official diagnostic."""
+    """Lines for under the table: the context policy, gaps and duplicates in the responses,
+    and the non-official diagnostic."""
     summary = report["summary"]
     notes = []
     if summary["context_policy"] != "golden_history":
         notes.append(
             f"context policy {summary['context_policy']}: not comparable with official numbers"
         )
+    responses = summary.get("responses") or {}
+    gaps = [
+        f"{responses[key]} {text}"
+        for key, text in (
+            ("missing_turns", f"of {responses.get('turns', 0)} turn(s) have no answer"),
+            ("duplicate_lines", "duplicate line(s) (the last one is used)"),
+            ("unknown_lines", "line(s) with unknown ids"),
+        )
+        if responses.get(key)
+    ]
+    if gaps:
+        notes.append("responses: " + "; ".join(gaps))
     diagnostic = summary["diagnostics"]["apr_using_critical_flag"]
     notes.append(
         f"non-official APR using the critical flag: {_pct(diagnostic, summary['num_tasks'])}"
