@@ -73,8 +73,17 @@ def load_split(
     what = f"{source!r}" + (f" (config {config!r})" if config else "")
     try:
         if local:
-            # Small read batches: a parquet row group of images can be hundreds of MB.
-            options: dict[str, Any] = {"batch_size": _STREAM_BATCH_ROWS}
+            import pyarrow.dataset as pads
+
+            # Small read batches (a parquet row group of images can be hundreds of MB), and no
+            # pre-buffering: Arrow's pre-buffer keeps every byte range it read until the whole
+            # file is done, so memory would grow with the dataset instead of staying flat.
+            options: dict[str, Any] = {
+                "batch_size": _STREAM_BATCH_ROWS,
+                "fragment_scan_options": pads.ParquetFragmentScanOptions(
+                    pre_buffer=False, use_buffered_stream=True
+                ),
+            }
             if columns is not None:
                 options["columns"] = columns
             return datasets.load_dataset(source, config, split=split, streaming=True, **options)
