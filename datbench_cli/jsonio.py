@@ -182,10 +182,11 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
     writer of ``path`` removes); ``durable`` adds an fsync so the content also survives a power
     loss (skipped for bulk image files, where it would dominate the export time).
     """
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = make_temp(path.parent, path.name)
+    tmp: Path | None = None
     try:
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = make_temp(path.parent, path.name)
         handle = os.fdopen(fd, "wb")
         try:
             yield GuardedWriter(handle, path)
@@ -202,8 +203,9 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
 
 

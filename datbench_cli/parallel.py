@@ -7,8 +7,11 @@ order. Each worker applies the per-sample time budget in its own main thread.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -44,6 +47,29 @@ def _score_range(bounds: tuple[int, int]) -> list[Outcome]:
     return [score_item(_WORK[i], _TIMEOUT) for i in range(start, stop)]
 
 
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the pool and reports it once,
+    # workers must not each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT back while the workers are forked: a worker must not be interrupted before
+    it ignores SIGINT, nor the pool half-built; a Ctrl-C meanwhile is delivered afterwards."""
+    usable = hasattr(signal, "pthread_sigmask") and (
+        threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def usable_cpus() -> int:
     """The cores this process may run on."""
     try:
@@ -62,11 +88,15 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
             yield score_item(item, timeout)
         return
     _WORK, _TIMEOUT = work, timeout
+    pool = None
     try:
         ranges = [(i, min(i + _CHUNK, len(work))) for i in range(0, len(work), _CHUNK)]
         context = multiprocessing.get_context("fork")
-        with context.Pool(processes=jobs) as pool:
-            for outcomes in pool.imap(_score_range, ranges):
-                yield from outcomes
+        with _sigint_deferred():
+            pool = context.Pool(processes=jobs, initializer=_ignore_interrupts)
+        for outcomes in pool.imap(_score_range, ranges):
+            yield from outcomes
     finally:
+        if pool is not None:
+            pool.terminate()
         _WORK, _TIMEOUT = (), None

@@ -21,10 +21,11 @@ from datbench_cli.errors import InputError
 from datbench_cli.responses import load_judge_responses, load_vlm_responses
 from datbench_cli.rundir import MANIFEST, RunDir
 from datbench_cli.sender import answered_ids, iter_request_lines, repair_tail
-from tests.cli_helpers import SAMPLE, run_cli, sample_capabilities
+from tests.cli_helpers import ROOT, SAMPLE, run_cli, sample_capabilities
 from tests.hypothesis_profiles import examples
 
 BOM = b"\xef\xbb\xbf"
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
 
 # JSON values orjson can write: no surrogates, 64-bit integers, finite floats.
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
@@ -441,21 +442,60 @@ class ManifestProperties(_TempDir):
 # ----------------------------------------------------------------------------- the CLI
 
 
+vtb_turns = st.lists(
+    st.one_of(
+        texts,
+        field_values,
+        st.fixed_dictionaries(
+            {}, optional={"raw_output": field_values, "parsed_answer": field_values}
+        ),
+    ),
+    max_size=3,
+)
+vtb_response_lines = st.one_of(
+    response_lines,
+    st.fixed_dictionaries(
+        {"id": st.one_of(st.just(""), field_values)},
+        optional={"turns": st.one_of(vtb_turns, field_values), "raw_output": field_values},
+    ),
+)
+
+
 class CommandLineProperties(unittest.TestCase):
-    """The stages on a real run directory, fed any response file: exit 0 or one sentence and
-    exit 2, never an internal error."""
+    """The stages on real run directories (DatBench and VisualToolBench), fed any response and
+    judge-response files: exit 0 (1 for check-judge) or one sentence and exit 2, never an
+    internal error."""
 
     @classmethod
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
-        cls.run_dir = cls.tmp / "run"
-        result = run_cli(
-            "export-tasks", *sample_capabilities(), "--source", str(SAMPLE), "-d", str(cls.run_dir)
-        )
-        assert result.exit_code == 0, result.stderr
-        cls.ids = [
-            json.loads(line)["id"]
-            for line in (cls.run_dir / "references.jsonl").read_text().splitlines()
+        cls.datbench = cls.tmp / "datbench"
+        cls.vtb = cls.tmp / "vtb"
+        for args in (
+            [
+                "export-tasks",
+                *sample_capabilities(),
+                "--source",
+                str(SAMPLE),
+                "-d",
+                str(cls.datbench),
+            ],
+            ["export-tasks", "vistoolbench", "--source", str(VTB_SAMPLE), "-d", str(cls.vtb)],
+        ):
+            result = run_cli(*args)
+            assert result.exit_code == 0, result.stderr
+        cls.datbench_ids = [
+            line["id"] for _, line in jsonio.iter_jsonl(cls.datbench / "tasks.jsonl")
+        ]
+        cls.vtb_ids = [
+            ident
+            for _, task in jsonio.iter_jsonl(cls.vtb / "tasks.jsonl")
+            for ident in [task["id"], *(turn["id"] for turn in task["turns"])]
+        ]
+        cls.vtb_judge_ids = [
+            line["id"]
+            for _, line in jsonio.iter_jsonl(VTB_SAMPLE / "judge_responses.jsonl")
+            if "id" in line
         ]
 
     @classmethod
@@ -469,29 +509,26 @@ class CommandLineProperties(unittest.TestCase):
         self.assertNotIn("Traceback", result.stderr)
         self.assertNotIn("internal error", result.stderr)
 
-    @settings(max_examples=examples(0.3))
-    @given(
-        st.lists(st.tuples(st.booleans(), arbitrary_lines, response_lines), max_size=6),
-        st.lists(response_lines, max_size=4),
-    )
-    def test_stages_on_fuzzed_response_files(
-        self, lines: list[tuple[bool, bytes, dict[str, Any]]], judge_lines: list[dict[str, Any]]
-    ) -> None:
+    def write_lines(
+        self, name: str, lines: list[tuple[bool, bytes, dict[str, Any]]], ids: list[str]
+    ) -> Path:
+        """Raw lines, or structured ones given a real id (so they reach the scorers)."""
         chunks = []
         for index, (structured, raw, line) in enumerate(lines):
-            if structured:
+            if structured and ids:
                 line = dict(line)
                 key = "custom_id" if "custom_id" in line else "id"
-                line[key] = self.ids[index % len(self.ids)]
+                line[key] = ids[index % len(ids)]
                 raw = jsonio.dumps(line)
             chunks.append(raw.replace(b"\n", b" ") + b"\n")
-        responses = self.tmp / "responses.jsonl"
-        responses.write_bytes(b"".join(chunks))
-        judges = self.tmp / "judges.jsonl"
-        judges.write_bytes(b"".join(jsonio.dumps(line) + b"\n" for line in judge_lines))
+        path = self.tmp / name
+        path.write_bytes(b"".join(chunks))
+        return path
+
+    def run_stages(self, run_dir: Path, responses: Path, judges: Path) -> None:
         report = self.tmp / "report.json"
         report.unlink(missing_ok=True)
-        run = str(self.run_dir)
+        run = str(run_dir)
         scored = run_cli(
             "score", str(responses), "--judge-responses", str(judges), "-d", run,
             "-o", str(report), "-j", "1", "-q",
@@ -504,3 +541,35 @@ class CommandLineProperties(unittest.TestCase):
         made = run_cli("make-judge-tasks", str(responses), "-d", run, "-o", str(judge_tasks), "-q")
         self.check(made, (0, 2))
         self.check(run_cli("check-judge", str(judges), "-d", run), (0, 1, 2))
+
+    @settings(max_examples=examples(0.3))
+    @given(
+        st.lists(st.tuples(st.booleans(), arbitrary_lines, response_lines), max_size=6),
+        st.lists(st.tuples(st.booleans(), arbitrary_lines, response_lines), max_size=4),
+    )
+    def test_datbench_stages_on_fuzzed_files(
+        self,
+        lines: list[tuple[bool, bytes, dict[str, Any]]],
+        judge_lines: list[tuple[bool, bytes, dict[str, Any]]],
+    ) -> None:
+        self.run_stages(
+            self.datbench,
+            self.write_lines("responses.jsonl", lines, self.datbench_ids),
+            self.write_lines("judges.jsonl", judge_lines, self.datbench_ids),
+        )
+
+    @settings(max_examples=examples(0.3))
+    @given(
+        st.lists(st.tuples(st.booleans(), arbitrary_lines, vtb_response_lines), max_size=6),
+        st.lists(st.tuples(st.booleans(), arbitrary_lines, response_lines), max_size=4),
+    )
+    def test_vistoolbench_stages_on_fuzzed_files(
+        self,
+        lines: list[tuple[bool, bytes, dict[str, Any]]],
+        judge_lines: list[tuple[bool, bytes, dict[str, Any]]],
+    ) -> None:
+        self.run_stages(
+            self.vtb,
+            self.write_lines("responses.jsonl", lines, self.vtb_ids),
+            self.write_lines("judges.jsonl", judge_lines, self.vtb_judge_ids),
+        )
