@@ -103,11 +103,14 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 @contextlib.contextmanager
 def read_only_file_system(root: Path) -> Iterator[None]:
-    """Refuse, with ``EROFS``, every attempt to create or write a file or folder below ``root``."""
+    """Refuse, with ``EROFS``, every attempt to create, write, rename or delete a file or folder
+    below ``root``."""
     real_open, real_mkstemp, real_mkdir = os.open, tempfile.mkstemp, Path.mkdir
     root = root.resolve()
 
-    def below(path: Any) -> bool:
+    def below(path: Any, dir_fd: Any = None) -> bool:
+        if dir_fd is not None:  # relative to an open folder (shutil.rmtree): refuse to be safe
+            return True
         try:
             return Path(os.fspath(path)).resolve().is_relative_to(root)
         except (TypeError, ValueError):
@@ -136,11 +139,25 @@ def read_only_file_system(root: Path) -> Iterator[None]:
             raise refuse(path)
         return _REAL_WRITE_BYTES(path, data)
 
+    def guarded(real: Any, paths: int) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for path in args[:paths]:
+                if below(path, kwargs.get("dir_fd")):
+                    raise refuse(path)
+            return real(*args, **kwargs)
+
+        return call
+
     with (
         mock.patch("os.open", fake_open),
         mock.patch("tempfile.mkstemp", fake_mkstemp),
         mock.patch.object(Path, "mkdir", fake_mkdir),
         mock.patch.object(Path, "write_bytes", fake_write_bytes),
+        mock.patch("os.unlink", guarded(os.unlink, 1)),
+        mock.patch("os.remove", guarded(os.remove, 1)),
+        mock.patch("os.rmdir", guarded(os.rmdir, 1)),
+        mock.patch("os.replace", guarded(os.replace, 2)),
+        mock.patch("os.rename", guarded(os.rename, 2)),
     ):
         yield
 

@@ -20,6 +20,7 @@ from tests.cli_helpers import ROOT, SAMPLE, run_cli, sample_capabilities, tree_b
 from tests.fault_injection import FullDisk, read_only_file_system, temp_leftovers
 
 NO_SPACE = os.strerror(errno.ENOSPC)
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
 READ_ONLY = os.strerror(errno.EROFS)
 
 
@@ -33,6 +34,10 @@ def export_args(run_dir: Path, *extra: str) -> list[str]:
         str(run_dir),
         *extra,
     ]
+
+
+def vtb_export_args(run_dir: Path) -> list[str]:
+    return ["export-tasks", "vistoolbench", "--source", str(VTB_SAMPLE), "-d", str(run_dir)]
 
 
 def assert_error_line(case: unittest.TestCase, stderr: str, reason: str) -> None:
@@ -95,6 +100,32 @@ class DiskFullTests(_Case):
                     for name, data in after.items():
                         self.assertEqual(data, clean.get(name), name)
         self.assertEqual(run_cli(*args).exit_code, 0)
+        self.assertEqual(tree_bytes(run_dir), clean)
+
+    def test_vistoolbench_export(self) -> None:
+        clean_dir = self.tmp / "clean"
+        with FullDisk().installed() as meter:
+            self.assertEqual(run_cli(*vtb_export_args(clean_dir)).exit_code, 0)
+        clean = tree_bytes(clean_dir)
+        run_dir = self.tmp / "run"
+        self.assertEqual(run_cli(*vtb_export_args(run_dir), "--limit", "1").exit_code, 0)
+        old = tree_bytes(run_dir)
+        for budget in budgets(meter.written):
+            with self.subTest(budget=budget):
+                self.restore(run_dir, old)
+                with FullDisk(budget).installed():
+                    result = run_cli(*vtb_export_args(run_dir))
+                self.assertEqual(temp_leftovers(run_dir), [])
+                after = tree_bytes(run_dir)
+                if result.exit_code == 0:  # images already there are not written again
+                    self.assertEqual(after, clean)
+                    continue
+                self.assert_one_sentence(result, NO_SPACE)
+                if after != old:
+                    self.assertNotIn("datbench.json", after)
+                    for name, data in after.items():
+                        self.assertIn(data, (clean.get(name), old.get(name)), name)
+        self.assertEqual(run_cli(*vtb_export_args(run_dir)).exit_code, 0)
         self.assertEqual(tree_bytes(run_dir), clean)
 
     def _scored_run(self) -> Path:
@@ -185,6 +216,23 @@ class ReadOnlyTests(_Case):
                 self.assert_one_sentence(result, READ_ONLY)
                 self.assertEqual(tree_bytes(run_dir), before)
                 self.assertEqual(temp_leftovers(run_dir), [])
+
+    def test_every_writing_stage_on_vistoolbench(self) -> None:
+        run_dir = self.tmp / "vtb"
+        self.assertEqual(run_cli(*vtb_export_args(run_dir)).exit_code, 0)
+        shutil.copy(VTB_SAMPLE / "responses.jsonl", run_dir / "responses.jsonl")
+        shutil.copy(VTB_SAMPLE / "judge_responses.jsonl", run_dir / "judge_responses.jsonl")
+        before = tree_bytes(run_dir)
+        for args in (
+            vtb_export_args(run_dir),
+            ["make-judge-tasks", "-d", str(run_dir)],
+            ["score", "-d", str(run_dir)],
+        ):
+            with self.subTest(command=args[0]):
+                with read_only_file_system(run_dir):
+                    result = run_cli(*args)
+                self.assert_one_sentence(result, READ_ONLY)
+                self.assertEqual(tree_bytes(run_dir), before)
 
     @unittest.skipIf(os.name != "posix" or os.geteuid() == 0, "root ignores file permissions")
     def test_a_directory_without_write_permission(self) -> None:

@@ -75,6 +75,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
         time.sleep(0.005)
 
 
+@unittest.skipUnless(os.name == "posix", "process groups and signals are POSIX")
 class KillLoopTests(unittest.TestCase):
     """SIGKILL at random moments; every file complete or absent; a rerun finishes the job."""
 
@@ -249,6 +250,7 @@ class KillLoopTests(unittest.TestCase):
         self.assertGreaterEqual(self.kills, 50 * SCALE)
 
 
+@unittest.skipUnless(os.name == "posix", "process groups and signals are POSIX")
 class CtrlCTests(unittest.TestCase):
     """SIGINT to the whole process group (what a terminal's Ctrl-C sends) while a command works:
     exit 130, one line on stderr, nothing half-written."""
