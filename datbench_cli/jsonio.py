@@ -105,13 +105,6 @@ def writing(path: Path) -> Iterator[None]:
         raise OutputError(path, exc) from None
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Plain (not atomic) write of ``data``; failures are :class:`OutputError` s. For files inside
-    a staging folder that is only put in place when complete."""
-    with writing(path):
-        path.write_bytes(data)
-
-
 @functools.cache
 def _host_tag() -> str:
     return f"{zlib.crc32(socket.gethostname().encode()):08x}"
