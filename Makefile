@@ -12,6 +12,7 @@ help:
 	@echo "make test   - run the test suite"
 	@echo "make lint   - ruff check + ruff format --check"
 	@echo "make bench  - speed and memory ratios (BENCH_ARGS='--samples 1500 --score-samples 200000')"
+	@echo "make fuzz   - the property tests and kill loops with many more examples (minutes)"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +42,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The property tests and kill loops under the long hypothesis profile (CI runs the bounded,
+# deterministic "ci" profile as part of `make test`).
+FUZZ_TESTS := tests/test_fuzz_jsonl.py tests/test_fuzz_verdict.py tests/test_fuzz_scorers.py \
+	tests/test_interruption.py
+
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -p no:cacheprovider $(FUZZ_TESTS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

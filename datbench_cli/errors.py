@@ -41,3 +41,18 @@ class CheckFailed(DatbenchError):
     """The evaluation ran but failed a check the user asked for (strict judge, --fail-under)."""
 
     exit_code = 1
+
+
+class OutputError(DatbenchError):
+    """A file could not be written (disk full, read-only or missing directory, ...).
+
+    Raised only after the partial output was removed, so the message can say nothing was
+    half-written.
+    """
+
+    exit_code = 2
+
+    def __init__(self, path: object, exc: OSError):
+        self.path = str(path)
+        self.reason = exc.strerror or str(exc) or type(exc).__name__
+        super().__init__(f"cannot write {self.path}: {self.reason}")

@@ -19,6 +19,7 @@ from typing import Any
 
 from datbench_cli import jsonio
 from datbench_cli.errors import InputError
+from datbench_cli.evaluator import name_ids
 from datbench_cli.images import extension_from_bytes, image_cell_bytes
 from datbench_cli.loading import load_split
 from datbench_cli.openai_requests import RequestSettings
@@ -110,9 +111,10 @@ class _IdCheck:
 def _swap_in_images(run: RunDir, staging: Path) -> None:
     images, old = run.path(IMAGES), run.path(_OLD_IMAGES)
     shutil.rmtree(old, ignore_errors=True)
-    if images.exists():
-        os.replace(images, old)
-    os.replace(staging, images)
+    with jsonio.writing(images):
+        if images.exists():
+            os.replace(images, old)
+        os.replace(staging, images)
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -132,14 +134,16 @@ def export_datbench(
     references.jsonl always holds every sample, so any shard's run directory scores the
     concatenated responses of all shards (and reports the gaps and duplicates).
     """
-    run.root.mkdir(parents=True, exist_ok=True)
     staging = run.path(STAGING)
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    with jsonio.writing(staging):
+        run.root.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
     check = _IdCheck()
     counts: dict[str, int] = {}
     judge_count = task_count = 0
     no_image: list[str] = []
+    unknown_format: list[str] = []
     try:
         with (
             jsonio.atomic_writer(run.path(TASKS)) as tasks,
@@ -161,8 +165,12 @@ def export_datbench(
                     if image is None:
                         no_image.append(name)
                     else:
-                        file_name = f"{name}.{extension_from_bytes(image[0])}"
-                        (staging / file_name).write_bytes(image[0])
+                        extension = extension_from_bytes(image[0])
+                        if extension == "bin":
+                            unknown_format.append(name)
+                        file_name = f"{name}.{extension}"
+                        with jsonio.writing(run.path(IMAGES) / file_name):
+                            (staging / file_name).write_bytes(image[0])
                         image_rel = f"{IMAGES}/{file_name}"
                     task = {
                         "id": name,
@@ -179,7 +187,15 @@ def export_datbench(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if no_image:
-        warn(f"{len(no_image)} sample(s) have no image bytes; their tasks have image null")
+        warn(
+            f"{len(no_image)} sample(s) have no image bytes; their tasks have image null: "
+            f"{name_ids(no_image)}"
+        )
+    if unknown_format:
+        warn(
+            f"{len(unknown_format)} sample(s) have image bytes in no known image format "
+            f"(corrupt?), copied unchanged as .bin files: {name_ids(unknown_format)}"
+        )
     request_files = write_task_requests(run, requests)
     options: dict[str, Any] = {"limit": plan.limit}
     if shard is not None:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import socket
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, OutputError
 
 _BOM = b"\xef\xbb\xbf"
+_TEMP_SUFFIX = ".tmp"
 
 
 def _default(value: Any) -> Any:
@@ -93,28 +97,108 @@ def _short(exc: Exception) -> str:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
+def writing(path: Path) -> Iterator[None]:
+    """Turn an ``OSError`` raised inside the block into an :class:`OutputError` naming ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(path, exc) from None
+
+
+@functools.cache
+def _host_tag() -> str:
+    return f"{zlib.crc32(socket.gethostname().encode()):08x}"
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running (unknown counts as running)."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_stale_temps(directory: Path, name: str) -> None:
+    """Delete temporary files for ``name`` left in ``directory`` by killed writers.
+
+    Only files made by :func:`make_temp` on this host whose process is gone are removed, so a
+    concurrent writer's temporary file is never touched.
+    """
+    prefix, host = f".{name}.", _host_tag()
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(_TEMP_SUFFIX)):
+            continue
+        tag, _, pid = entry[len(prefix) :].split(".", 1)[0].partition("-")
+        if tag == host and pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(directory / entry)
+
+
+def make_temp(directory: Path, name: str) -> tuple[int, Path]:
+    """A new temporary file beside ``directory/name``: ``.<name>.<host>-<pid>.<random>.tmp``
+    (unique even for concurrent writers); stale ones of killed writers are removed first."""
+    remove_stale_temps(directory, name)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{name}.{_host_tag()}-{os.getpid()}.", suffix=_TEMP_SUFFIX, dir=directory
+    )
+    return fd, Path(tmp)
+
+
+class GuardedWriter:
+    """A binary file being written whose write errors name the file (as :class:`OutputError`)."""
+
+    def __init__(self, handle: IO[bytes], path: Path) -> None:
+        self._handle = handle
+        self.path = path
+
+    def write(self, data: bytes) -> int:
+        with writing(self.path):
+            return self._handle.write(data)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
     """Open a temporary file beside ``path``; on success (fsync it and) rename it into place.
 
-    On any exception the temporary file is removed and ``path`` is left untouched. The rename
-    alone makes the write atomic for every reader and against a killed process; ``durable``
-    adds an fsync so the content also survives a power loss (skipped for bulk image files, where
-    it would dominate the export time).
+    On any exception the temporary file is removed and ``path`` is left untouched; a failure to
+    write (disk full, read-only directory) is an :class:`OutputError`. The rename alone makes the
+    write atomic for every reader and against a killed process (whose temporary file the next
+    writer of ``path`` removes); ``durable`` adds an fsync so the content also survives a power
+    loss (skipped for bulk image files, where it would dominate the export time).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
+    tmp: Path | None = None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = make_temp(path.parent, path.name)
+        handle = os.fdopen(fd, "wb")
+        try:
+            yield GuardedWriter(handle, path)
+            with writing(path):
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+                handle.close()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                handle.close()
+            raise
+        with writing(path):
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
 
 

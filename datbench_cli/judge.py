@@ -15,8 +15,12 @@ SINGLE_TOKEN_INSTRUCTION = "\n\nOutput exactly one boolean token: true or false.
 _TRUE_WORDS = frozenset({"correct", "true", "yes"})
 _FALSE_WORDS = frozenset({"incorrect", "false", "no"})
 _FENCE_RE = re.compile(r"\A```[^\n]*\n(.*?)\n?```\Z", re.DOTALL)
-# Rule 3: a line "answer: true|false|yes|no" anywhere; the last such line wins.
-_ANSWER_LINE_RE = re.compile(r"^[ \t]*answer[ \t]*:[ \t]*(true|false|yes|no)\b", re.I | re.M)
+# Rule 3: a line "answer: true|false|yes|no" anywhere; the last such line wins. The words match
+# ASCII letters only ((?a:...)): a Unicode-case-insensitive regex would also take look-alikes
+# such as "yeſ" (long s) or "anſwer" for the words.
+_ANSWER_LINE_RE = re.compile(
+    r"^[ \t]*(?a:answer[ \t]*:[ \t]*(true|false|yes|no))\b", re.IGNORECASE | re.MULTILINE
+)
 
 
 def rewrite_judge_prompt(judge_prompt: str | None) -> str:

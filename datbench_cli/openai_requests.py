@@ -16,7 +16,6 @@ import base64
 import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -347,7 +346,8 @@ class PartWriter:
         self._part_bytes = 0
 
     def __enter__(self) -> PartWriter:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        with jsonio.writing(self.directory):
+            self.directory.mkdir(parents=True, exist_ok=True)
         return self
 
     def write(self, row: dict[str, Any], label: str = "") -> None:
@@ -366,42 +366,56 @@ class PartWriter:
         ):
             self._next_part()
         assert self._handle is not None
-        self._handle.write(data)
+        with jsonio.writing(self.directory / part_name(self.stem, len(self._temps))):
+            self._handle.write(data)
         self._part_lines += 1
         self._part_bytes += len(data)
         self.lines += 1
 
     def _next_part(self) -> None:
         self._close_current()
-        fd, name = tempfile.mkstemp(
-            prefix=f".{self.stem}.openai.", suffix=".tmp", dir=self.directory
-        )
-        self._temps.append(Path(name))
+        with jsonio.writing(self.directory / part_name(self.stem, len(self._temps) + 1)):
+            fd, temp = jsonio.make_temp(self.directory, f"{self.stem}.openai")
+        self._temps.append(temp)
         self._handle = os.fdopen(fd, "wb")
         self._part_lines = self._part_bytes = 0
 
     def _close_current(self) -> None:
         if self._handle is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
+            with jsonio.writing(self.directory / part_name(self.stem, len(self._temps))):
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+                self._handle.close()
             self._handle = None
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is not None:
-            if self._handle is not None:
-                self._handle.close()
-            for temp in self._temps:
-                with contextlib.suppress(FileNotFoundError):
-                    temp.unlink()
-            return
-        self._close_current()
+        try:
+            if exc_type is None:
+                self._close_current()
+                self._put_in_place()
+                return
+        except BaseException:
+            self._discard()
+            raise
+        self._discard()
+
+    def _put_in_place(self) -> None:
         for number, temp in enumerate(self._temps, start=1):
             target = self.directory / part_name(self.stem, number)
-            os.chmod(temp, 0o644)
-            os.replace(temp, target)
+            with jsonio.writing(target):
+                os.chmod(temp, 0o644)
+                os.replace(temp, target)
             self.paths.append(target)
         remove_parts(self.directory, self.stem, keep=self.paths)
+
+    def _discard(self) -> None:
+        if self._handle is not None:
+            with contextlib.suppress(OSError):
+                self._handle.close()
+            self._handle = None
+        for temp in self._temps:
+            with contextlib.suppress(OSError):
+                temp.unlink()
 
 
 def write_parts(

@@ -7,8 +7,11 @@ order. Each worker applies the per-sample time budget in its own main thread.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -62,6 +65,29 @@ def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
                 score_item(item, timeout)
 
 
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the pool and reports it once,
+    # workers must not each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT back while the workers are forked: a worker must not be interrupted before
+    it ignores SIGINT, nor the pool half-built; a Ctrl-C meanwhile is delivered afterwards."""
+    usable = hasattr(signal, "pthread_sigmask") and (
+        threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def usable_cpus() -> int:
     """The cores this process may run on."""
     try:
@@ -86,14 +112,18 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
         return
     _warm_up(work, timeout)
     _WORK, _TIMEOUT = work, timeout
+    pool = None
     try:
         # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
         chunk = max(_MIN_CHUNK, min(_MAX_CHUNK, len(work) // (jobs * 4)))
         ranges = [(i, min(i + chunk, len(work))) for i in range(0, len(work), chunk)]
         context = multiprocessing.get_context("fork")
-        with context.Pool(processes=jobs) as pool:
-            for outcomes in pool.imap(_score_range, ranges):
-                for fields in outcomes:
-                    yield Outcome(*fields)
+        with _sigint_deferred():
+            pool = context.Pool(processes=jobs, initializer=_ignore_interrupts)
+        for outcomes in pool.imap(_score_range, ranges):
+            for fields in outcomes:
+                yield Outcome(*fields)
     finally:
+        if pool is not None:
+            pool.terminate()
         _WORK, _TIMEOUT = (), None

@@ -19,6 +19,8 @@ RESPONSES = "responses.jsonl"
 JUDGE_TASKS = "judge_tasks.jsonl"
 JUDGE_RESPONSES = "judge_responses.jsonl"
 REPORT = "report.json"
+# The files whose SHA-256 the manifest records (written by the export, read by later stages).
+_HASHED = (TASKS, REFERENCES)
 
 _SAFE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 # Names Windows reserves; refused so a run directory can be copied anywhere.
@@ -87,7 +89,20 @@ class RunDir:
         manifest = jsonio.read_json(path)
         if not isinstance(manifest, dict) or "benchmark" not in manifest:
             raise InputError("manifest is not a datbench manifest", path)
-        for name, recorded in (manifest.get("files") or {}).items():
+        files = manifest.get("files") or {}
+        if not isinstance(files, dict):
+            raise InputError(
+                'manifest "files" is not an object; run `datbench export-tasks` again', path
+            )
+        for name, recorded in files.items():
+            # Only the files an export hashes: a hand-edited name must never make us read
+            # (or hang on) an arbitrary path such as /dev/zero.
+            if name not in _HASHED or not isinstance(recorded, dict):
+                raise InputError(
+                    f"manifest lists an unexpected file entry {name!r}; "
+                    "run `datbench export-tasks` again",
+                    path,
+                )
             file = self.path(name)
             if not file.is_file():
                 raise InputError(f"{name} is missing; run `datbench export-tasks` again", file)
@@ -110,7 +125,7 @@ class RunDir:
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write the manifest last: its presence marks a finished export."""
         files = {}
-        for name in (TASKS, REFERENCES):
+        for name in _HASHED:
             file = self.path(name)
             if file.is_file():
                 files[name] = {"sha256": sha256_file(file)}

@@ -18,6 +18,7 @@ and a server that cannot be reached after all retries stop the run.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http.client
 import os
@@ -165,11 +166,13 @@ class OutputFile:
         self._fd = -1
 
     def __enter__(self) -> OutputFile:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        with jsonio.writing(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _lock(self._fd, self.path)
-            self.repaired_tail = repair_tail(self.path)
+            with jsonio.writing(self.path):
+                self.repaired_tail = repair_tail(self.path)
         except BaseException:
             os.close(self._fd)
             raise
@@ -183,11 +186,19 @@ class OutputFile:
         return answered_ids(self.path)
 
     def append(self, row: dict[str, Any]) -> None:
-        """Add one line, durably."""
+        """Add one line, durably; a failed write (disk full) leaves the file as it was."""
         data = memoryview(jsonio.dumps(row) + b"\n")
-        while data:
-            data = data[os.write(self._fd, data) :]
-        os.fsync(self._fd)
+        with jsonio.writing(self.path):
+            size = os.fstat(self._fd).st_size
+            try:
+                while data:
+                    data = data[os.write(self._fd, data) :]
+                os.fsync(self._fd)
+            except OSError:
+                # Drop the part of the line that made it to disk: no torn line is left behind.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, size)
+                raise
 
 
 def _lock(fd: int, path: Path) -> None:

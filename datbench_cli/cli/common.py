@@ -149,6 +149,12 @@ def handle_errors(command: F) -> F:
         except KeyboardInterrupt:
             error_line("interrupted; files already written are complete, nothing half-written")
             raise typer.Exit(130) from None
+        except OSError as exc:
+            # The file system refused (disk full, read-only, permissions) where no stage named
+            # the file itself: still one sentence and exit 2, like any unusable file.
+            where = f" ({exc.filename})" if exc.filename else ""
+            error_line(f"file system error{where}: {exc.strerror or exc}")
+            raise typer.Exit(2) from None
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - a bug: say so in one line, details on request

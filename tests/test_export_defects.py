@@ -1,0 +1,202 @@
+"""Dataset defects at export. A missing or corrupt image, or one whose header declares a
+decompression bomb, is exported (bytes unchanged, never decoded) and the rest of the export
+completes, with a warning naming the sample. A bad id, a duplicate id, a missing column or an
+unknown config stops the export with one sentence and exit 2 before anything is written, so an
+earlier export in the directory stays intact."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import struct
+import tempfile
+import unittest
+import zlib
+from pathlib import Path
+from typing import Any
+
+from tests.cli_helpers import make_dataset, make_row, png_bytes, run_cli, tree_bytes
+from tests.test_cli import lines
+
+BOMB_SIDE = 30_000
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return (
+        struct.pack(">I", len(body))
+        + kind
+        + body
+        + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+    )
+
+
+def bomb_png() -> bytes:
+    """A 100-byte PNG whose header declares 30,000 x 30,000 RGB pixels (2.7 GB decoded)."""
+    header = struct.pack(">IIBBBBB", BOMB_SIDE, BOMB_SIDE, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def bomb_jpeg() -> bytes:
+    """A JPEG start whose frame header (SOF0) declares 30,000 x 30,000 pixels."""
+    frame = (
+        struct.pack(">BHHB", 8, BOMB_SIDE, BOMB_SIDE, 3) + b"\x01\x22\x00\x02\x11\x01\x03\x11\x01"
+    )
+    return b"\xff\xd8\xff\xc0" + struct.pack(">H", len(frame) + 2) + frame + b"\xff\xd9"
+
+
+def image_cell(data: bytes | None, path: str | None = None) -> dict[str, Any]:
+    return {"bytes": data, "path": path}
+
+
+class _ExportCase(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        good = make_dataset(self.tmp / "good", {"math": [make_row("old1"), make_row("old2")]})
+        self.run_dir = self.tmp / "run"
+        result = run_cli("export-tasks", "math", "--source", str(good), "-d", str(self.run_dir))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.before = tree_bytes(self.run_dir)
+
+    def export(self, rows: dict[str, list[dict[str, Any]]], *extra: str) -> Any:
+        source = make_dataset(self.tmp / f"src{len(list(self.tmp.iterdir()))}", rows)
+        return self.export_source(source, list(rows), *extra)
+
+    def export_source(self, source: Path, targets: list[str], *extra: str) -> Any:
+        return run_cli(
+            "export-tasks", *targets, "--source", str(source), "-d", str(self.run_dir), *extra
+        )
+
+    def assert_refused(self, result: Any, *fragments: str) -> None:
+        """Exit 2, one error line with ``fragments``, and the earlier export untouched."""
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        errors = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, errors[0])
+        self.assertEqual(tree_bytes(self.run_dir), self.before)
+
+    def warnings_of(self, result: Any) -> list[str]:
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        return [x for x in result.stderr.splitlines() if x.startswith("warning: ")]
+
+
+class ImageDefectTests(_ExportCase):
+    """Image problems: exported as they are, the rest completes, a warning names the sample."""
+
+    def test_missing_images(self) -> None:
+        rows = [
+            make_row("fine"),
+            make_row("no_cell", image=None),
+            make_row("empty_bytes", image=image_cell(b"", "gone/elsewhere.png")),
+        ]
+        result = self.export({"math": rows})
+        warnings = self.warnings_of(result)
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("2 sample(s) have no image bytes", warnings[0])
+        self.assertIn("no_cell", warnings[0])
+        self.assertIn("empty_bytes", warnings[0])
+        tasks = {t["id"]: t for t in lines(self.run_dir / "tasks.jsonl")}
+        self.assertEqual(tasks["fine"]["image"], "images/fine.png")
+        self.assertIsNone(tasks["no_cell"]["image"])
+        self.assertIsNone(tasks["empty_bytes"]["image"])
+        self.assertEqual(sorted(p.name for p in (self.run_dir / "images").iterdir()), ["fine.png"])
+        self.assertEqual(len(lines(self.run_dir / "references.jsonl")), 3)
+
+    def test_corrupt_image_bytes(self) -> None:
+        garbage = b"<html>404 Not Found</html>"
+        truncated = png_bytes()[:20]
+        rows = [
+            make_row("fine"),
+            make_row("garbage", image=image_cell(garbage)),
+            make_row("truncated", image=image_cell(truncated)),
+        ]
+        result = self.export({"math": rows}, "--format", "openai", "--model", "m")
+        warnings = self.warnings_of(result)
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("1 sample(s) have image bytes in no known image format", warnings[0])
+        self.assertIn("garbage", warnings[0])
+        images = self.run_dir / "images"
+        self.assertEqual((images / "garbage.bin").read_bytes(), garbage)
+        self.assertEqual((images / "truncated.png").read_bytes(), truncated)
+        self.assertTrue((self.run_dir / "datbench.json").is_file())
+
+    def test_decompression_bomb_headers_are_never_decoded(self) -> None:
+        from PIL import Image
+
+        bombs = {"bomb_png": bomb_png(), "bomb_jpg": bomb_jpeg()}
+        with self.assertRaises(Image.DecompressionBombError):  # the fixture is bomb-sized
+            Image.open(io.BytesIO(bombs["bomb_png"]))
+        rows = [make_row(name, image=image_cell(data)) for name, data in bombs.items()]
+        result = self.export({"math": rows}, "--format", "openai", "--model", "m")
+        self.assertEqual(self.warnings_of(result), [])
+        self.assertEqual((self.run_dir / "images" / "bomb_png.png").read_bytes(), bombs["bomb_png"])
+        self.assertEqual((self.run_dir / "images" / "bomb_jpg.jpg").read_bytes(), bombs["bomb_jpg"])
+        requests = list((self.run_dir / "requests").glob("tasks.openai.*.jsonl"))
+        self.assertEqual(len(requests), 1)
+        self.assertIn("data:image/png;base64,", requests[0].read_text())
+
+
+class RowDefectTests(_ExportCase):
+    """Row and dataset problems: one sentence, exit 2, nothing written."""
+
+    def test_duplicate_ids(self) -> None:
+        self.assert_refused(
+            self.export({"math": [make_row("a"), make_row("b"), make_row("a")]}),
+            "math row 2", "duplicate sample id 'a'", "first in math row 0",
+        )  # fmt: skip
+        self.assert_refused(
+            self.export({"chart": [make_row("x")], "math": [make_row("x")]}),
+            "duplicate sample id 'x'", "first in chart row 0",
+        )  # fmt: skip
+
+    def test_ids_that_are_not_safe_file_names(self) -> None:
+        bad_ids = ["a/b", "..", "../up", "/etc/passwd", "C:\\x", "a\\b", "CON", "nul.txt",
+                   "Com1", ".hidden", "-dash", "", "x" * 201, "tab\tid", "é"]  # fmt: skip
+        for bad_id in bad_ids:
+            with self.subTest(bad_id=bad_id):
+                result = self.export({"math": [make_row("ok"), make_row(bad_id)]})
+                self.assert_refused(result, "math row 1", "cannot be used as a file name")
+
+    def test_missing_id(self) -> None:
+        self.assert_refused(
+            self.export({"math": [make_row("ok"), make_row("x", id=None)]}),
+            "math row 1", "sample id None",
+        )  # fmt: skip
+
+    def test_missing_columns(self) -> None:
+        from datasets import Dataset
+
+        from datbench_cli.hub_layout import hub_readme
+
+        source = self.tmp / "no-answer"
+        (source / "math").mkdir(parents=True)
+        rows = [{k: v for k, v in make_row("a").items() if k not in ("answer", "question")}]
+        Dataset.from_list(rows).to_parquet(str(source / "math" / "test-00000-of-00001.parquet"))
+        (source / "README.md").write_text(hub_readme(["math"]))
+        self.assert_refused(
+            self.export_source(source, ["math"]), "'math'", "lacks the column(s) question, answer"
+        )
+
+    def test_a_config_that_does_not_exist(self) -> None:
+        source = make_dataset(self.tmp / "chart-only", {"chart": [make_row("c1")]})
+        self.assert_refused(
+            self.export_source(source, ["chart", "math"]),
+            "config 'math'", "not found", "'chart'",
+        )  # fmt: skip
+
+    def test_a_split_that_does_not_exist(self) -> None:
+        source = make_dataset(self.tmp / "test-only", {"math": [make_row("m1")]})
+        self.assert_refused(
+            self.export_source(source, ["math"], "--split", "validation"), "'validation'"
+        )
+
+    def test_a_later_bad_row_writes_nothing_either(self) -> None:
+        rows = [make_row(f"r{i}") for i in range(150)] + [make_row("bad/id")]
+        self.assert_refused(self.export({"math": rows}), "math row 150")

@@ -1,0 +1,132 @@
+"""Property tests of every registered scorer through the evaluator: for any model output the
+sample is scored (a float in [0, 1]) or carries a recorded scorer error, within the per-sample
+budget, and scoring it twice gives the same result."""
+
+from __future__ import annotations
+
+import time
+import unittest
+import warnings
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from datbench_cli import DatBenchEvaluator, VLMResponse
+from datbench_cli.scorers import SCORERS
+from tests.hypothesis_profiles import examples
+from tests.vectors import DATA, load_lines
+
+SAMPLE_TIMEOUT = 5.0
+# Slack over the budget for the alarm to land and the evaluator to record it.
+BUDGET_SLACK = 5.0
+FALLBACK = "no_such_dataset"
+
+
+def base_rows() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Per registered dataset name: its capability and the first direct-mode vector row the
+    reference scored without raising (else its first row)."""
+    first: dict[str, tuple[str, dict[str, Any]]] = {}
+    scored: dict[str, tuple[str, dict[str, Any]]] = {}
+    for path in sorted(DATA.glob("*.jsonl")):
+        for line in load_lines(path):
+            row = line.get("row")
+            if not isinstance(row, dict) or row.get("eval_mode", "direct") != "direct":
+                continue
+            name = (row.get("source_info") or {}).get("dataset")
+            if name not in SCORERS:
+                continue
+            entry = (line["capability"], dict(row, image=None))
+            first.setdefault(name, entry)
+            if "expected_error" not in line:
+                scored.setdefault(name, entry)
+    rows = {name: scored.get(name, first[name]) for name in first}
+    capability, row = rows["chartqa"]
+    rows[FALLBACK] = (capability, dict(row, source_info={"dataset": FALLBACK, "original_idx": "0"}))
+    return rows
+
+
+BASE_ROWS = base_rows()
+
+FRAGMENTS = [
+    "\\frac{1}{2}", "\\boxed{", "}", "{", "\\sqrt{2}", "\\left(", "\\right)", "$", "$$",
+    "\\text{cm}", "^2", "_{10}", "\\pi", "\\times", "\\%", "\\\\", "\\begin{pmatrix}", "&",
+    "\\end{pmatrix}", "(A)", "(B)", "C.", "D)", "[", "]", "(", ")", "<", ">", ",", ".", "-",
+    "e", "1e5", "3.14", "-0", "1/3", "100%", "Answer:", "The answer is", "ANSWER: ",
+    "Final Answer:", "<answer>", "</answer>", "**", "\n", "\n\n", " ", "\t", "yes", "No",
+    "None", "null", "inf", "nan", "NaN", "[0.1, 0.2, 0.3, 0.4]", "[10, 20, 300, 400]",
+    "(648, 690)", '<point x="10.5" y="20">', "<points x1=", "x=", "y=", "→", "−", "½", "٣",
+    "零", "ﬁ", "\u200b", "\ufeff", "😀",
+]  # fmt: skip
+
+
+@st.composite
+def model_outputs(draw: st.DrawFn, answer: str) -> str:
+    """Outputs built from LaTeX, brackets, digits, choice letters, answer markers, unicode and
+    the sample's own answer, so that both right and wrong answers occur."""
+    pieces = st.one_of(
+        st.sampled_from(FRAGMENTS),
+        st.just(answer),
+        st.integers(-(10**6), 10**6).map(str),
+        st.floats(allow_nan=True, allow_infinity=True).map(str),
+        st.text(max_size=8),
+    )
+    return "".join(draw(st.lists(pieces, max_size=12)))
+
+
+def score_once(capability: str, row: dict[str, Any], output: str) -> tuple[Any, float]:
+    """The sample's (score, is_correct, score_details) and the seconds it took."""
+    evaluator = DatBenchEvaluator([row], capability)
+    started = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluator.compute_metrics(
+            [VLMResponse(row["id"], output)], sample_timeout=SAMPLE_TIMEOUT
+        )
+    elapsed = time.monotonic() - started
+    result = report.results[0]
+    return (result.score, result.is_correct, result.metadata["score_details"]), elapsed
+
+
+class ScorerProperties(unittest.TestCase):
+    """One property test per registered dataset name (plus the fallback path)."""
+
+    def test_every_registered_name_is_covered(self) -> None:
+        self.assertEqual(set(BASE_ROWS), set(SCORERS) | {FALLBACK})
+
+    def check(self, name: str, output: str) -> None:
+        capability, row = BASE_ROWS[name]
+        first, elapsed = score_once(capability, row, output)
+        score, is_correct, details = first
+        self.assertLess(elapsed, SAMPLE_TIMEOUT + BUDGET_SLACK, "the budget did not hold")
+        self.assertIsInstance(score, float)
+        self.assertIsInstance(is_correct, bool)
+        error = details.get("error")
+        if error is not None:
+            self.assertEqual(score, 0.0)
+            self.assertEqual(sorted(error), ["message", "type"])
+            self.assertIsInstance(error["type"], str)
+        else:
+            self.assertGreaterEqual(score, 0.0, details)
+            self.assertLessEqual(score, 1.0, details)
+        # repr: NaN in the details is equal to itself there.
+        again = score_once(capability, row, output)[0]
+        self.assertEqual(repr(again), repr(first), "not deterministic")
+
+
+def _property(name: str) -> Any:
+    answer = BASE_ROWS[name][1]["answer"]
+
+    @settings(max_examples=examples(2))
+    @given(model_outputs(answer))
+    def test(self: ScorerProperties, output: str) -> None:
+        self.check(name, output)
+
+    test.__name__ = f"test_{name.replace('-', '_')}"
+    test.__doc__ = f"Any output for a {name!r} sample is scored or recorded as an error."
+    return test
+
+
+for _name in sorted(BASE_ROWS):
+    _test = _property(_name)
+    setattr(ScorerProperties, _test.__name__, _test)

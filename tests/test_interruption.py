@@ -1,0 +1,351 @@
+"""Interrupted runs. The real program is killed (SIGKILL to its process group) at random moments
+of ``export-tasks``, ``make-judge-tasks``, ``score`` and ``send``: after every kill each file of
+the run directory is complete and identical to a clean run's, or absent (hidden temporary files
+and the export's staging folder aside, which the next run removes); rerunning the same command
+then leaves exactly the clean run's directory. Ctrl-C exits 130 with one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from tests.chat_server import ChatServer
+from tests.cli_helpers import ROOT, run_cli
+from tests.hypothesis_profiles import long_run
+from tests.run_builders import (
+    cli_command,
+    cli_env,
+    is_leftover,
+    make_image_dataset,
+    make_score_run,
+    run_real_cli,
+    tree_digest,
+)
+
+SEED = 20_260_509
+# Kills per command: 52 in CI, four times as many under HYPOTHESIS_PROFILE=long.
+KILLS = {"export-tasks": 16, "make-judge-tasks": 10, "score": 14, "send": 12}
+SCALE = 4 if long_run() else 1
+RERUN_EVERY = 5
+EXPORT_SAMPLES = 160
+SCORE_SAMPLES = 4000
+SEND_REQUESTS = 600
+
+
+def start(args: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """Start the real program in its own process group (as a shell runs a job)."""
+    options.setdefault("stdout", subprocess.DEVNULL)
+    options.setdefault("stderr", subprocess.DEVNULL)
+    return subprocess.Popen(
+        cli_command(*args), cwd=ROOT, env=cli_env(), start_new_session=True, **options
+    )
+
+
+def kill_after(args: list[str], delay: float) -> int | None:
+    """Run ``args``; SIGKILL its process group after ``delay`` s. The exit code if it ended first."""
+    process = start(args)
+    try:
+        return process.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return None
+
+
+def visible(tree: dict[str, str]) -> dict[str, str]:
+    return {name: digest for name, digest in tree.items() if not is_leftover(name)}
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the command to get going")
+        time.sleep(0.005)
+
+
+@unittest.skipUnless(os.name == "posix", "process groups and signals are POSIX")
+class KillLoopTests(unittest.TestCase):
+    """SIGKILL at random moments; every file complete or absent; a rerun finishes the job."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.rng = random.Random(SEED)
+        cls.dataset = make_image_dataset(cls.tmp / "dataset", EXPORT_SAMPLES)
+        cls.score_run = make_score_run(cls.tmp / "score-run", SCORE_SAMPLES)
+        cls.kills = 0
+        started = time.monotonic()
+        run_real_cli("--version")
+        cls.startup = time.monotonic() - started
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def clean_run(self, args: list[str]) -> float:
+        """Run ``args`` to the end; return how long it took."""
+        started = time.monotonic()
+        result = run_real_cli(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return time.monotonic() - started
+
+    def assert_complete_or_absent(
+        self, run_dir: Path, clean: dict[str, str], after: str, export: bool = False
+    ) -> None:
+        state = tree_digest(run_dir)
+        for name, digest in visible(state).items():
+            self.assertEqual(digest, clean.get(name), f"{name} is half-written ({after})")
+        if export and "datbench.json" in state:  # the manifest vouches for the whole export
+            self.assertEqual(visible(state), visible(clean), after)
+
+    def kill_loop(
+        self,
+        name: str,
+        args: list[str],
+        run_dir: Path,
+        check: Callable[[str], None],
+        reset: Callable[[int], None],
+        compare: Callable[[str], None] | None = None,
+        window: Callable[[float], float] = lambda duration: duration,
+    ) -> None:
+        """Kill ``args`` mid-way KILLS[name] times, calling ``check`` after each kill; every
+        RERUN_EVERY kills, rerun it to the end, ``compare`` with the clean run and ``reset``.
+        Kills land at random within ``window(duration of a clean run)`` seconds."""
+        duration = self.clean_run(args)
+        clean = tree_digest(run_dir)
+        self.assertFalse([n for n in clean if is_leftover(n)])
+        if compare is None:
+
+            def compare(after: str) -> None:
+                self.assertEqual(tree_digest(run_dir), clean, after)
+
+        reset(0)
+        wanted, landed, attempts = KILLS[name] * SCALE, 0, 0
+        while landed < wanted and attempts < 3 * wanted:
+            attempts += 1
+            delay = self.rng.uniform(0.1, 0.95) * window(duration)
+            code = kill_after(args, delay)
+            self.assertIn(code, (None, 0), f"{name} failed on its own (attempt {attempts})")
+            if code is not None:
+                continue  # it finished before the kill: nothing to check
+            landed += 1
+            check(f"{name}, kill {landed} at {delay:.2f}s")
+            if landed % RERUN_EVERY == 0 or landed == wanted:
+                self.clean_run(args)
+                compare(f"{name}, rerun after kill {landed}")
+                if landed != wanted:
+                    reset(landed // RERUN_EVERY)
+        self.assertEqual(landed, wanted, f"{name}: only {landed} kills landed mid-way")
+        type(self).kills += landed
+
+    def test_export_tasks(self) -> None:
+        run_dir = self.tmp / "export-run"
+        args = ["export-tasks", "chart", "document", "math", "--source", str(self.dataset),
+                "-d", str(run_dir), "--format", "openai", "--model", "m", "--image-mode", "file",
+                "-q"]  # fmt: skip
+        clean: dict[str, str] = {}
+
+        def check(after: str) -> None:
+            self.assert_complete_or_absent(run_dir, clean, after, export=True)
+
+        def reset(round_number: int) -> None:
+            clean.update(tree_digest(run_dir))
+            if round_number % 2 == 0:  # alternately from nothing and over a finished export
+                shutil.rmtree(run_dir)
+
+        self.kill_loop("export-tasks", args, run_dir, check, reset)
+
+    def _copy_of_score_run(self, name: str) -> Path:
+        run_dir = self.tmp / name
+        shutil.copytree(self.score_run, run_dir)
+        return run_dir
+
+    def _file_stage(self, name: str, args: list[str], run_dir: Path, outputs: list[str]) -> None:
+        clean: dict[str, str] = {}
+
+        def check(after: str) -> None:
+            self.assert_complete_or_absent(run_dir, clean, after)
+
+        def reset(_: int) -> None:
+            clean.update(tree_digest(run_dir))
+            for output in outputs:  # start the next round without the finished outputs
+                for path in run_dir.glob(output):
+                    path.unlink()
+
+        self.kill_loop(name, args, run_dir, check, reset)
+
+    def test_make_judge_tasks(self) -> None:
+        run_dir = self._copy_of_score_run("judge-run")
+        args = ["make-judge-tasks", "-d", str(run_dir), "--format", "openai", "--model", "m"]
+        self._file_stage(
+            "make-judge-tasks", args, run_dir, ["judge_tasks.jsonl", "requests/*.jsonl"]
+        )
+
+    def test_score(self) -> None:
+        run_dir = self._copy_of_score_run("scored-run")
+        self._file_stage("score", ["score", "-d", str(run_dir), "-q"], run_dir, ["report.json"])
+        report = json.loads((run_dir / "report.json").read_text())
+        self.assertEqual(report["summary"]["total_samples"], SCORE_SAMPLES)
+
+    def test_send(self) -> None:
+        run_dir = self.tmp / "send-run"
+        (run_dir / "requests").mkdir(parents=True)
+        requests = run_dir / "requests" / "judge_tasks.openai.00001.jsonl"
+        self._write_judge_requests(requests)
+        ids = [json.loads(line)["custom_id"] for line in requests.read_text().splitlines()]
+        out = run_dir / "judge_responses.jsonl"
+
+        def check(after: str) -> None:
+            if not out.exists():
+                return
+            data = out.read_bytes()
+            self.assertTrue(data == b"" or data.endswith(b"\n"), f"torn last line ({after})")
+            answered = [json.loads(line)["custom_id"] for line in data.splitlines()]
+            self.assertEqual(len(answered), len(set(answered)), f"an id twice ({after})")
+            self.assertLessEqual(set(answered), set(ids), after)
+
+        def compare(after: str) -> None:
+            check(after)
+            self.assertEqual(sorted(self._answered(out)), sorted(ids), after)
+            self.assertFalse([n for n in tree_digest(run_dir) if is_leftover(n)], after)
+
+        def window(duration: float) -> float:
+            # A resumed send only sends what is left: aim within its shorter run.
+            left = 1 - (len(self._answered(out)) / len(ids) if out.exists() else 0)
+            return self.startup + left * (duration - self.startup)
+
+        with ChatServer() as server:
+            # The batch ids in the output differ from run to run: the answered ids are compared.
+            args = ["send", str(requests), "--base-url", server.base_url, "-q"]
+            self.kill_loop("send", args, run_dir, check, lambda _: out.unlink(), compare, window)
+
+    def _answered(self, out: Path) -> list[str]:
+        return [json.loads(line)["custom_id"] for line in out.read_text().splitlines()]
+
+    def _write_judge_requests(self, target: Path) -> None:
+        source = self._copy_of_score_run("requests-run")
+        result = run_real_cli(
+            "make-judge-tasks", "-d", str(source), "--format", "openai", "--model", "m", "-q"
+        )
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = (source / "requests" / "judge_tasks.openai.00001.jsonl").read_text().splitlines()
+        target.write_text("".join(line + "\n" for line in lines[:SEND_REQUESTS]))
+
+    def test_zz_kills_in_total(self) -> None:
+        """Runs last (by name): the kill loops together killed enough commands mid-way."""
+        if self.kills == 0:
+            self.skipTest("the kill loops did not run in this process")
+        self.assertGreaterEqual(self.kills, 50 * SCALE)
+
+
+@unittest.skipUnless(os.name == "posix", "process groups and signals are POSIX")
+class CtrlCTests(unittest.TestCase):
+    """SIGINT to the whole process group (what a terminal's Ctrl-C sends) while a command works:
+    exit 130, one line on stderr, nothing half-written."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.dataset = make_image_dataset(cls.tmp / "dataset", 200)
+        cls.score_run = make_score_run(cls.tmp / "score-run", 4000)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def interrupt(self, args: list[str], ready: Callable[[subprocess.Popen[bytes]], bool]) -> str:
+        """Start ``args``, press Ctrl-C once ``ready``; return stderr after checking exit 130."""
+        process = start(args, stderr=subprocess.PIPE)
+        try:
+            wait_for(lambda: ready(process) or process.poll() is not None)
+            self.assertIsNone(process.poll(), "finished before it could be interrupted")
+            os.killpg(process.pid, signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        stderr = err.decode()
+        self.assertEqual(process.returncode, 130, stderr)
+        lines = stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, stderr)
+        self.assertTrue(lines[0].startswith("error: interrupted"), stderr)
+        return stderr
+
+    def test_export_tasks(self) -> None:
+        run_dir = self.tmp / "export-run"
+        args = ["export-tasks", "chart", "document", "math", "--source", str(self.dataset),
+                "-d", str(run_dir), "-q"]  # fmt: skip
+        self.assertEqual(run_real_cli(*args, "--limit", "1").returncode, 0)
+        before = tree_digest(run_dir)
+        staging = run_dir / ".datbench-staging"
+        # Interrupted in the middle of the rows (a few images staged).
+        self.interrupt(args, lambda _: staging.is_dir() and len(os.listdir(staging)) >= 3)
+        self.assertEqual(tree_digest(run_dir), before)
+
+    def test_score_on_several_processes(self) -> None:
+        run_dir = self.tmp / "score-run"
+
+        def workers_started(process: subprocess.Popen[bytes]) -> bool:
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+            if not children.exists():
+                time.sleep(1.5)
+                return True
+            return bool(children.read_text().split())
+
+        self.interrupt(["score", "-d", str(run_dir), "-q", "--jobs", "2"], workers_started)
+        self.assertFalse((run_dir / "report.json").exists())
+        self.assertFalse([n for n in tree_digest(run_dir) if is_leftover(n)])
+
+    def test_send(self) -> None:
+        requests = self.tmp / "requests" / "tasks.openai.00001.jsonl"
+        requests.parent.mkdir(parents=True)
+        rows = [
+            {"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions",
+             "body": {"model": "m", "messages": [{"role": "user", "content": f"q{i}"}]}}
+            for i in range(40)
+        ]  # fmt: skip
+        requests.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        out = self.tmp / "responses.jsonl"
+        with ChatServer() as server:
+            server.hang_after = 5
+            args = ["send", str(requests), "--base-url", server.base_url, "-o", str(out), "-q"]
+            self.interrupt(args, lambda _: out.is_file() and out.read_bytes().count(b"\n") >= 5)
+            server.release()
+        data = out.read_bytes()
+        self.assertTrue(data.endswith(b"\n"))
+        self.assertEqual(len([json.loads(line) for line in data.splitlines()]), 5)
+
+    def test_every_command_in_process(self) -> None:
+        """KeyboardInterrupt anywhere inside a command: exit 130 and one line."""
+        run = ["-d", str(self.score_run)]
+        send = ["send", "x.openai.00001.jsonl", "--base-url", "http://127.0.0.1:9", "-o",
+                str(self.tmp / "o.jsonl")]  # fmt: skip
+        targets = {
+            "export-tasks": ("datbench_cli.export.plan_export",
+                             ["export-tasks", "math", "-q", *run]),
+            "make-judge-tasks": ("datbench_cli.pipeline.make_judge_tasks",
+                                 ["make-judge-tasks", *run]),
+            "score": ("datbench_cli.pipeline.score_run", ["score", *run]),
+            "check-judge": ("datbench_cli.cli.check_judge.check_judge_file",
+                            ["check-judge", *run]),
+            "send": ("datbench_cli.cli.send.plan_send", send),
+        }  # fmt: skip
+        for name, (target, args) in targets.items():
+            with self.subTest(name), mock.patch(target, side_effect=KeyboardInterrupt):
+                result = run_cli(*args)
+                self.assertEqual(result.exit_code, 130, result.stderr)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertIn("interrupted", result.stderr)
