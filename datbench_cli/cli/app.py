@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from typing import Annotated
 
 import typer
@@ -47,5 +50,23 @@ app.command("send")(send)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="datbench")
+    """Console-script entry point.
+
+    Ends with ``os._exit`` once every output is written and the standard streams are flushed:
+    an Arrow parquet scan that was stopped early (``--limit``, a bad row) keeps an I/O thread
+    that needs the GIL to read through the Python file object, and the interpreter's shutdown
+    can then wait for it forever. Every file this program writes is closed (and renamed into
+    place) before this point, so skipping the interpreter's shutdown loses nothing.
+    """
+    code: int = 0
+    try:
+        app(prog_name="datbench")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+    os._exit(code)
