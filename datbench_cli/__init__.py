@@ -1,8 +1,8 @@
 """datbench: exact, scriptable evaluation of vision-language models on DatBench."""
 
-from datbench_cli.evaluator import DatBenchEvaluator
-from datbench_cli.judge import parse_judge_verdict
-from datbench_cli.schema import (
+from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
+from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
     InferenceTask,
@@ -11,8 +11,8 @@ from datbench_cli.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.scoring import ScorerFailed
-from datbench_cli.vistoolbench import VisToolBenchEvaluator, parse_vtb_verdict
+from datbench_cli.benchmarks.datbench.scoring import ScorerFailed
+from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator, parse_vtb_verdict
 
 __version__ = "0.1.0"
 

@@ -43,9 +43,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from datbench_cli import jsonio  # noqa: E402
-from datbench_cli.hub_layout import datbench_features, hub_readme  # noqa: E402
-from datbench_cli.rundir import REFERENCES, TASKS, RunDir  # noqa: E402
+from datbench_cli.files import jsonio  # noqa: E402
+from datbench_cli.files.hub_layout import datbench_features, hub_readme  # noqa: E402
+from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir  # noqa: E402
 from datbench_cli.scorers import SCORERS  # noqa: E402
 
 PYTHON = sys.executable
@@ -271,10 +271,10 @@ def make_score_run(workdir: Path, samples: int) -> Path:
 
 BARE_SCORING = """
 import sys, time, warnings
-from datbench_cli.pipeline import load_samples
-from datbench_cli.responses import load_vlm_responses, load_judge_responses
-from datbench_cli.rundir import RunDir
-from datbench_cli.scoring import score_direct, score_judge
+from datbench_cli.benchmarks.datbench.stages import load_samples
+from datbench_cli.batch.responses import load_vlm_responses, load_judge_responses
+from datbench_cli.files.rundir import RunDir
+from datbench_cli.benchmarks.datbench.scoring import score_direct, score_judge
 run = RunDir(__import__("pathlib").Path(sys.argv[1]))
 samples = load_samples(run)
 vlm = {r.id: r for r in load_vlm_responses(run.path("responses.jsonl")).vlm}

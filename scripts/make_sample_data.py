@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from datbench_cli.capabilities import CAPABILITIES  # noqa: E402
-from datbench_cli.hub_layout import write_hub_dataset  # noqa: E402
+from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES  # noqa: E402
+from datbench_cli.files.hub_layout import write_hub_dataset  # noqa: E402
 from datbench_cli.scorers import SCORERS  # noqa: E402
 
 VECTORS = ROOT / "tests" / "data"

@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from datbench_cli.cli.app import app
-from datbench_cli.hub_layout import write_hub_dataset
+from datbench_cli.files.hub_layout import write_hub_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "datbench"

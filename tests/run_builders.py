@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import jsonio
-from datbench_cli.hub_layout import write_hub_dataset
-from datbench_cli.rundir import REFERENCES, TASKS, RunDir
+from datbench_cli.files import jsonio
+from datbench_cli.files.hub_layout import write_hub_dataset
+from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir
 from datbench_cli.scorers import SCORERS
 from tests.cli_helpers import ROOT, make_row
 from tests.vectors import DATA, load_lines

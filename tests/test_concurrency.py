@@ -12,7 +12,7 @@ import threading
 import unittest
 from pathlib import Path
 
-from datbench_cli import jsonio
+from datbench_cli.files import jsonio
 from tests.cli_helpers import ROOT
 from tests.run_builders import (
     cli_command,

@@ -14,8 +14,8 @@ from datbench_cli import (
     ScorerFailed,
     VLMResponse,
 )
-from datbench_cli.schema import DatBenchSample
-from datbench_cli.scorer_input import build_scorer_input
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from tests.vectors import DATA, assert_same, load_lines, round_trip
 
 SEED_SUMMARY_KEYS = (

@@ -173,7 +173,7 @@ class RowDefectTests(_ExportCase):
     def test_missing_columns(self) -> None:
         from datasets import Dataset
 
-        from datbench_cli.hub_layout import hub_readme
+        from datbench_cli.files.hub_layout import hub_readme
 
         source = self.tmp / "no-answer"
         (source / "math").mkdir(parents=True)

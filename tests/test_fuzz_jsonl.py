@@ -16,11 +16,11 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datbench_cli import jsonio
+from datbench_cli.batch.responses import load_judge_responses, load_vlm_responses
+from datbench_cli.batch.sender import answered_ids, iter_request_lines, repair_tail
 from datbench_cli.errors import InputError
-from datbench_cli.responses import load_judge_responses, load_vlm_responses
-from datbench_cli.rundir import MANIFEST, RunDir
-from datbench_cli.sender import answered_ids, iter_request_lines, repair_tail
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import MANIFEST, RunDir
 from tests.cli_helpers import ROOT, SAMPLE, run_cli, sample_capabilities
 from tests.hypothesis_profiles import examples
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datbench_cli import parse_judge_verdict
-from datbench_cli.vistoolbench.verdict import parse_vtb_verdict
+from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 from tests.hypothesis_profiles import examples
 
 TRUE_WORDS = ("correct", "true", "yes")

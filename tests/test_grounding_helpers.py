@@ -9,9 +9,9 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics.counting import CountTally, sanitized_count
 from datbench_cli.metrics.geometry import box_iou, clamp_unit, distance_matrix, point_in_mask
+from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers import pixmo_points_eval, tallyqa
 from datbench_cli.text.numbers import count_from_answer, last_digit_token
 from datbench_cli.text.scan import DigitLedPattern, boxed_contents, first_bracketed

@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
-from datbench_cli.schema import SampleScore
+from datbench_cli.benchmarks.datbench.schema import SampleScore
 from tests.vectors import DATA, load_lines
 
 MODULES = ("refcoco", "pixmo_points_eval", "countbench", "tallyqa")

@@ -334,11 +334,11 @@ class CtrlCTests(unittest.TestCase):
         send = ["send", "x.openai.00001.jsonl", "--base-url", "http://127.0.0.1:9", "-o",
                 str(self.tmp / "o.jsonl")]  # fmt: skip
         targets = {
-            "export-tasks": ("datbench_cli.export.plan_export",
+            "export-tasks": ("datbench_cli.benchmarks.datbench.export.plan_export",
                              ["export-tasks", "math", "-q", *run]),
-            "make-judge-tasks": ("datbench_cli.pipeline.make_judge_tasks",
+            "make-judge-tasks": ("datbench_cli.benchmarks.datbench.stages.make_judge_tasks",
                                  ["make-judge-tasks", *run]),
-            "score": ("datbench_cli.pipeline.score_run", ["score", *run]),
+            "score": ("datbench_cli.benchmarks.datbench.stages.score_run", ["score", *run]),
             "check-judge": ("datbench_cli.cli.check_judge.check_judge_file",
                             ["check-judge", *run]),
             "send": ("datbench_cli.cli.send.plan_send", send),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unittest
 
 from datbench_cli import parse_judge_verdict
-from datbench_cli.judge import SINGLE_TOKEN_INSTRUCTION, rewrite_judge_prompt
+from datbench_cli.benchmarks.datbench.judge import SINGLE_TOKEN_INSTRUCTION, rewrite_judge_prompt
 
 # (verdict, raw_judge_output, expected)
 TABLE = [

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics import safe_arith
 from datbench_cli.metrics.safe_arith import (
     MAX_INT_BITS,
@@ -24,6 +23,7 @@ from datbench_cli.metrics.safe_arith import (
     UnsupportedExpressionError,
     evaluate,
 )
+from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers import mathvision
 from tests.vectors import DATA, load_lines
 

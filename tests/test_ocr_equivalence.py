@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datbench_cli.metrics import ocr_text, teds
-from datbench_cli.metrics.ocrbench_kie import _fenced_body, find_pairs
 from datbench_cli.scorers import cc_ocr_doc_parsing, cc_ocr_kie
+from datbench_cli.scorers.ocrbench_v2_kie import _fenced_body, find_pairs
 
 
 def texts(*tokens: str, max_size: int = 30) -> st.SearchStrategy[str]:

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from datbench_cli.errors import UsageError
-from datbench_cli.openai_requests import (
+from datbench_cli.batch.requests import (
     DEFAULT_JUDGE_INSTRUCTION,
     PartWriter,
     RequestSettings,
@@ -23,6 +22,7 @@ from datbench_cli.openai_requests import (
     task_requests,
     write_parts,
 )
+from datbench_cli.errors import UsageError
 from tests.cli_helpers import (
     SAMPLE,
     make_dataset,

@@ -7,7 +7,7 @@ import unittest
 import warnings
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
-from datbench_cli.parallel import usable_cpus
+from datbench_cli.runtime.parallel import usable_cpus
 from datbench_cli.scorers import SCORERS
 from tests.vectors import DATA, GLUE_STEMS, load_lines
 

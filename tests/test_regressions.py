@@ -14,12 +14,14 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from datbench_cli import jsonio, parallel, parse_judge_verdict
+from datbench_cli import parse_judge_verdict
+from datbench_cli.batch.requests import write_parts
+from datbench_cli.batch.sender import OutputFile
+from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.errors import InputError, OutputError
-from datbench_cli.openai_requests import write_parts
-from datbench_cli.rundir import MANIFEST, RunDir, sha256_file
-from datbench_cli.scoring import Outcome
-from datbench_cli.sender import OutputFile
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import MANIFEST, RunDir, sha256_file
+from datbench_cli.runtime import parallel
 from tests.cli_helpers import run_cli
 from tests.fault_injection import FullDisk
 
@@ -100,7 +102,7 @@ class WriteFailureRegressions(_Tmp):
 
     def test_an_unnamed_os_error_is_one_sentence_and_exit_2(self) -> None:
         error = OSError(28, os.strerror(28))
-        with mock.patch("datbench_cli.pipeline.score_run", side_effect=error):
+        with mock.patch("datbench_cli.benchmarks.datbench.stages.score_run", side_effect=error):
             result = run_cli("score", "-d", str(self._run_dir()))
         self.assertEqual(result.exit_code, 2, result.stderr)
         self.assertEqual(
@@ -157,8 +159,8 @@ class PoolInterruptRegressions(unittest.TestCase):
 
         work = [None] * 64  # enough for several chunks per worker
         with (
-            mock.patch("datbench_cli.parallel.score_item", handler_in_worker),
-            mock.patch("datbench_cli.parallel._warm_up", lambda work, timeout: None),
+            mock.patch("datbench_cli.runtime.parallel.score_item", handler_in_worker),
+            mock.patch("datbench_cli.runtime.parallel._warm_up", lambda work, timeout: None),
         ):
             outcomes = list(parallel.score_all(work, None, jobs=2))  # type: ignore[arg-type]
         self.assertEqual({o.details["sigint"] for o in outcomes}, {int(signal.SIG_IGN)})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from datbench_cli.capabilities import CAPABILITIES
+from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.scorers import SCORERS
 from tests.cli_helpers import ROOT, SAMPLE, sample_capabilities
 

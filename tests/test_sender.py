@@ -15,10 +15,9 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-from datbench_cli.errors import UsageError
-from datbench_cli.openai_requests import RequestSettings, chat_messages, request_line
-from datbench_cli.responses import batch_line_result, load_vlm_responses
-from datbench_cli.sender import (
+from datbench_cli.batch.requests import RequestSettings, chat_messages, request_line
+from datbench_cli.batch.responses import batch_line_result, load_vlm_responses
+from datbench_cli.batch.sender import (
     OutputFile,
     SendAborted,
     SendConfig,
@@ -28,6 +27,7 @@ from datbench_cli.sender import (
     repair_tail,
     send_requests,
 )
+from datbench_cli.errors import UsageError
 from tests.chat_server import ChatServer
 from tests.cli_helpers import ROOT, make_dataset, make_row, run_cli
 

@@ -10,8 +10,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from datbench_cli.batch.shards import Shard, shard_of
 from datbench_cli.errors import UsageError
-from datbench_cli.shards import Shard, shard_of
 from tests.cli_helpers import make_dataset, make_row, run_cli
 
 K = 3

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import unittest
 
-from datbench_cli.rundir import MANIFEST, REFERENCES, TASKS
-from datbench_cli.vistoolbench.model import Task
-from datbench_cli.vistoolbench.rows import ImageDirs, image_dir_name
+from datbench_cli.benchmarks.vistoolbench.model import Task
+from datbench_cli.benchmarks.vistoolbench.rows import ImageDirs, image_dir_name
+from datbench_cli.files.rundir import MANIFEST, REFERENCES, TASKS
 from tests.vtb_support import TempDirCase, read_jsonl, rubrics_of, sample_rows
 
 A, B, C = "vtb-a-medical-001", "vtb-b-maths-002", "finance/vtb-c-003"
@@ -185,7 +185,7 @@ class ImageCellTests(TempDirCase):
 
         from PIL import Image
 
-        from datbench_cli.vistoolbench import VisToolBenchEvaluator
+        from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 
         rows = sample_rows()[:1]
         jpeg, png = (cell["bytes"] for cell in rows[0]["images_by_turn"][0])
@@ -202,8 +202,8 @@ class ImageCellTests(TempDirCase):
         self.assertTrue(any("re-encoded as PNG" in w for w in warnings))
 
     def test_cell_without_bytes_or_file_is_bad_input(self) -> None:
+        from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
         from datbench_cli.errors import InputError
-        from datbench_cli.vistoolbench import VisToolBenchEvaluator
 
         rows = sample_rows()[:1]
         rows[0]["images_by_turn"] = [[{"bytes": None, "path": str(self.tmp / "gone.png")}]]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import unittest
 
+from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
+from datbench_cli.benchmarks.vistoolbench import stages as pipeline
+from datbench_cli.benchmarks.vistoolbench.rows import parse_weight
 from datbench_cli.errors import InputError
-from datbench_cli.rundir import MANIFEST, REFERENCES, RESPONSES, TASKS
-from datbench_cli.vistoolbench import VisToolBenchEvaluator, pipeline
-from datbench_cli.vistoolbench.rows import parse_weight
+from datbench_cli.files.rundir import MANIFEST, REFERENCES, RESPONSES, TASKS
 from tests.vtb_support import (
     SAMPLE_JUDGE,
     SAMPLE_RESPONSES,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import unittest
 
+from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
+from datbench_cli.benchmarks.vistoolbench import stages as pipeline
+from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
 from datbench_cli.errors import CheckFailed
-from datbench_cli.rundir import JUDGE_TASKS
-from datbench_cli.vistoolbench import VisToolBenchEvaluator, pipeline
-from datbench_cli.vistoolbench.prompt import render_judge_prompt
+from datbench_cli.files.rundir import JUDGE_TASKS
 from tests.vtb_support import (
     SAMPLE_JUDGE,
     SAMPLE_RESPONSES,

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from datbench_cli.openai_requests import JSON_OUTPUT, RequestSettings, judge_request
-from datbench_cli.shards import shard_of
+from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings, judge_request
+from datbench_cli.batch.shards import shard_of
 from tests.cli_helpers import run_cli
 from tests.test_openai_requests import assert_batch_request, request_lines
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES, read_jsonl, write_jsonl

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import unittest
 
-from datbench_cli.vistoolbench.verdict import normalise, parse_vtb_verdict, read_judgement
+from datbench_cli.benchmarks.vistoolbench.verdict import (
+    normalise,
+    parse_vtb_verdict,
+    read_judgement,
+)
 
 MISSING = object()
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from datbench_cli.rundir import RunDir
-from datbench_cli.vistoolbench import pipeline
+from datbench_cli.benchmarks.vistoolbench import stages as pipeline
+from datbench_cli.files.rundir import RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data" / "vistoolbench"

@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.capabilities import VISTOOLBENCH
+from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
+from datbench_cli.benchmarks.datbench.evaluator import name_ids
+from datbench_cli.benchmarks.datbench.judge_check import check_judge_file
 from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed
-from datbench_cli.evaluator import name_ids
-from datbench_cli.judge_check import check_judge_file
-from datbench_cli.rundir import JUDGE_RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_RESPONSES, RunDir
 
 
 @handle_errors

@@ -12,9 +12,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from datbench_cli.batch.requests import DEFAULT_MAX_FILE_MB, MB, RequestSettings
 from datbench_cli.cli.output import error_line
 from datbench_cli.errors import DatbenchError, UsageError
-from datbench_cli.openai_requests import DEFAULT_MAX_FILE_MB, MB, RequestSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 

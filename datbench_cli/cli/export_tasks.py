@@ -9,8 +9,10 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import export
-from datbench_cli.capabilities import (
+from datbench_cli.batch.requests import IMAGE_MODES
+from datbench_cli.batch.shards import Shard
+from datbench_cli.benchmarks.datbench import export
+from datbench_cli.benchmarks.datbench.capabilities import (
     DEFAULT_DATBENCH_SOURCE,
     DEFAULT_VISTOOLBENCH_SOURCE,
     VISTOOLBENCH,
@@ -33,10 +35,8 @@ from datbench_cli.cli.common import (
 )
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import UsageError
-from datbench_cli.loading import SOURCE_ENV
-from datbench_cli.openai_requests import IMAGE_MODES
-from datbench_cli.rundir import RunDir
-from datbench_cli.shards import Shard
+from datbench_cli.files.loading import SOURCE_ENV
+from datbench_cli.files.rundir import RunDir
 
 DEFAULT_TASK_MAX_TOKENS = 2048
 TaskMaxTokensOpt = max_tokens_opt(DEFAULT_TASK_MAX_TOKENS)

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import pipeline
-from datbench_cli.capabilities import VISTOOLBENCH
+from datbench_cli.benchmarks.datbench import stages as pipeline
+from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
 from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import (
     DirOpt,
@@ -23,7 +23,7 @@ from datbench_cli.cli.common import (
     request_settings,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.rundir import JUDGE_TASKS, RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES, RunDir
 
 DEFAULT_JUDGE_MAX_TOKENS = 512
 JudgeMaxTokensOpt = max_tokens_opt(DEFAULT_JUDGE_MAX_TOKENS)

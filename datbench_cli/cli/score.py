@@ -7,16 +7,17 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import jsonio, pipeline
-from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
-from datbench_cli.capabilities import VISTOOLBENCH
+from datbench_cli.benchmarks.datbench import stages as pipeline
+from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
+from datbench_cli.benchmarks.datbench.scoring import ScorerFailed
 from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import summary_notes, summary_table
 from datbench_cli.errors import CheckFailed, UsageError
-from datbench_cli.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
-from datbench_cli.scoring import ScorerFailed
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
+from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
 
 @handle_errors

@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.batch.requests import REQUESTS_DIR
+from datbench_cli.batch.sender import OutputFile, SendConfig, plan_send, send_requests
+from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError
-from datbench_cli.evaluator import name_ids
-from datbench_cli.openai_requests import REQUESTS_DIR
-from datbench_cli.rundir import JUDGE_RESPONSES, RESPONSES
-from datbench_cli.sender import OutputFile, SendConfig, plan_send, send_requests
+from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from datbench_cli.report import GroupStats, group_stats
-from datbench_cli.schema import DatBenchReport
+from datbench_cli.benchmarks.datbench.schema import DatBenchReport
+from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
 
 
 def _pct(value: float, count: int) -> str:

@@ -1,4 +1,4 @@
-"""The VisualToolBench branch of each command: thin calls into ``datbench_cli.vistoolbench``.
+"""The VisualToolBench branch of each command: thin calls into ``datbench_cli.benchmarks.vistoolbench``.
 
 The command modules dispatch here on the target (``export-tasks vistoolbench``) or on the run
 directory manifest's ``benchmark``.
@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datbench_cli import jsonio
+from datbench_cli.batch.requests import RequestSettings
+from datbench_cli.batch.shards import Shard
+from datbench_cli.benchmarks.datbench.evaluator import name_ids
+from datbench_cli.benchmarks.datbench.stages import JudgeTasksWritten
+from datbench_cli.benchmarks.vistoolbench import stages as pipeline
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed
-from datbench_cli.evaluator import name_ids
-from datbench_cli.openai_requests import RequestSettings
-from datbench_cli.pipeline import JudgeTasksWritten
-from datbench_cli.rundir import RunDir
-from datbench_cli.shards import Shard
-from datbench_cli.vistoolbench import pipeline
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import RunDir
 
 
 def export(

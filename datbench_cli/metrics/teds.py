@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics.ocr_text import levenshtein
+from datbench_cli.runtime.budget import SampleTimeout
 
 FALLBACK_TABLE_LABEL = "table"
 _html_parser: Any = None

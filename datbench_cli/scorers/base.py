@@ -8,7 +8,7 @@ from typing import Any, Protocol
 class Scorer(Protocol):
     """A dataset scorer: a module with these two functions (and optionally ``KNOWN_DEFECT``).
 
-    ``score_sample`` receives the scorer input built by :mod:`datbench_cli.scorer_input` and the
+    ``score_sample`` receives the scorer input built by :mod:`datbench_cli.benchmarks.datbench.scorer_input` and the
     model output; it returns the score details, a dict with at least ``"score"``. It may raise: the
     evaluator records the exception as that sample's scorer error. ``compute_metrics`` receives
     ``[{"score_details": details}, ...]`` for the dataset's direct-mode samples and returns the

@@ -10,7 +10,6 @@ import json
 import re
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.ocr_text import BOXED_OPEN, first_pipe_box, to_halfwidth
 from datbench_cli.metrics.teds import (
@@ -18,6 +17,7 @@ from datbench_cli.metrics.teds import (
     label_weight,
     weighted_tree_distance,
 )
+from datbench_cli.runtime.budget import SampleTimeout
 
 _JSON_FENCE_RE = re.compile(r"```json\s*", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```\s*")

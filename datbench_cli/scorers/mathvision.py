@@ -12,8 +12,8 @@ import types
 import typing
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics.safe_arith import evaluate
+from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.text.math_normalize import strip_string
 
 KNOWN_DEFECT = (

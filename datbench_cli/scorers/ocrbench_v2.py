@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics.averaging import float_sum
-from datbench_cli.metrics.ocrbench_answers import (
+from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.ocrbench_v2_answers import (
     cn_math_expression,
     cn_vqa,
     counting,
@@ -21,8 +21,8 @@ from datbench_cli.metrics.ocrbench_answers import (
     vqa,
     vqa_case_sensitive,
 )
-from datbench_cli.metrics.ocrbench_kie import kie_f1
-from datbench_cli.metrics.ocrbench_position import vqa_with_position
+from datbench_cli.scorers.ocrbench_v2_kie import kie_f1
+from datbench_cli.scorers.ocrbench_v2_position import vqa_with_position
 from datbench_cli.text.extract import extract_final_answer
 
 KNOWN_DEFECT = (

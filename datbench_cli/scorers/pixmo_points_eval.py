@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import clamp_unit, distance_matrix, point_in_mask
+from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.text.scan import DigitLedPattern, boxed_contents
 
 KNOWN_DEFECT = (

@@ -6,8 +6,8 @@ responses), ``prompt`` (judge prompt), ``verdict`` (judge-output parser), ``metr
 ``evaluator`` (the Python API) and ``pipeline`` (what the command line calls).
 """
 
-from datbench_cli.vistoolbench.evaluator import VisToolBenchEvaluator
-from datbench_cli.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
-from datbench_cli.vistoolbench.verdict import parse_vtb_verdict
+from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
+from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
+from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 
 __all__ = ["BENCHMARK", "DEFAULT_SOURCE", "VisToolBenchEvaluator", "parse_vtb_verdict"]

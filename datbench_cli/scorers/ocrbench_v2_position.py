@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
-from datbench_cli.metrics.ocrbench_answers import vqa
+from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.ocrbench_v2_answers import vqa
 
 _BOX_RE = re.compile(r"[\(\[]\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*[\)\]]")
 

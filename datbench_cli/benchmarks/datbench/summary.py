@@ -9,9 +9,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from datbench_cli.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.scoring import Outcome, ScorerFailed
 from datbench_cli.scorers import get_scorer
-from datbench_cli.scoring import Outcome, ScorerFailed
 
 
 @dataclass

@@ -15,9 +15,7 @@ from typing import Any
 
 import orjson
 
-from datbench_cli.errors import InputError
-from datbench_cli.images import encode_png, extension_for, extension_from_bytes, image_cell_bytes
-from datbench_cli.vistoolbench.model import (
+from datbench_cli.benchmarks.vistoolbench.model import (
     UNKNOWN_GROUP,
     IdRegistry,
     ImageBlob,
@@ -25,7 +23,14 @@ from datbench_cli.vistoolbench.model import (
     Task,
     Turn,
 )
-from datbench_cli.vistoolbench.tally import Tally, Warn, ignore
+from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
+from datbench_cli.errors import InputError
+from datbench_cli.files.images import (
+    encode_png,
+    extension_for,
+    extension_from_bytes,
+    image_cell_bytes,
+)
 
 USED_COLUMNS = (
     "id",

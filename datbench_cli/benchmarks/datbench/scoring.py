@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout, time_limit
-from datbench_cli.judge import parse_judge_verdict
-from datbench_cli.schema import DatBenchSample, JudgeResponse
-from datbench_cli.scorer_input import build_scorer_input
+from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
+from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
+from datbench_cli.runtime.budget import SampleTimeout, time_limit
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import jsonio
+from datbench_cli.benchmarks.vistoolbench.model import IdRegistry, Rubric, Task, Turn
+from datbench_cli.benchmarks.vistoolbench.rows import parse_weight
 from datbench_cli.errors import InputError
-from datbench_cli.vistoolbench.model import IdRegistry, Rubric, Task, Turn
-from datbench_cli.vistoolbench.rows import parse_weight
+from datbench_cli.files import jsonio
 
 GOLDEN_HISTORY = "golden_history"
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.responses import batch_response_line, is_batch_line
+from datbench_cli.benchmarks.vistoolbench.answers import Answers
+from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
+from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
 from datbench_cli.errors import InputError
-from datbench_cli.jsonio import iter_jsonl
-from datbench_cli.responses import batch_response_line, is_batch_line
-from datbench_cli.vistoolbench.answers import Answers
-from datbench_cli.vistoolbench.model import Rubric, Task, Turn, judge_id
-from datbench_cli.vistoolbench.prompt import render_judge_prompt
+from datbench_cli.files.jsonio import iter_jsonl
 
 RubricKey = tuple[str, int, str]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.benchmarks.datbench.schema import JudgeResponse, VLMResponse
 from datbench_cli.errors import InputError
-from datbench_cli.jsonio import iter_jsonl
-from datbench_cli.schema import JudgeResponse, VLMResponse
+from datbench_cli.files.jsonio import iter_jsonl
 
 
 @dataclass
@@ -101,7 +101,7 @@ def iter_response_lines(
 ) -> Iterator[ResponseLine]:
     """Yield each line of a response file as a :class:`ResponseLine`, validating field types.
 
-    ``on_torn_tail`` is passed to :func:`~datbench_cli.jsonio.iter_jsonl`.
+    ``on_torn_tail`` is passed to :func:`~datbench_cli.files.jsonio.iter_jsonl`.
     """
     for number, obj in iter_jsonl(path, on_torn_tail):
         if is_batch_line(obj):

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import jsonio
-from datbench_cli.judge import rewrite_judge_prompt
+from datbench_cli.benchmarks.datbench.judge import rewrite_judge_prompt
+from datbench_cli.files import jsonio
 
 _DEFAULT_PROMPT_FORMAT = {"prefix": "", "suffix": ""}
 

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from datbench_cli.budget import alarm_handler
-from datbench_cli.schema import DatBenchSample, JudgeResponse
-from datbench_cli.scoring import Outcome, score_direct, score_judge
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
+from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
+from datbench_cli.runtime.budget import alarm_handler
 
 _MAX_CHUNK = 512
 _MIN_CHUNK = 8

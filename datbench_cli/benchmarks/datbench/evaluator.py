@@ -6,10 +6,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from datbench_cli.budget import DEFAULT_SAMPLE_TIMEOUT
-from datbench_cli.parallel import WorkItem, score_all
-from datbench_cli.report import Coverage, SummaryBuilder, count_duplicates
-from datbench_cli.schema import (
+from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
     InferenceTask,
@@ -18,7 +15,10 @@ from datbench_cli.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.scoring import Outcome, ScorerFailed
+from datbench_cli.benchmarks.datbench.scoring import Outcome, ScorerFailed
+from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
+from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.runtime.parallel import WorkItem, score_all
 
 _MAX_IDS_NAMED = 10
 

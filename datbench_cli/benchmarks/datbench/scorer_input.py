@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from datbench_cli.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 
 COMMON_MCQ_FIELDS = ("options", "index2ans", "all_choices")
 

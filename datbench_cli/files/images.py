@@ -7,7 +7,7 @@ import io
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from datbench_cli.jsonio import write_bytes_atomic
+from datbench_cli.files.jsonio import write_bytes_atomic
 
 # (magic prefix, extension); WEBP is checked separately (RIFF....WEBP).
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (

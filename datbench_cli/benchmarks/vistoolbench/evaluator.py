@@ -6,11 +6,9 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from datbench_cli.errors import CheckFailed, UsageError
-from datbench_cli.evaluator import name_ids
-from datbench_cli.vistoolbench.answers import Answers, collect_answers
-from datbench_cli.vistoolbench.judging import JudgeMatch, build_judge_tasks, match_judge_lines
-from datbench_cli.vistoolbench.metrics import (
+from datbench_cli.benchmarks.datbench.evaluator import name_ids
+from datbench_cli.benchmarks.vistoolbench.answers import Answers, collect_answers
+from datbench_cli.benchmarks.vistoolbench.ars_apr import (
     MISSING,
     MISSING_ANSWER,
     UNJUDGED,
@@ -20,17 +18,23 @@ from datbench_cli.vistoolbench.metrics import (
     summarize,
     task_result,
 )
-from datbench_cli.vistoolbench.model import (
+from datbench_cli.benchmarks.vistoolbench.judging import (
+    JudgeMatch,
+    build_judge_tasks,
+    match_judge_lines,
+)
+from datbench_cli.benchmarks.vistoolbench.model import (
     BENCHMARK,
     CONTEXT_POLICIES,
     TURNCASES,
     Task,
     judge_id,
 )
-from datbench_cli.vistoolbench.records import task_line
-from datbench_cli.vistoolbench.rows import iter_dataset_rows, iter_tasks
-from datbench_cli.vistoolbench.tally import Warn
-from datbench_cli.vistoolbench.verdict import parse_vtb_verdict, read_judgement
+from datbench_cli.benchmarks.vistoolbench.records import task_line
+from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_tasks
+from datbench_cli.benchmarks.vistoolbench.tally import Warn
+from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
+from datbench_cli.errors import CheckFailed, UsageError
 
 
 def _python_warning(message: str) -> None:

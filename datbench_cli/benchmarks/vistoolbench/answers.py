@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.responses import batch_response_line, is_batch_line
+from datbench_cli.benchmarks.vistoolbench.model import Task
+from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
 from datbench_cli.errors import InputError
-from datbench_cli.jsonio import iter_jsonl
-from datbench_cli.responses import batch_response_line, is_batch_line
-from datbench_cli.vistoolbench.model import Task
-from datbench_cli.vistoolbench.tally import Tally, Warn, ignore
+from datbench_cli.files.jsonio import iter_jsonl
 
 TurnKey = tuple[str, int]
 

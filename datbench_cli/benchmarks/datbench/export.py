@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import jsonio
+from datbench_cli.batch.requests import RequestSettings
+from datbench_cli.batch.shards import Shard
+from datbench_cli.benchmarks.datbench.evaluator import name_ids
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError
-from datbench_cli.evaluator import name_ids
-from datbench_cli.images import extension_from_bytes, image_cell_bytes
-from datbench_cli.loading import load_split
-from datbench_cli.openai_requests import RequestSettings
-from datbench_cli.pipeline import write_task_requests
-from datbench_cli.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir, safe_file_stem
-from datbench_cli.schema import DatBenchSample
-from datbench_cli.shards import Shard
+from datbench_cli.files import jsonio
+from datbench_cli.files.images import extension_from_bytes, image_cell_bytes
+from datbench_cli.files.loading import load_split
+from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir, safe_file_stem
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]

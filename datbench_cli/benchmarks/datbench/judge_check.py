@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datbench_cli.judge import parse_judge_verdict
-from datbench_cli.responses import iter_response_lines
+from datbench_cli.batch.responses import iter_response_lines
+from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 
 
 @dataclass

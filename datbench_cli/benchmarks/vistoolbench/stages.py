@@ -11,43 +11,43 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import jsonio
-from datbench_cli.errors import InputError, UsageError
-from datbench_cli.images import write_if_changed
-from datbench_cli.loading import load_split
-from datbench_cli.openai_requests import JSON_OUTPUT, RequestSettings
-from datbench_cli.pipeline import (
+from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings
+from datbench_cli.batch.shards import Shard
+from datbench_cli.benchmarks.datbench.stages import (
     JudgeTasksWritten,
     done_judge_ids,
     write_judge_requests,
     write_task_requests,
 )
-from datbench_cli.rundir import IMAGES, REFERENCES, TASKS, RunDir
-from datbench_cli.shards import Shard
-from datbench_cli.vistoolbench.answers import read_answer_lines
-from datbench_cli.vistoolbench.evaluator import (
+from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
+from datbench_cli.benchmarks.vistoolbench.evaluator import (
     VisToolBenchEvaluator,
     check_turncase,
     context_policy_for,
 )
-from datbench_cli.vistoolbench.judging import read_judge_lines
-from datbench_cli.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
-from datbench_cli.vistoolbench.records import (
+from datbench_cli.benchmarks.vistoolbench.judging import read_judge_lines
+from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
+from datbench_cli.benchmarks.vistoolbench.records import (
     GOLDEN_HISTORY,
     load_references,
     reference_line,
     task_line,
 )
-from datbench_cli.vistoolbench.rows import (
+from datbench_cli.benchmarks.vistoolbench.rows import (
     IMAGE_COLUMNS,
     USED_COLUMNS,
     ImageDirs,
     iter_dataset_rows,
     iter_tasks,
 )
-from datbench_cli.vistoolbench.table import summary_notes, summary_table
-from datbench_cli.vistoolbench.tally import Warn, ignore
-from datbench_cli.vistoolbench.verdict import parse_vtb_verdict
+from datbench_cli.benchmarks.vistoolbench.table import summary_notes, summary_table
+from datbench_cli.benchmarks.vistoolbench.tally import Warn, ignore
+from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
+from datbench_cli.errors import InputError, UsageError
+from datbench_cli.files import jsonio
+from datbench_cli.files.images import write_if_changed
+from datbench_cli.files.loading import load_split
+from datbench_cli.files.rundir import IMAGES, REFERENCES, TASKS, RunDir
 
 __all__ = [
     "check_judge",

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
-from datbench_cli import jsonio
 from datbench_cli.errors import InputError, UsageError
-from datbench_cli.images import extension_from_bytes
+from datbench_cli.files import jsonio
+from datbench_cli.files.images import extension_from_bytes
 
 CHAT_URL = "/v1/chat/completions"
 REQUESTS_DIR = "requests"

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from datbench_cli.benchmarks.vistoolbench.model import Task
 from datbench_cli.metrics.averaging import float_sum
-from datbench_cli.vistoolbench.model import Task
 
 MET = "met"
 NOT_MET = "not_met"

@@ -1,4 +1,4 @@
-"""The DatBench stages after export (see :mod:`datbench_cli.export`): request files, judge tasks
+"""The DatBench stages after export (see :mod:`datbench_cli.benchmarks.datbench.export`): request files, judge tasks
 and scoring.
 
 The command line is a thin layer over these functions; they raise :class:`InputError` for bad
@@ -15,11 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import jsonio
-from datbench_cli.errors import InputError
-from datbench_cli.evaluator import DatBenchEvaluator
-from datbench_cli.judge import parse_judge_verdict
-from datbench_cli.openai_requests import (
+from datbench_cli.batch.requests import (
     REQUESTS_DIR,
     RequestSettings,
     judge_request,
@@ -27,9 +23,13 @@ from datbench_cli.openai_requests import (
     task_requests,
     write_parts,
 )
-from datbench_cli.responses import LoadedResponses, load_judge_responses, load_vlm_responses
-from datbench_cli.rundir import REFERENCES, TASKS, RunDir
-from datbench_cli.schema import DatBenchReport, DatBenchSample
+from datbench_cli.batch.responses import LoadedResponses, load_judge_responses, load_vlm_responses
+from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
+from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample
+from datbench_cli.errors import InputError
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]

@@ -9,7 +9,7 @@ import re
 from itertools import product
 from typing import Any
 
-from datbench_cli.budget import SampleTimeout
+from datbench_cli.runtime.budget import SampleTimeout
 
 _FENCE_OPEN_RE = re.compile(r"```(?:python|json)?\n", re.IGNORECASE)
 _FENCE_CLOSE = "\n```"

@@ -1,0 +1,1 @@
+"""The OpenAI batch format, out and in: request files, response lines, the sender, shards."""

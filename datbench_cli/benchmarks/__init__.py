@@ -1,0 +1,1 @@
+"""The benchmarks, as peers: ``datbench/`` and ``vistoolbench/``."""

@@ -1,0 +1,1 @@
+"""DatBench (DatologyAI/DatBench): nine capabilities, direct scorers and judge-mode samples."""

@@ -1,0 +1,1 @@
+"""Shared file plumbing: JSON/JSONL, the run directory, image files, dataset loading."""

@@ -1,0 +1,1 @@
+"""Running scorers safely: the per-sample time budget and parallel scoring."""
