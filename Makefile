@@ -45,8 +45,8 @@ test: $(STAMP)
 
 # The property tests and kill loops under the long hypothesis profile (CI runs the bounded,
 # deterministic "ci" profile as part of `make test`).
-FUZZ_TESTS := tests/test_fuzz_jsonl.py tests/test_fuzz_verdict.py tests/test_fuzz_scorers.py \
-	tests/test_interruption.py
+FUZZ_TESTS := tests/robustness/test_fuzz_jsonl.py tests/benchmarks/test_fuzz_verdict.py tests/scorers/test_fuzz_scorers.py \
+	tests/robustness/test_interruption.py
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -p no:cacheprovider $(FUZZ_TESTS)

@@ -10,7 +10,7 @@ from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.scorers import SCORERS
 from tests.vectors import DATA, load_lines
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "known-defects.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "known-defects.md"
 
 
 class KnownDefectTests(unittest.TestCase):

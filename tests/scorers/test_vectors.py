@@ -54,7 +54,7 @@ class ScorerVectorTests(unittest.TestCase):
         for path in sorted(DATA.glob("*_direct.jsonl")):
             stem = path.stem.removesuffix("_direct")
             if stem == "erma_utils":
-                continue  # covered by tests/test_extract.py
+                continue  # covered by tests/text/test_extract.py
             module = importlib.import_module(f"datbench_cli.scorers.{stem}")
             for number, line in enumerate(load_lines(path), start=1):
                 with self.subTest(file=path.name, line=number):

@@ -15,8 +15,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from tests.cli.test_cli import lines
 from tests.cli_helpers import make_dataset, make_row, png_bytes, run_cli, tree_bytes
-from tests.test_cli import lines
 
 BOMB_SIDE = 30_000
 

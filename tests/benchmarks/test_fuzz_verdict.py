@@ -198,7 +198,7 @@ anything = st.one_of(
 
 class ParseJudgeVerdictProperties(unittest.TestCase):
     def test_oracle_reads_the_documented_examples(self) -> None:
-        from tests.test_judge import TABLE
+        from tests.benchmarks.test_judge import TABLE
 
         for verdict, raw, expected in TABLE:
             with self.subTest(verdict=verdict, raw=raw):

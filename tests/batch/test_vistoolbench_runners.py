@@ -14,8 +14,8 @@ from urllib.parse import unquote, urlparse
 
 from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings, judge_request
 from datbench_cli.batch.shards import shard_of
+from tests.batch.test_openai_requests import assert_batch_request, request_lines
 from tests.cli_helpers import run_cli
-from tests.test_openai_requests import assert_batch_request, request_lines
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES, read_jsonl, write_jsonl
 
 A, B, C, D = "vtb-a-medical-001", "vtb-b-maths-002", "finance/vtb-c-003", "vtb-d-sports-004"

@@ -1,0 +1,1 @@
+"""Tests of the benchmarks (datbench_cli/benchmarks): evaluators, export, judging, ARS/APR."""

@@ -1,0 +1,1 @@
+"""Tests through the command line."""

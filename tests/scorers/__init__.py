@@ -1,0 +1,1 @@
+"""Tests of datbench_cli/scorers."""
