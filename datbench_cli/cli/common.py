@@ -16,7 +16,8 @@ from datbench_cli.batch.requests import DEFAULT_MAX_FILE_MB, MB, RequestSettings
 from datbench_cli.benchmarks import BENCHMARKS, command_options
 from datbench_cli.benchmarks.base import Benchmark, Events
 from datbench_cli.cli.output import Output, error_line
-from datbench_cli.errors import DatbenchError, UsageError
+from datbench_cli.errors import DatbenchError, InputError, UsageError
+from datbench_cli.files.rundir import MANIFEST, RunDir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -156,6 +157,8 @@ def handle_errors(command: F) -> F:
             return command(*args, **kwargs)
         except DatbenchError as exc:
             error_line(str(exc))
+            if exc.hint:
+                error_line(exc.hint, label="hint")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             error_line("interrupted; files already written are complete, nothing half-written")
@@ -207,3 +210,19 @@ def benchmark_options(ctx: typer.Context, benchmark: Benchmark, command: str) ->
 def events(out: Output) -> Events:
     """The library's callbacks, printing through ``out``."""
     return Events(info=out.info, warn=out.warn, progress=out.progress)
+
+
+def run_directory(run_dir: Path, *given: Path | None) -> RunDir:
+    """The run directory of a command; when ``--dir`` holds no manifest but a file given on
+    the command line sits in a run directory, the error says to pass that one."""
+    run = RunDir(run_dir)
+    if run.root.is_dir() and not run.path(MANIFEST).is_file():
+        for path in given:
+            folder = path.parent if path is not None else None
+            if folder is not None and (folder / MANIFEST).is_file() and folder != run.root:
+                raise InputError(
+                    f"no {MANIFEST} here: this is not a run directory",
+                    run.root,
+                    hint=f"{path} is in the run directory {folder}: pass -d {folder}",
+                )
+    return run

@@ -21,9 +21,10 @@ from datbench_cli.cli.common import (
     events,
     handle_errors,
     request_settings,
+    run_directory,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES
 
 
 @handle_errors
@@ -73,7 +74,7 @@ def make_judge_tasks(
         temperature=temperature,
         max_file_mb=max_file_mb,
     )
-    run = RunDir(run_dir)
+    run = run_directory(run_dir, responses, skip_done)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     target = run.resolve_input(out_path, JUDGE_TASKS)
     written = bench.make_judge_tasks(

@@ -146,3 +146,13 @@ class ReportShapeTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ApiValidationTests(unittest.TestCase):
+    def test_unknown_capability_is_a_value_error_listing_the_valid_ones(self) -> None:
+        from datbench_cli import DatBenchEvaluator
+
+        with self.assertRaises(ValueError) as caught:
+            DatBenchEvaluator([], "maths")
+        self.assertIn("chart", str(caught.exception))
+        self.assertEqual(DatBenchEvaluator([], "math").capability, "math")

@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
@@ -17,7 +18,7 @@ from datbench_cli.benchmarks.datbench.schema import (
 )
 from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
-from datbench_cli.errors import ScorerFailed, StrictJudgeError, name_ids
+from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import WorkItem, score_all
 
@@ -30,6 +31,8 @@ class DatBenchEvaluator:
     """
 
     def __init__(self, hf_dataset: Iterable[dict[str, Any]] | None, capability: str):
+        if capability not in CAPABILITIES and not (hf_dataset is None and capability == ""):
+            raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
         self.capability = capability
         self.hf_dataset = hf_dataset
         rows = hf_dataset if hf_dataset is not None else []
@@ -185,7 +188,7 @@ def _warn_about(
         warnings.warn(
             f"no judge response matched any of the {judge_expected} judge-mode samples; "
             "they all score 0 (run your judge on the judge tasks and pass its responses)",
-            UserWarning,
+            DatbenchWarning,
             stacklevel=3,
         )
     notes = [
@@ -197,16 +200,16 @@ def _warn_about(
     ]
     for count, text in notes:
         if count:
-            warnings.warn(f"{count} {text}", UserWarning, stacklevel=3)
+            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=3)
     for dataset in metric_errors:
         warnings.warn(
             f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",
-            UserWarning,
+            DatbenchWarning,
             stacklevel=3,
         )
     if errors:
         warnings.warn(
             f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",
-            UserWarning,
+            DatbenchWarning,
             stacklevel=3,
         )

@@ -169,6 +169,8 @@ def summarize(
         "num_tasks": overall["n"],
         "apr": overall["apr"],
         "ars": overall["ars"],
+        # The headline under the key both benchmarks share (`score --json | jq .overall_accuracy`).
+        "overall_accuracy": overall["apr"],
         "context_policy": context_policy,
         "by_turncase": group_stats(results, "turncase"),
         "by_prompt_category": group_stats(results, "prompt_category"),
