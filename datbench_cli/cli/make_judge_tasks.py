@@ -14,6 +14,7 @@ from datbench_cli.cli.common import (
     DirOpt,
     FormatOpt,
     MaxFileMbOpt,
+    MaxTokensFieldOpt,
     ModelOpt,
     QuietOpt,
     RequestFormat,
@@ -58,6 +59,7 @@ def make_judge_tasks(
     model: ModelOpt = None,
     max_tokens: JudgeMaxTokensOpt = None,
     temperature: TemperatureOpt = None,
+    max_tokens_field: MaxTokensFieldOpt = None,
     max_file_mb: MaxFileMbOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -74,6 +76,7 @@ def make_judge_tasks(
         max_tokens=max_tokens,
         default_max_tokens=DEFAULT_JUDGE_MAX_TOKENS,
         temperature=temperature,
+        max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
     )
     run = RunDir(run_dir)
