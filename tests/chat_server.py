@@ -7,6 +7,7 @@ one hangs:
 
 - ``ok``: a chat completion whose content is ``answers.get(prompt, default_answer)``
 - ``length``: the same with ``finish_reason: "length"``
+- ``null``: the same with ``content: null`` (what a reasoning model out of tokens answers)
 - ``500``, ``400``, ``401``, ``404``: that status with an OpenAI-style error body
 - ``429``: status 429 with ``Retry-After: <retry_after>``
 - ``hang``: no answer until ``release()`` (the client times out)
@@ -80,7 +81,7 @@ class ChatServer:
                 return "hang"
             actions = self.script.get(prompt) or self.default_script
             action = actions[min(self.hits[prompt], len(actions)) - 1]
-            self.answered += action in ("ok", "length")
+            self.answered += action in ("ok", "length", "null")
             return action
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -126,8 +127,9 @@ class ChatServer:
                 if action == "garbage":
                     self._send(200, b"<html>upstream trouble</html>")
                     return
-                if action in ("ok", "length"):
+                if action in ("ok", "length", "null"):
                     answer = server.answers.get(prompt, server.default_answer)
+                    answer = None if action == "null" else answer
                     completion = {
                         "id": "chatcmpl-test",
                         "object": "chat.completion",
