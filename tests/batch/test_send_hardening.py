@@ -37,6 +37,7 @@ from tests.batch.test_sender import IDS, out_lines, prompt, successes, write_req
 from tests.chat_server import ChatServer
 from tests.cli_helpers import ROOT, make_dataset, make_row, run_cli
 from tests.raw_server import RawServer
+from tests.vtb_support import SAMPLE_DIR, SAMPLE_RESPONSES
 
 T = TypeVar("T")
 SECRET = "sk-test-hardening-93b1"
@@ -431,6 +432,29 @@ class RequestBodyTests(unittest.TestCase):
         self.assertEqual(
             (recorded["max_tokens_field"], recorded["temperature"]), ("max_completion_tokens", None)
         )
+
+    def test_visualtoolbench_requests_too(self) -> None:
+        reasoning = ["--max-tokens-field", "max_completion_tokens", "--temperature", "none"]
+        run_dir = self.tmp / "vtb"
+        result = bounded(self, 60, lambda: run_cli(
+            "export-tasks", "vistoolbench", "--source", str(SAMPLE_DIR), "-d", str(run_dir),
+            "--format", "openai", "--model", "o4-mini", *reasoning,
+        ))  # fmt: skip
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        shutil.copy(SAMPLE_RESPONSES, run_dir / "responses.jsonl")
+        result = bounded(self, 60, lambda: run_cli(
+            "make-judge-tasks", "-d", str(run_dir), "--format", "openai", "--model", "o3",
+            *reasoning,
+        ))  # fmt: skip
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        turns, judge = self.bodies(run_dir, "tasks"), self.bodies(run_dir, "judge_tasks")
+        self.assertTrue(turns and judge)
+        for body in turns:
+            self.assertEqual(set(body), {"model", "messages", "max_completion_tokens"})
+        for body in judge:
+            self.assertEqual(
+                set(body), {"model", "messages", "max_completion_tokens", "response_format"}
+            )
 
     def test_the_defaults_and_bad_values(self) -> None:
         body = request_line("x", chat_messages("p"), RequestSettings("m", 9))["body"]
