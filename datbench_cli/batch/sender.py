@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from datbench_cli import __version__
 from datbench_cli.batch.endpoint import BaseUrl, check_path
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.responses import batch_line_result
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.version import __version__
 
 if TYPE_CHECKING:
     from datbench_cli.batch.transport import Answer
