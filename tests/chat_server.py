@@ -32,6 +32,11 @@ def prompt_of(body: dict[str, Any]) -> str:
     return next(part["text"] for part in content if part["type"] == "text")
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients connecting at once are all accepted
+    daemon_threads = True
+
+
 class ChatServer:
     """Runs on 127.0.0.1 (a free port) in a background thread; use as a context manager."""
 
@@ -49,7 +54,7 @@ class ChatServer:
         self.answered = 0
         self._released = threading.Event()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _HTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
