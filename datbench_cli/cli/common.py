@@ -52,11 +52,46 @@ ModelOpt = Annotated[
         show_default=False,
     ),
 ]
+NO_TEMPERATURE = "none"
+
+
+def _temperature(value: str | None) -> str | None:
+    if value is None or value.strip().lower() == NO_TEMPERATURE:
+        return value if value is None else NO_TEMPERATURE
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is neither a number nor 'none'") from None
+    if not 0 <= number <= 2:
+        raise typer.BadParameter(f"{value} is not between 0 and 2")
+    return value
+
+
 TemperatureOpt = Annotated[
-    float | None,
+    str | None,
     typer.Option(
-        min=0,
-        help="Sampling temperature of each request (default 0).",
+        callback=_temperature,
+        metavar="FLOAT|none",
+        help="Sampling temperature of each request (default 0); 'none' leaves it out (OpenAI's "
+        "reasoning models reject it).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
+
+
+class MaxTokensField(StrEnum):
+    """The request field carrying the token limit."""
+
+    max_tokens = "max_tokens"
+    max_completion_tokens = "max_completion_tokens"
+
+
+MaxTokensFieldOpt = Annotated[
+    MaxTokensField | None,
+    typer.Option(
+        help="Body field carrying --max-tokens (default max_tokens; OpenAI's reasoning models "
+        "take max_completion_tokens).",
         rich_help_panel=_OPENAI,
         show_default=False,
     ),
@@ -119,15 +154,17 @@ def request_settings(
     model: str | None,
     max_tokens: int | None,
     default_max_tokens: int,
-    temperature: float | None,
+    temperature: str | float | None,
     max_file_mb: float | None,
+    max_tokens_field: MaxTokensField | None = None,
     **images: Any,
 ) -> RequestSettings | None:
     """The OpenAI request settings from the options; refuses request options without
-    ``--format openai``."""
+    ``--format openai``. ``temperature`` is a number, ``"none"`` (left out) or ``None`` (0)."""
     given = {
         "--model": model,
         "--max-tokens": max_tokens,
+        "--max-tokens-field": max_tokens_field,
         "--temperature": temperature,
         "--max-file-mb": max_file_mb,
     }
@@ -142,10 +179,19 @@ def request_settings(
     return RequestSettings(
         model=model or "",
         max_tokens=max_tokens if max_tokens is not None else default_max_tokens,
-        temperature=temperature if temperature is not None else 0.0,
+        temperature=_temperature_value(temperature),
+        max_tokens_field=(max_tokens_field or MaxTokensField.max_tokens).value,
         max_file_bytes=int((max_file_mb if max_file_mb is not None else DEFAULT_MAX_FILE_MB) * MB),
         **{k: v for k, v in images.items() if v is not None},
     )
+
+
+def _temperature_value(option: str | float | None) -> float | None:
+    if option is None:
+        return 0.0
+    if isinstance(option, str) and option.strip().lower() == NO_TEMPERATURE:
+        return None
+    return float(option)
 
 
 def handle_errors(command: F) -> F:

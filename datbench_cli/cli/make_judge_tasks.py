@@ -14,6 +14,7 @@ from datbench_cli.cli.common import (
     FormatOpt,
     JudgeMaxTokensOpt,
     MaxFileMbOpt,
+    MaxTokensFieldOpt,
     ModelOpt,
     QuietOpt,
     RequestFormat,
@@ -56,6 +57,7 @@ def make_judge_tasks(
     model: ModelOpt = None,
     max_tokens: JudgeMaxTokensOpt = None,
     temperature: TemperatureOpt = None,
+    max_tokens_field: MaxTokensFieldOpt = None,
     max_file_mb: MaxFileMbOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -72,6 +74,7 @@ def make_judge_tasks(
         max_tokens=max_tokens,
         default_max_tokens=DEFAULT_JUDGE_MAX_TOKENS,
         temperature=temperature,
+        max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
     )
     run = run_directory(run_dir, responses, skip_done)
