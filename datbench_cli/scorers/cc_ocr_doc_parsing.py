@@ -18,6 +18,7 @@ from datbench_cli.metrics.ocr_text import (
     to_halfwidth,
 )
 from datbench_cli.metrics.teds import table_structure_similarity
+from datbench_cli.scorers.base import SampleFields, default_input
 
 KNOWN_DEFECT = (
     "Tables are scored on their tag structure only, normalised by the GT node count: cell text "
@@ -154,6 +155,11 @@ _NORMALIZERS = {
     "formula": normalize_formula,
     "molecular": normalize_molecular,
 }
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``l2_category`` when the metadata has it."""
+    return default_input(sample, metadata, ("l2_category",))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

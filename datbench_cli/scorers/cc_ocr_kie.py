@@ -18,6 +18,7 @@ from datbench_cli.metrics.teds import (
     weighted_tree_distance,
 )
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
 
 _JSON_FENCE_RE = re.compile(r"```json\s*", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```\s*")
@@ -159,6 +160,11 @@ def nted_accuracy(pred: Any, gt: Any, f1: float) -> float:
         # Quirk: a GT without labels is matched only by a distance of 0 ({} vs {} gives 1.0).
         return 1.0 if pred_distance == 0 else 0.0
     return min(1.0, max(0.0, 1.0 - pred_distance / gt_distance))
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``l2_category`` when the metadata has it."""
+    return default_input(sample, metadata, ("l2_category",))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.scorers.base import SampleFields, default_input
 
 KNOWN_DEFECT = (
     "Only ASCII letters and digits are compared, so Chinese and other non-ASCII text is ignored: "
@@ -37,6 +38,11 @@ def _f1(recall: float, precision: float) -> float:
 def _empty_side_rates(gt_count: int, pred_count: int) -> float:
     # Quirk: an empty reference scores 1.0 only against an empty prediction.
     return 1.0 if gt_count == 0 and pred_count == 0 else 0.0
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``l2_category`` when the metadata has it."""
+    return default_input(sample, metadata, ("l2_category",))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.extract import extract_final_answer
 
 KNOWN_DEFECT = (
@@ -49,6 +50,11 @@ def _score_reasoning(prediction: str, gold: str, source: Any) -> float:
         return 1.0 if _numbers_equal(pred, gold) else 0.0
     # Quirk: containment either way counts ("5" matches gold "0.5", "B" matches "Model B").
     return 1.0 if pred == gold or gold in pred or pred in gold else 0.0
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``question_type`` when the metadata has it."""
+    return default_input(sample, metadata, ("question_type",))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.math_normalize import strip_string
 
 KNOWN_DEFECT = (
@@ -230,6 +231,11 @@ def _option_texts(sample: dict[str, Any]) -> list[Any]:
         value = str(raw).strip()
         texts.append(value if value else chr(ord("A") + index))  # empty option -> its letter
     return texts
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``options``, ``options_struct`` and ``correct_choice_letter`` when the metadata has it."""
+    return default_input(sample, metadata, ("options", "options_struct", "correct_choice_letter"))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.scorers.ocrbench_v2_answers import (
     cn_math_expression,
     cn_vqa,
@@ -162,6 +163,13 @@ _FALLBACK: Route = _simple(vqa, "vqa_fallback")
 def _known(task_type: Any) -> str | None:
     """``task_type`` if it is a string (metadata may hold anything), else ``None``."""
     return task_type if isinstance(task_type, str) else None
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the task fields the metadata has, and ``answers`` (all answers)."""
+    out = default_input(sample, metadata, ("type", "eval", "bbox", "bbox_list", "content"))
+    out["answers"] = sample.all_answers
+    return out
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import clamp_unit, distance_matrix, point_in_mask
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.scan import DigitLedPattern, boxed_contents
 
 KNOWN_DEFECT = (
@@ -142,6 +143,21 @@ def _assign(predicted: Sequence[Point], targets: Sequence[Point]) -> list[tuple[
 def _says_no_target(model_output: str) -> bool:
     lowered = model_output.lower()
     return any(phrase in lowered for phrase in _NO_TARGET_PHRASES)
+
+
+_REQUIRED_METADATA = ("points_target", "points_mask", "has_target")
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the required target points (``points``), masks and flag."""
+    out = default_input(sample, metadata)
+    missing = [name for name in _REQUIRED_METADATA if name not in metadata]
+    if missing:
+        raise ValueError(f"Pixmo sample {sample.id} missing required metadata: {missing}")
+    out["points"] = metadata["points_target"]
+    out["masks"] = metadata["points_mask"]
+    out["has_target"] = metadata["has_target"]
+    return out
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import box_iou, center_inside, clamp_unit
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.scan import boxed_contents, first_bracketed
 
 KNOWN_DEFECT = (
@@ -52,6 +53,15 @@ def normalize_box(box: list[float]) -> list[float]:
         box = [v / 1000.0 for v in box]
     # Quirk: an inverted box is kept inverted (its area, hence its IoU, is zero).
     return [clamp_unit(v) for v in box]
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the required target ``bbox``."""
+    out = default_input(sample, metadata)
+    if "bbox" not in metadata:
+        raise ValueError(f"RefCOCO sample {sample.id} missing required metadata field: bbox")
+    out["bbox"] = metadata["bbox"]
+    return out
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

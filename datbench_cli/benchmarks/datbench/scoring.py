@@ -48,7 +48,7 @@ def score_direct(
             if scorer is None:
                 details = _fallback(sample, model_output)
             else:
-                details = scorer.score_sample(build_scorer_input(sample), model_output)
+                details = scorer.score_sample(build_scorer_input(sample, scorer), model_output)
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.
             is_correct = bool(details.get("score", 0.0) >= 0.5)
