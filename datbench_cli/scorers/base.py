@@ -33,9 +33,10 @@ class Scorer(Protocol):
     and its parsed metadata; a module without one gets :func:`default_input`. It may raise (a
     missing required field): the evaluator records the exception as that sample's scorer error.
     ``score_sample`` receives that dict and the model output; it returns the score details, a
-    dict with at least ``"score"``, and may raise likewise. ``compute_metrics`` receives
-    ``[{"score_details": details}, ...]`` for the dataset's direct-mode samples and returns the
-    dataset's aggregate metrics.
+    dict with at least ``"score"``, and may raise likewise. ``compute_metrics`` receives the
+    score details of the dataset's direct-mode samples (bare dicts, in sample order; the
+    reference wraps each as ``{"score_details": details}`` and every scorer unwraps it) and
+    returns the dataset's aggregate metrics.
     """
 
     def score_sample(self, sample: dict[str, Any], model_output: str) -> dict[str, Any]: ...

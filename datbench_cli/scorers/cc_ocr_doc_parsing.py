@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.metrics.ocr_text import (
     first_pipe_box,
     greedy_boxed,
@@ -189,6 +189,5 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean score (``accuracy`` and ``score``)."""
     if not predictions:
         return {"accuracy": 0.0}
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    accuracy = float_sum(scores) / len(scores)
+    accuracy = mean_score(predictions)
     return {"accuracy": accuracy, "score": accuracy}

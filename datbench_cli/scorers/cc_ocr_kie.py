@@ -188,7 +188,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Means of ``f1_score``, ``nted_score`` and ``score``."""
     if not predictions:
         return {"f1_score": 0.0, "nted_score": 0.0, "accuracy": 0.0}
-    details = [item.get("score_details", item) for item in predictions]
+    details = predictions
     count = len(details)
     accuracy = float_sum(d.get("score", 0.0) for d in details) / count
     return {

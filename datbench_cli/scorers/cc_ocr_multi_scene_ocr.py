@@ -77,7 +77,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Macro means of the per-sample rates and micro rates over the summed token counts."""
     if not predictions:
         return {"macro_f1": 0.0, "micro_f1": 0.0, "accuracy": 0.0}
-    details = [item.get("score_details", item) for item in predictions]
+    details = predictions
     count = len(details)
     macro_f1 = float_sum(d.get("f1_score", 0.0) for d in details) / count
     macro_recall = float_sum(d.get("recall", 0.0) for d in details) / count

@@ -11,7 +11,7 @@ import re
 import warnings
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import float_sum, mean_score
 from datbench_cli.metrics.relaxed import RELATIVE_TOLERANCE, normalize_text, relaxed_match
 from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.extract import extract_final_answer
@@ -267,5 +267,4 @@ def score_sample(sample: dict[str, Any], model_output: Any) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean (possibly fractional) score."""
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    return {"accuracy": float_sum(scores) / len(scores) if scores else 0.0}
+    return {"accuracy": mean_score(predictions)}

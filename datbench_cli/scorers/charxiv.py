@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
 from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.extract import extract_final_answer
 
@@ -83,22 +83,17 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     }
 
 
-def _mean(scores: list[float]) -> float:
-    return float_sum(scores) / len(scores)
-
-
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Overall accuracy, plus descriptive / reasoning accuracy when that group is non-empty."""
     overall: list[float] = []
     by_type: dict[bool, list[float]] = {True: [], False: []}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         score = details.get("score", 0.0)
         overall.append(score)
         by_type[details.get("question_type", DESCRIPTIVE) == DESCRIPTIVE].append(score)
-    metrics = {"accuracy__CharXiv-Overall": _mean(overall) if overall else 0.0}
+    metrics = {"accuracy__CharXiv-Overall": mean(overall) if overall else 0.0}
     if by_type[True]:
-        metrics["accuracy__CharXiv-Descriptive"] = _mean(by_type[True])
+        metrics["accuracy__CharXiv-Descriptive"] = mean(by_type[True])
     if by_type[False]:
-        metrics["accuracy__CharXiv-Reasoning"] = _mean(by_type[False])
+        metrics["accuracy__CharXiv-Reasoning"] = mean(by_type[False])
     return metrics

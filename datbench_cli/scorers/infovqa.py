@@ -33,7 +33,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean ANLS and mean exact match (case/whitespace-insensitive)."""
-    all_details = [item.get("score_details", item) for item in predictions]
+    all_details = predictions
     exact = [
         exact_match_any(
             d.get("pred_answer", ""),

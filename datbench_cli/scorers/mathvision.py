@@ -258,7 +258,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Accuracy over ``score == 1.0``, rounded to 6 decimals (0.0 for no items)."""
-    flags = [item.get("score_details", item).get("score", 0.0) == 1.0 for item in predictions]
+    flags = [details.get("score", 0.0) == 1.0 for details in predictions]
     if not flags:
         return {"accuracy": 0.0}
     # Quirk: rounded to 6 decimals, unlike a plain mean.

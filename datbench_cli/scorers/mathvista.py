@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.mathvista_choices import parse_choice
 from datbench_cli.text.mmmu_open import KEY_INDICATORS, shortest_key_tail
@@ -153,5 +153,4 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean score."""
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    return {"accuracy": float_sum(scores) / len(scores) if scores else 0.0}
+    return {"accuracy": mean_score(predictions)}

@@ -216,8 +216,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     f1s: list[float] = []
     no_target: list[float] = []
     failures: list[float] = []
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         precision = details.get("precision", 0.0)
         recall = details.get("recall", 0.0)
         precisions.append(precision)

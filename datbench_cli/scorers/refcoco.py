@@ -6,7 +6,7 @@ import re
 from itertools import islice
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
 from datbench_cli.metrics.geometry import box_iou, center_inside, clamp_unit
 from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.scan import boxed_contents, first_bracketed
@@ -83,23 +83,19 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     return details
 
 
-def _mean(values: list[float]) -> float:
-    return float_sum(values) / len(values)
-
-
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Means of recall@0.5, IoU (twice, as ``iou_mean`` and ``iou``), centre accuracy, recalls."""
     if not predictions:
         return {}
-    details = [item.get("score_details", item) for item in predictions]
-    recalls = {t: _mean([d.get(f"recall@{t}", 0.0) for d in details]) for t in _THRESHOLDS}
-    iou = _mean([d.get("iou", 0.0) for d in details])
+    details = predictions
+    recalls = {t: mean([d.get(f"recall@{t}", 0.0) for d in details]) for t in _THRESHOLDS}
+    iou = mean([d.get("iou", 0.0) for d in details])
     # Quirk: "recall@0.5" is written first and again in the loop (same value, same position).
     metrics: dict[str, Any] = {
         "recall@0.5": recalls[0.5],
         "iou_mean": iou,
         "iou": iou,
-        "center_acc": _mean([d.get("center_acc", 0.0) for d in details]),
+        "center_acc": mean([d.get("center_acc", 0.0) for d in details]),
     }
     for threshold in _THRESHOLDS:
         metrics[f"recall@{threshold}"] = recalls[threshold]

@@ -129,11 +129,7 @@ def _subset_accuracy(
     scores: list[float], errors: list[int], predictions: list[dict[str, Any]], flag: bool
 ) -> float:
     """Mean score over one subset, or its share of exact parses when scores are incomplete."""
-    size = sum(
-        1
-        for item in predictions
-        if item.get("score_details", {}).get("is_simple") is flag or item.get("is_simple") is flag
-    )
+    size = sum(1 for details in predictions if details.get("is_simple") is flag)
     if scores and len(scores) == size:
         return float(float_sum(scores) / len(scores))
     if errors and size > 0:
@@ -146,14 +142,11 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     tally = CountTally(n_total=len(predictions))
     subset_scores: dict[bool, list[float]] = {True: [], False: []}
     subset_errors: dict[bool, list[int]] = {True: [], False: []}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
+        # The reference falls back to the result row's ground_truth_answer / is_simple when the
+        # details hold None; its evaluator's rows carry only the details, so that gives None too.
         truth = details.get("ground_truth")
-        if truth is None:
-            truth = item.get("ground_truth_answer")
         is_simple = details.get("is_simple")
-        if is_simple is None:
-            is_simple = item.get("is_simple")
         # Only real booleans pick a subset; a null flag counts in the overall metrics only.
         subset = is_simple if is_simple is True or is_simple is False else None
         truth_count = count_from_answer(truth)

@@ -47,8 +47,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     scores: list[float] = []
     by_answer_type: dict[Any, list[float]] = {}
     by_question_type: dict[Any, list[float]] = {}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         score = details.get("score", 0.0)
         scores.append(score)
         by_answer_type.setdefault(details.get("answer_type", "unknown"), []).append(score)

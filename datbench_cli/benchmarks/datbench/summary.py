@@ -110,9 +110,8 @@ class SummaryBuilder:
             if state.direct_details:
                 scorer = get_scorer(name)
                 assert scorer is not None
-                rows = [{"score_details": details} for details in state.direct_details]
                 try:
-                    metrics.update(scorer.compute_metrics(rows))
+                    metrics.update(scorer.compute_metrics(list(state.direct_details)))
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
                     if strict:
                         raise ScorerFailed(
