@@ -19,13 +19,6 @@ def to_halfwidth(text: str) -> str:
     return text.translate(_HALFWIDTH_TABLE)
 
 
-def levenshtein(first: str, second: str) -> int:
-    """Plain Levenshtein distance (unit costs) over code points."""
-    from rapidfuzz.distance import Levenshtein
-
-    return Levenshtein.distance(first, second)
-
-
 def first_pipe_box(text: str) -> str | None:
     """Content of the first ``<|begin_of_box|>...<|end_of_box|>`` block, or ``None``.
 

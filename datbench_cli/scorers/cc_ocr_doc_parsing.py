@@ -11,10 +11,10 @@ import re
 from typing import Any
 
 from datbench_cli.metrics.averaging import mean_score
+from datbench_cli.metrics.edit_distance import levenshtein
 from datbench_cli.metrics.ocr_text import (
     first_pipe_box,
     greedy_boxed,
-    levenshtein,
     to_halfwidth,
 )
 from datbench_cli.metrics.teds import table_structure_similarity
