@@ -14,11 +14,11 @@ from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.metrics.edit_distance import levenshtein
 from datbench_cli.metrics.ocr_text import (
     first_pipe_box,
-    greedy_boxed,
     to_halfwidth,
 )
 from datbench_cli.metrics.teds import table_structure_similarity
 from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.text.boxed import greedy_boxed
 
 KNOWN_DEFECT = (
     "Tables are scored on their tag structure only, normalised by the GT node count: cell text "

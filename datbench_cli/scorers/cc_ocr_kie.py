@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
-from datbench_cli.metrics.ocr_text import BOXED_OPEN, first_pipe_box, to_halfwidth
+from datbench_cli.metrics.ocr_text import first_pipe_box, to_halfwidth
 from datbench_cli.metrics.teds import (
     json_label_tree,
     label_weight,
@@ -19,27 +19,13 @@ from datbench_cli.metrics.teds import (
 )
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.text.boxed import balanced_boxed
 
 _JSON_FENCE_RE = re.compile(r"```json\s*", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```\s*")
-_BRACE_RE = re.compile(r"[{}]")
 _WHITESPACE_RE = re.compile(r"\s+")
 _DECODER = json.JSONDecoder()
 _ROOT = "root"
-
-
-def _balanced_boxed(text: str) -> str | None:
-    r"""Text between the first ``\boxed{`` and its matching ``}`` (braces counted naively)."""
-    start = text.find(BOXED_OPEN)
-    if start == -1:
-        return None
-    body = start + len(BOXED_OPEN)
-    depth = 1
-    for brace in _BRACE_RE.finditer(text, body):
-        depth += 1 if brace.group() == "{" else -1
-        if depth == 0:
-            return text[body : brace.start()]
-    return None
 
 
 def _first_braced_object(text: str) -> Any:
@@ -72,7 +58,7 @@ def extract_json(text: Any) -> Any:
         return {}
     boxed = first_pipe_box(text)
     if boxed is None:
-        boxed = _balanced_boxed(text)
+        boxed = balanced_boxed(text)
     if boxed is not None:
         text = boxed.strip()
     text = _FENCE_RE.sub("", _JSON_FENCE_RE.sub("", text)).strip()

@@ -10,7 +10,8 @@ from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import clamp_unit, distance_matrix, point_in_mask
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers.base import SampleFields, default_input
-from datbench_cli.text.scan import DigitLedPattern, boxed_contents
+from datbench_cli.text.boxed import all_boxed
+from datbench_cli.text.scan import DigitLedPattern
 
 KNOWN_DEFECT = (
     "Predicted points in percent (0-100) are read as a 0-1000 grid, and object-absent answers "
@@ -87,7 +88,7 @@ def _predicted(pairs: Iterable[tuple[str, str]]) -> list[Point]:
 def parse_points(model_output: str) -> list[Point]:
     """Points from the last boxed block that has any, else ``(x, y)``, ``[x, y]`` or ``x, y``."""
     response = model_output.strip()
-    for content in reversed(boxed_contents(response)):
+    for content in reversed(all_boxed(response)):
         # Quirk: comma pairs and whitespace pairs are both collected, so "\boxed{120 870, 300 400}"
         # gives (870, 300) and then (120, 870), (300, 400).
         points = _predicted(_COMMA_PAIR.findall(content)) + _predicted(_SPACE_PAIR.findall(content))

@@ -9,7 +9,8 @@ from typing import Any
 from datbench_cli.metrics.averaging import mean
 from datbench_cli.metrics.geometry import box_iou, center_inside, clamp_unit
 from datbench_cli.scorers.base import SampleFields, default_input
-from datbench_cli.text.scan import boxed_contents, first_bracketed
+from datbench_cli.text.boxed import all_boxed
+from datbench_cli.text.scan import first_bracketed
 
 KNOWN_DEFECT = (
     "Only the last \\boxed{} and the first [...] span are read, and a box whose largest "
@@ -32,7 +33,7 @@ def parse_box(text: Any) -> list[float]:
     if not text:
         return list(_EMPTY_BOX)
     candidates = []
-    boxed = boxed_contents(text)
+    boxed = all_boxed(text)
     if boxed:
         candidates.append(boxed[-1])
     # Quirk: only the first bracketed span is tried, brackets included.
