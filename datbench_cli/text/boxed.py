@@ -16,6 +16,7 @@ BOXED_OPEN = "\\boxed{"
 _BOX_WORD = "boxed{"
 _LETTER_BODY_RE = re.compile(r"\s*([A-E])\s*\}")
 _BRACE_RE = re.compile(r"[{}]")
+_ANY_CASE_LETTER_BODY_RE = re.compile(r"\s*([A-Ea-e])\s*\}")
 
 
 def last_boxed(text: str) -> str | None:
@@ -106,10 +107,22 @@ def boxed_letter(text: str) -> str | None:
     A match begins in the backslash run before some ``\boxed{``, so the leftmost match is the
     first ``\boxed{`` whose body matches ``\s*([A-E])\s*\}``.
     """
+    return _first_boxed_body(text, _LETTER_BODY_RE)
+
+
+def boxed_letter_any_case(text: str) -> str | None:
+    r"""Group 1 of ``re.search(r"\\+boxed\{\s*([A-Ea-e])\s*\}", text)``, or ``None``: the
+    upstream fix of MME-RealWorld's boxed pattern (datologyai/DatBench PR #3), used by its
+    corrected profile. Same scan as :func:`boxed_letter`."""
+    return _first_boxed_body(text, _ANY_CASE_LETTER_BODY_RE)
+
+
+def _first_boxed_body(text: str, body: re.Pattern[str]) -> str | None:
+    """Group 1 of ``body`` matched right after the first ``\\boxed{`` where it matches."""
     require_text(text)
     at = text.find(BOXED_OPEN)
     while at != -1:
-        found = _LETTER_BODY_RE.match(text, at + len(BOXED_OPEN))
+        found = body.match(text, at + len(BOXED_OPEN))
         if found:
             return found.group(1)
         at = text.find(BOXED_OPEN, at + 1)
