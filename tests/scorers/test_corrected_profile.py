@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
-from datbench_cli.scorers import SCORERS, ai2d, mme_realworld
+from datbench_cli.scorers import SCORERS, ai2d, infovqa, mme_realworld
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
 
 DOC = ROOT / "docs" / "known-defects.md"
@@ -59,6 +59,29 @@ class Ai2dFixTests(unittest.TestCase):
             with self.subTest(sample=sample, output=output):
                 reference = ai2d.score_sample(sample, output)
                 corrected = ai2d.score_sample_corrected(sample, output)
+                self.assertEqual(corrected["score"], reference["score"])
+                self.assertNotIn("corrections", corrected)
+
+
+class InfoVqaFixTests(unittest.TestCase):
+    SAMPLE = {"answer": "1,250", "all_answers": ["1,250", "twelve fifty"]}
+
+    def test_changes_a_match_with_another_reference(self) -> None:
+        self.assertEqual(infovqa.score_sample(self.SAMPLE, "twelve fifty")["score"], 0.0)
+        details = infovqa.score_sample_corrected(self.SAMPLE, "twelve fifty")
+        self.assertEqual(details["score"], 1.0)
+        self.assertEqual(details["all_ground_truth_answers"], ["1,250", "twelve fifty"])
+        self.assertEqual(details["corrections"], ["infovqa-all-answers"])
+
+    def test_leaves_alone(self) -> None:
+        for sample, output in (
+            (self.SAMPLE, "1,250"),
+            (self.SAMPLE, "nothing"),
+            ({"answer": "x"}, "x"),
+        ):
+            with self.subTest(sample=sample, output=output):
+                reference = infovqa.score_sample(sample, output)
+                corrected = infovqa.score_sample_corrected(sample, output)
                 self.assertEqual(corrected["score"], reference["score"])
                 self.assertNotIn("corrections", corrected)
 
