@@ -69,3 +69,10 @@ def default_input(
     copy_fields(out, metadata, COMMON_MCQ_FIELDS)
     copy_fields(out, metadata, copied)
     return out
+
+
+def required_field(sample: SampleFields, metadata: Any, label: str, name: str) -> Any:
+    """``metadata[name]``, or the reference's ``ValueError`` naming the sample and the field."""
+    if name not in metadata:
+        raise ValueError(f"{label} sample {sample.id} missing required metadata field: {name}")
+    return metadata[name]

@@ -8,7 +8,7 @@ from typing import Any
 
 from datbench_cli.metrics.averaging import mean
 from datbench_cli.metrics.geometry import box_iou, center_inside, clamp_unit
-from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.scorers.base import SampleFields, default_input, required_field
 from datbench_cli.text.boxed import all_boxed
 from datbench_cli.text.scan import first_bracketed
 
@@ -59,9 +59,7 @@ def normalize_box(box: list[float]) -> list[float]:
 def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
     """The default input plus the required target ``bbox``."""
     out = default_input(sample, metadata)
-    if "bbox" not in metadata:
-        raise ValueError(f"RefCOCO sample {sample.id} missing required metadata field: bbox")
-    out["bbox"] = metadata["bbox"]
+    out["bbox"] = required_field(sample, metadata, "RefCOCO", "bbox")
     return out
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.counting import CountTally
-from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.scorers.base import SampleFields, default_input, required_field
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.numbers import (
     NUMBER_WORDS,
@@ -87,9 +87,7 @@ def parse_count(value: Any) -> int | None:
 def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
     """The default input plus the required ``is_simple`` flag."""
     out = default_input(sample, metadata)
-    if "is_simple" not in metadata:
-        raise ValueError(f"TallyQA sample {sample.id} missing required metadata field: is_simple")
-    out["is_simple"] = metadata["is_simple"]
+    out["is_simple"] = required_field(sample, metadata, "TallyQA", "is_simple")
     return out
 
 
