@@ -76,6 +76,14 @@ def score(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
     ] = 0,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="datbench only: 'reference' (default: the reference's scores, quirks included) "
+            "or 'corrected' (one named fix per known reference defect; docs/known-defects.md).",
+            show_default=False,
+        ),
+    ] = None,
     turncase: Annotated[
         str | None,
         typer.Option(

@@ -43,7 +43,9 @@ class TableTests(unittest.TestCase):
                 named(bad)
 
     def test_options_specific_to_one_benchmark_are_declared(self) -> None:
-        self.assertEqual(command_options("score"), {"strict", "sample_timeout", "jobs", "turncase"})
+        self.assertEqual(
+            command_options("score"), {"strict", "sample_timeout", "jobs", "turncase", "profile"}
+        )
         self.assertEqual(
             command_options("export-tasks"), {"turncase", "context", "first_image_only"}
         )

@@ -16,7 +16,7 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, check_profile
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
 from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
@@ -76,6 +76,7 @@ class DatBenchEvaluator:
         judge_truncated_responses: int = 0,
         jobs: int = 1,
         progress: Callable[..., None] | None = None,
+        profile: str = REFERENCE,
     ) -> DatBenchReport:
         """Score every sample that has a response and aggregate the report.
 
@@ -87,8 +88,13 @@ class DatBenchEvaluator:
         scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
         (0: every usable core); results are identical and in the same order. ``progress``, if
         given, is called as ``progress(0, total=N)`` and then with the number of samples scored
-        since its last call.
+        since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
+        included) or ``"corrected"`` (one named fix per known reference defect, see
+        docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
+        samples each fix changed under ``corrections``). Judge-mode scoring and every count
+        are the same in both.
         """
+        profile = check_profile(profile)
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
         vlm_by_id = {r.id: r for r in responses}
@@ -113,7 +119,7 @@ class DatBenchEvaluator:
             judge_mode = sample.eval_mode == "judge"
             judge = judge_by_id.get(sample.id) if judge_mode else None
             judge_matched += judge is not None
-            work.append(WorkItem(sample, response.model_output, judge_mode, judge))
+            work.append(WorkItem(sample, response.model_output, judge_mode, judge, profile))
 
         builder = SummaryBuilder()
         results: list[SampleScore] = []
@@ -145,7 +151,7 @@ class DatBenchEvaluator:
                 f"{len(judge_problems)} judge-mode sample(s) have a missing or unparsed judge "
                 f"verdict: {name_ids(judge_problems)}"
             )
-        summary = builder.summary(coverage, strict=strict)
+        summary = builder.summary(coverage, strict=strict, profile=profile)
         _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
         return DatBenchReport(summary=summary, results=results)
 

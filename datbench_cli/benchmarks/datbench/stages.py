@@ -171,6 +171,7 @@ def score_run(
     jobs: int = 1,
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
+    profile: str = "reference",
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report."""
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
@@ -193,4 +194,5 @@ def score_run(
             judge_truncated_responses=len(set(judges.truncated_ids)),
             jobs=jobs,
             progress=progress,
+            profile=profile,
         )
