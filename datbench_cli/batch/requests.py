@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
+from datbench_cli.batch.digests import DIGEST_FIELD, tag_id
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.images import extension_from_bytes
@@ -281,7 +282,11 @@ def judge_request(
     """The text-only request for one judge task (``response_format``: e.g.
     :data:`JSON_OUTPUT` for a judge asked for a JSON object)."""
     messages = [{"role": "user", "content": judge_text(task)}]
-    return request_line(task["id"], messages, settings, response_format=response_format)
+    # The digest of the judged response rides in the custom_id, which every batch runner's
+    # output carries back, so a verdict can be matched to the text it judged.
+    digest = task.get(DIGEST_FIELD)
+    custom_id = tag_id(task["id"], digest) if isinstance(digest, str) else task["id"]
+    return request_line(custom_id, messages, settings, response_format=response_format)
 
 
 # --------------------------------------------------------------------------- part files

@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.benchmarks.datbench import stages as pipeline
 from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.datbench.judge_check import check_judge_file
 from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed
-from datbench_cli.files.rundir import JUDGE_RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
 
 
 @handle_errors
@@ -26,21 +26,33 @@ def check_judge(
             show_default=False,
         ),
     ] = None,
+    responses: Annotated[
+        Path | None,
+        typer.Option(
+            help=f"VLM responses the verdicts must match (default: {RESPONSES} in the run "
+            "directory).",
+            show_default=False,
+        ),
+    ] = None,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Count true, false and unparsed verdicts; exit 1 when any is unparsed."""
+    """The judge half of `score --strict-judge`: in a run directory, account for the verdict of
+    every judge task (true, false, missing, unparsed, stale, errored; unknown ids) and exit 1
+    when any is not usable; outside one, parse each verdict (exit 1 on unparsed or errored)."""
     out = Output(quiet)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
+    response_path = run.resolve_input(responses, RESPONSES)
     if run.benchmark() == VISTOOLBENCH:
-        vistoolbench.check_judge(out, path, quiet)
+        vistoolbench.check_judge(out, run, path, response_path, quiet)
         return
-    counts = check_judge_file(path)
+    if run.benchmark() is None:
+        account = check_judge_file(path)
+    else:
+        run.read_manifest()
+        account = pipeline.check_judge(run, path, response_path)
     if not quiet:
-        out.data(
-            f"{counts.total} verdicts: {counts.true} true, {counts.false} false, "
-            f"{len(counts.unparsed_ids)} unparsed"
-        )
-    if counts.unparsed_ids:
-        raise CheckFailed(f"unparsed verdicts for: {name_ids(counts.unparsed_ids)}")
+        out.data(account.describe())
+    if account.failed:
+        raise CheckFailed(f"judge verdicts that do not count: {account.problems()}")

@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.benchmarks.checks import CheckOptions, fail_under_threshold, raise_failed
 from datbench_cli.benchmarks.datbench import stages as pipeline
 from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.benchmarks.datbench.scoring import ScorerFailed
 from datbench_cli.cli import vistoolbench
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import summary_notes, summary_table
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
@@ -39,7 +39,17 @@ def score(
     strict_judge: Annotated[
         bool,
         typer.Option(
-            "--strict-judge", help="A missing or unparsed judge verdict fails the run (exit 1)."
+            "--strict-judge",
+            help="A missing, unparsed, stale or errored judge verdict, or a judge response "
+            "for no sample, fails the run (exit 1).",
+        ),
+    ] = False,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="Score a partial run: exported samples without a usable response do not fail "
+            "the run (they are still counted in coverage).",
         ),
     ] = False,
     strict: Annotated[
@@ -59,7 +69,10 @@ def score(
     ] = False,
     fail_under: Annotated[
         float | None,
-        typer.Option(help="Exit 1 when overall_accuracy is below this (after writing the report)."),
+        typer.Option(
+            help="Exit 1 when overall_accuracy is below this fraction in [0, 1] (after writing "
+            "the report); never passes on a run that failed coverage."
+        ),
     ] = None,
     sample_timeout: Annotated[
         float,
@@ -84,6 +97,7 @@ def score(
     """Score the responses and write the report (vistoolbench: APR and ARS per group;
     --fail-under gates on APR)."""
     out = Output(quiet)
+    options = CheckOptions(strict_judge, strict, allow_missing, fail_under_threshold(fail_under))
     run = RunDir(run_dir)
     manifest = run.read_manifest()
     judge_path = judge_responses
@@ -96,29 +110,24 @@ def score(
             run.resolve_input(responses, RESPONSES),
             judge_path,
             run.resolve_input(out_path, REPORT),
-            strict_judge=strict_judge,
+            options,
             turncase=turncase,
             as_json=as_json,
-            fail_under=fail_under,
         )
         return
     if turncase is not None:
         raise UsageError("--turncase applies only to vistoolbench run directories")
-    try:
-        with out.progress("scoring", None, rate_unit="samples") as advance:
-            report = pipeline.score_run(
-                run,
-                run.resolve_input(responses, RESPONSES),
-                judge_path,
-                strict_judge=strict_judge,
-                strict=strict,
-                sample_timeout=sample_timeout or None,
-                jobs=jobs,
-                warn=out.warn,
-                progress=advance,
-            )
-    except (ValueError, ScorerFailed) as exc:
-        raise CheckFailed(f"{exc}; no report written") from None
+    with out.progress("scoring", None, rate_unit="samples") as advance:
+        report = pipeline.score_checked(
+            run,
+            run.resolve_input(responses, RESPONSES),
+            judge_path,
+            options,
+            sample_timeout=sample_timeout or None,
+            jobs=jobs,
+            warn=out.warn,
+            progress=advance,
+        )
     target = run.resolve_input(out_path, REPORT)
     report.save(target)
     if as_json:
@@ -128,6 +137,4 @@ def score(
         for note in summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
-    overall = report.summary["overall_accuracy"]
-    if fail_under is not None and overall < fail_under:
-        raise CheckFailed(f"overall_accuracy {overall:.4f} is below --fail-under {fail_under}")
+    raise_failed(report.summary)

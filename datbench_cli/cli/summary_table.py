@@ -8,13 +8,18 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchReport
 from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
 
 
-def _pct(value: float, count: int) -> str:
-    return f"{value:.2%}" if count else "-"
+def _pct(value: float | None, count: int) -> str:
+    return f"{value:.2%}" if count and value is not None else "-"
 
 
-def _row(table: Table, name: str, stats: GroupStats) -> None:
+def _answered(coverage: dict | None) -> str:
+    return f"{coverage['answered']}/{coverage['expected']}" if coverage else ""
+
+
+def _row(table: Table, name: str, stats: GroupStats, coverage: dict | None = None) -> None:
     table.add_row(
         name,
+        _answered(coverage),
         str(stats.samples),
         _pct(stats.accuracy, stats.samples),
         str(stats.direct.count),
@@ -28,13 +33,14 @@ def summary_table(report: DatBenchReport) -> Table:
     """Overall, per-capability and per-dataset accuracy, split into direct and judge mode."""
     summary = report.summary
     table = Table(title="DatBench results", title_justify="left")
-    for header in ("group", "samples", "accuracy", "direct", "direct acc", "judge", "judge acc"):
+    for header in ("group", "answered", "samples", "accuracy", "direct", "direct acc", "judge", "judge acc"):
         if header == "group":
             table.add_column(header, no_wrap=True, min_width=24)
         else:
             table.add_column(header, justify="right")
     table.add_row(
         "[bold]overall[/bold]",
+        _answered(summary.get("coverage")),
         str(summary["total_samples"]),
         _pct(summary["overall_accuracy"], summary["total_samples"]),
         str(summary["direct_samples"]),
@@ -43,8 +49,11 @@ def summary_table(report: DatBenchReport) -> Table:
         _pct(summary["judge_accuracy"], summary["judge_samples"]),
         end_section=True,
     )
-    for name, stats in group_stats(report.results, "capability").items():
-        _row(table, name, stats)
+    # Every capability of the export, also those without a scored sample.
+    by_capability = (summary.get("coverage") or {}).get("by_capability", {})
+    groups = group_stats(report.results, "capability")
+    for name in [*groups, *(n for n in by_capability if n not in groups)]:
+        _row(table, name, groups.get(name, GroupStats()), by_capability.get(name))
     table.add_section()
     for name, stats in sorted(group_stats(report.results, "dataset").items()):
         _row(table, f"  {name}", stats)
@@ -60,9 +69,24 @@ def summary_notes(report: DatBenchReport) -> list[str]:
             f"judge verdicts: {s['judge_missing_responses']} missing, "
             f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
         )
-    if s.get("missing_responses"):
+    if s.get("judge_stale_verdicts"):
         notes.append(
-            f"{s['missing_responses']} of {s['expected_samples']} samples have no response"
+            f"{s['judge_stale_verdicts']} judge verdict(s) are stale (they judged another "
+            "response text; scored 0): run make-judge-tasks --skip-done and the judge again"
+        )
+    if s.get("unanswered_samples") or s.get("missing_responses"):
+        statuses = s.get("response_statuses") or {}
+        notes.append(
+            f"{s.get('unanswered_samples', s['missing_responses'])} of {s['expected_samples']} "
+            f"samples are unanswered ({statuses.get('missing', 0)} without a line, "
+            f"{statuses.get('errored', 0)} errored): not scored"
+        )
+    statuses = s.get("response_statuses") or {}
+    answered_badly = {k: statuses.get(k, 0) for k in ("empty", "refused", "truncated")}
+    if any(answered_badly.values()):
+        notes.append(
+            "responses scored as they are: "
+            + ", ".join(f"{n} {k}" for k, n in answered_badly.items())
         )
     if s.get("scorer_errors"):
         notes.append(f"{s['scorer_errors']} sample(s) hit a scorer error (scored 0)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from datbench_cli.batch.requests import RequestSettings
 from datbench_cli.batch.shards import Shard
+from datbench_cli.benchmarks.checks import CheckOptions, raise_failed
 from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.datbench.stages import JudgeTasksWritten
 from datbench_cli.benchmarks.vistoolbench import stages as pipeline
@@ -92,20 +93,14 @@ def score(
     responses: Path,
     judge_responses: Path | None,
     target: Path,
+    options: CheckOptions,
     *,
-    strict_judge: bool,
     turncase: str | None,
     as_json: bool,
-    fail_under: float | None,
 ) -> None:
     """``score`` in a VisualToolBench run directory; ``--fail-under`` gates on APR."""
-    report = pipeline.score(
-        run,
-        responses,
-        judge_responses,
-        strict_judge=strict_judge,
-        turncase=turncase,
-        warn=out.warn,
+    report = pipeline.score_checked(
+        run, responses, judge_responses, options, turncase=turncase, warn=out.warn
     )
     jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(report) + b"\n")
     if as_json:
@@ -115,18 +110,24 @@ def score(
         for note in pipeline.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
-    apr = report["summary"]["apr"]
-    if fail_under is not None and apr < fail_under:
-        raise CheckFailed(f"APR {apr:.4f} is below --fail-under {fail_under}")
+    raise_failed(report["summary"])
 
 
-def check_judge(out: Output, path: Path, quiet: bool) -> None:
-    """``check-judge`` in a VisualToolBench run directory (met / not met / unparsed)."""
-    counts, unparsed = pipeline.check_judge(path)
+def check_judge(out: Output, run: RunDir, path: Path, responses: Path, quiet: bool) -> None:
+    """``check-judge`` for VisualToolBench: the judge half of ``score --strict-judge`` in a run
+    directory (met / not met / unparsed / errored outside one)."""
+    if run.benchmark() is None:
+        counts, unusable = pipeline.check_judge_file(path)
+        if not quiet:
+            out.data(
+                f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not met, "
+                f"{counts['unparsed']} unparsed, {counts['errored']} errored"
+            )
+        if unusable:
+            raise CheckFailed(f"unparsed or errored verdicts for: {name_ids(unusable)}")
+        return
+    check, counts_line = pipeline.check_judge(run, path, responses)
     if not quiet:
-        out.data(
-            f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not met, "
-            f"{counts['unparsed']} unparsed"
-        )
-    if unparsed:
-        raise CheckFailed(f"unparsed verdicts for: {name_ids(unparsed)}")
+        out.data(counts_line)
+    if not check.passed:
+        raise CheckFailed(f"judge verdicts that do not count: {check.detail}")

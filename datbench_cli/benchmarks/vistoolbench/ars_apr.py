@@ -19,8 +19,10 @@ NOT_MET = "not_met"
 UNPARSED = "unparsed"
 MISSING = "missing"
 MISSING_ANSWER = "missing_answer"
-STATUSES = (MET, NOT_MET, UNPARSED, MISSING, MISSING_ANSWER)
-UNJUDGED = frozenset({UNPARSED, MISSING, MISSING_ANSWER})
+STALE = "stale"
+ERRORED = "errored"
+STATUSES = (MET, NOT_MET, UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED)
+UNJUDGED = frozenset({UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED})
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,9 @@ def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, An
     }
 
 
-def _mean(values: list[float]) -> float:
-    return float_sum(values) / len(values) if values else 0.0
+def _mean(values: list[float]) -> float | None:
+    # A mean over no task is null, never 0 (nothing was scored).
+    return float_sum(values) / len(values) if values else None
 
 
 def _stats(results: list[dict[str, Any]]) -> dict[str, Any]:
