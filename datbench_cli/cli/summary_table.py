@@ -33,7 +33,16 @@ def summary_table(report: DatBenchReport) -> Table:
     """Overall, per-capability and per-dataset accuracy, split into direct and judge mode."""
     summary = report.summary
     table = Table(title="DatBench results", title_justify="left")
-    for header in ("group", "answered", "samples", "accuracy", "direct", "direct acc", "judge", "judge acc"):
+    for header in (
+        "group",
+        "answered",
+        "samples",
+        "accuracy",
+        "direct",
+        "direct acc",
+        "judge",
+        "judge acc",
+    ):
         if header == "group":
             table.add_column(header, no_wrap=True, min_width=24)
         else:

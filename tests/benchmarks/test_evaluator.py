@@ -181,6 +181,7 @@ class JudgeModeTests(unittest.TestCase):
                 "judge_samples": 2,
                 "judge_missing_responses": 1,
                 "judge_unparsed_verdicts": 1,
+                "judge_stale_verdicts": 0,
             },
         )
         self.assertEqual(by_id["j1"].metadata["discrimination"], 0.25)

@@ -89,7 +89,8 @@ class DatBenchEvaluator:
 
         Samples without a response are not scored (the reference's semantics); the summary
         says how many there are (``unanswered_samples``, ``coverage`` overall and per
-        capability) and every accuracy over no samples is ``None``. ``response_statuses`` maps
+        capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
+        them as null) and the status of each response. ``response_statuses`` maps
         ids to the status of their response line (``ok``, ``empty``, ``refused``,
         ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
         samples whose only lines were transport failures (counted ``errored``, not
@@ -123,7 +124,6 @@ class DatBenchEvaluator:
         statuses = response_statuses or {}
         errored = set(errored_ids)
         work: list[WorkItem] = []
-        status_of: dict[str, str] = {}
         judge_matched = 0
         for sample in self.samples:
             response = vlm_by_id.get(sample.id)
@@ -134,7 +134,6 @@ class DatBenchEvaluator:
             status = statuses.get(sample.id)
             if status is None or status in (ERRORED, MISSING):
                 status = text_status(response.model_output)
-            status_of[sample.id] = status
             coverage.count(sample.capability, status)
             judge_mode = sample.eval_mode == "judge"
             judge = judge_by_id.get(sample.id) if judge_mode else None
@@ -161,7 +160,7 @@ class DatBenchEvaluator:
                     raise ScorerFailed(_error_text(sample, outcome))
                 errors.append(sample.id)
             builder.add(sample, outcome, item.judge_mode)
-            results.append(_sample_score(sample, item.output, outcome, status_of[sample.id]))
+            results.append(_sample_score(sample, item.output, outcome))
         if progress is not None:
             progress(len(work) % report_every)
         judge_expected = sum(1 for item in work if item.judge_mode)
@@ -192,9 +191,7 @@ def _error_text(sample: DatBenchSample, outcome: Outcome) -> str:
     )
 
 
-def _sample_score(
-    sample: DatBenchSample, output: str, outcome: Outcome, status: str
-) -> SampleScore:
+def _sample_score(sample: DatBenchSample, output: str, outcome: Outcome) -> SampleScore:
     metrics = sample.eval_metrics if isinstance(sample.eval_metrics, dict) else {}
     return SampleScore(
         id=sample.id,
@@ -209,7 +206,6 @@ def _sample_score(
             "is_circular": sample.is_circular,
             "discrimination": metrics.get("discrimination", 0.0),
             "score_details": outcome.details,
-            "response_status": status,
         },
     )
 

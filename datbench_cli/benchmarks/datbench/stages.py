@@ -24,7 +24,13 @@ from datbench_cli.batch.requests import (
     task_requests,
     write_parts,
 )
-from datbench_cli.batch.responses import LoadedResponses, load_judge_responses, load_vlm_responses
+from datbench_cli.batch.responses import (
+    ERRORED,
+    LoadedResponses,
+    load_judge_responses,
+    load_vlm_responses,
+    text_status,
+)
 from datbench_cli.benchmarks.checks import (
     STRICT,
     STRICT_JUDGE,
@@ -40,6 +46,7 @@ from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
+from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, TASKS, RunDir
@@ -287,6 +294,11 @@ def _score(
             jobs=jobs,
             progress=progress,
         )
+    for result in report.results:
+        status = loaded.statuses.get(result.id)
+        if status is None or status == ERRORED:
+            status = text_status(result.vlm_output)
+        result.metadata["response_status"] = status
     return report, account_judges(samples, loaded.vlm, judges)
 
 
@@ -389,6 +401,7 @@ def score_checked(
         warn=warn,
         progress=progress,
     )
+    null_empty_accuracies(report.summary)
     record_checks(report.summary, run_checks(report, judges, options))
     return report
 

@@ -30,9 +30,10 @@ class _Tally:
         self.count += 1
 
     @property
-    def accuracy(self) -> float | None:
-        """The mean score; ``None`` over no samples (accuracy over nothing is not 0)."""
-        return self.total / self.count if self.count else None
+    def accuracy(self) -> float:
+        """The mean score; 0.0 over no samples, as the reference has it (see
+        :func:`null_empty_accuracies`)."""
+        return self.total / self.count if self.count else 0.0
 
 
 @dataclass
@@ -219,6 +220,24 @@ class SummaryBuilder:
         if self.defects:
             summary["known_reference_defects"] = dict(self.defects)
         return summary
+
+
+_ACCURACY_COUNTS = (
+    ("overall_accuracy", "total_samples"),
+    ("direct_accuracy", "direct_samples"),
+    ("judge_accuracy", "judge_samples"),
+)
+
+
+def null_empty_accuracies(summary: dict[str, Any]) -> None:
+    """Set every accuracy over no scored sample to ``None`` (the report of ``score``: accuracy
+    over nothing is not 0, which would read as a model that got everything wrong)."""
+    for accuracy, count in _ACCURACY_COUNTS:
+        if not summary.get(count):
+            summary[accuracy] = None
+    for metrics in summary.get("dataset_metrics", {}).values():
+        if "judge_accuracy" in metrics and not metrics.get("judge_samples"):
+            metrics["judge_accuracy"] = None
 
 
 def count_duplicates(ids: list[str]) -> int:
