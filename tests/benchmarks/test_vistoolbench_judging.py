@@ -271,9 +271,7 @@ class AccountingTests(TempDirCase):
 
     def test_check_judge_counts(self) -> None:
         counts, unparsed = pipeline.check_judge_file(SAMPLE_JUDGE)
-        self.assertEqual(
-            counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0}
-        )
+        self.assertEqual(counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0})
         self.assertEqual(unparsed, [f"{C}::0::r1"])
 
 
