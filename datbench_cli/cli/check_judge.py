@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench import stages as pipeline
-from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.benchmarks.datbench.judge_check import check_judge_file
-from datbench_cli.cli import vistoolbench
+from datbench_cli import benchmarks
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
+
+# Outside a run directory, the verdicts are read as the first benchmark of the table reads them.
+DEFAULT_BENCHMARK = next(iter(benchmarks.BENCHMARKS.values()))
 
 
 @handle_errors
@@ -39,20 +39,16 @@ def check_judge(
 ) -> None:
     """The judge half of `score --strict-judge`: in a run directory, account for the verdict of
     every judge task (true, false, missing, unparsed, stale, errored; unknown ids) and exit 1
-    when any is not usable; outside one, parse each verdict (exit 1 on unparsed or errored)."""
+    when any does not count; outside one, parse each verdict (exit 1 on unparsed or errored)."""
     out = Output(quiet)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
-    response_path = run.resolve_input(responses, RESPONSES)
-    if run.benchmark() == VISTOOLBENCH:
-        vistoolbench.check_judge(out, run, path, response_path, quiet)
-        return
-    if run.benchmark() is None:
-        account = check_judge_file(path)
-    else:
-        run.read_manifest()
-        account = pipeline.check_judge(run, path, response_path)
+    name = run.benchmark()
+    bench = benchmarks.named(name, run.root) if name is not None else DEFAULT_BENCHMARK
+    check = bench.check_judge(
+        run if name is not None else None, path, run.resolve_input(responses, RESPONSES)
+    )
     if not quiet:
-        out.data(account.describe())
-    if account.failed:
-        raise CheckFailed(f"judge verdicts that do not count: {account.problems()}")
+        out.data(check.line)
+    if check.problem:
+        raise CheckFailed(check.problem)

@@ -7,14 +7,12 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.checks import CheckOptions, fail_under_threshold, raise_failed
-from datbench_cli.benchmarks.datbench import stages as pipeline
-from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.cli import vistoolbench
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli import benchmarks
+from datbench_cli.benchmarks.base import ScoreRequest
+from datbench_cli.benchmarks.checks import fail_under_threshold, raise_failed
+from datbench_cli.cli.common import DirOpt, QuietOpt, benchmark_options, events, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.cli.summary_table import summary_notes, summary_table
-from datbench_cli.errors import UsageError
+from datbench_cli.cli.summary_table import render
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
@@ -22,6 +20,7 @@ from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
 @handle_errors
 def score(
+    ctx: typer.Context,
     responses: Annotated[
         Path | None,
         typer.Argument(
@@ -41,7 +40,7 @@ def score(
         typer.Option(
             "--strict-judge",
             help="A missing, unparsed, stale or errored judge verdict, or a judge response "
-            "for no sample, fails the run (exit 1).",
+            "for nothing exported, fails the run (exit 1).",
         ),
     ] = False,
     allow_missing: Annotated[
@@ -70,8 +69,8 @@ def score(
     fail_under: Annotated[
         float | None,
         typer.Option(
-            help="Exit 1 when overall_accuracy is below this fraction in [0, 1] (after writing "
-            "the report); never passes on a run that failed coverage."
+            help="Exit 1 when the headline number is below this fraction in [0, 1] (after "
+            "writing the report); never passes on a run that failed coverage."
         ),
     ] = None,
     sample_timeout: Annotated[
@@ -94,47 +93,33 @@ def score(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Score the responses and write the report (vistoolbench: APR and ARS per group;
-    --fail-under gates on APR)."""
+    """Score the responses and write the report (--fail-under gates on the benchmark's
+    headline number: DatBench overall_accuracy, VisualToolBench APR)."""
     out = Output(quiet)
-    options = CheckOptions(strict_judge, strict, allow_missing, fail_under_threshold(fail_under))
+    threshold = fail_under_threshold(fail_under)
     run = RunDir(run_dir)
-    manifest = run.read_manifest()
+    bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
+    options = benchmark_options(ctx, bench, "score")
     judge_path = judge_responses
     if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
         judge_path = run.path(JUDGE_RESPONSES)
-    if manifest["benchmark"] == VISTOOLBENCH:
-        vistoolbench.score(
-            out,
-            run,
-            run.resolve_input(responses, RESPONSES),
-            judge_path,
-            run.resolve_input(out_path, REPORT),
-            options,
-            turncase=turncase,
-            as_json=as_json,
-        )
-        return
-    if turncase is not None:
-        raise UsageError("--turncase applies only to vistoolbench run directories")
-    with out.progress("scoring", None, rate_unit="samples") as advance:
-        report = pipeline.score_checked(
-            run,
-            run.resolve_input(responses, RESPONSES),
-            judge_path,
-            options,
-            sample_timeout=sample_timeout or None,
-            jobs=jobs,
-            warn=out.warn,
-            progress=advance,
-        )
+    request = ScoreRequest(
+        responses=run.resolve_input(responses, RESPONSES),
+        judge_responses=judge_path,
+        strict_judge=strict_judge,
+        options=options,
+        allow_missing=allow_missing,
+        fail_under=threshold,
+    )
+    report = bench.score(run, request, events(out))
     target = run.resolve_input(out_path, REPORT)
     report.save(target)
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
-        out.table(summary_table(report))
-        for note in summary_notes(report):
+        out.table(render(bench.summary_table(report)))
+        for note in bench.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
+    # The report records every check; a failed one fails the run after it is written.
     raise_failed(report.summary)

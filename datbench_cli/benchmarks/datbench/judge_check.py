@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import score_judge
+from datbench_cli.errors import name_ids
 
-_PROBLEMS = ("missing", "unparsed", "stale", "errored", "unknown")
+PROBLEMS = ("missing", "unparsed", "stale", "errored", "unknown")
 
 
 @dataclass
@@ -48,8 +48,8 @@ class JudgeAccount:
         )
 
     def problem_ids(self) -> list[str]:
-        """Every id with a problem, in the order of :data:`_PROBLEMS`."""
-        return [i for name in _PROBLEMS for i in getattr(self, name)]
+        """Every id with a problem, in the order of :data:`PROBLEMS`."""
+        return [i for name in PROBLEMS for i in getattr(self, name)]
 
     @property
     def failed(self) -> bool:
@@ -59,14 +59,14 @@ class JudgeAccount:
         """One line of counts, e.g. ``12 judge verdicts expected: 7 true, 3 false, ...``."""
         what = "judge verdicts expected" if self.in_run else "verdicts"
         parts = [f"{self.true} true", f"{self.false} false"]
-        names = _PROBLEMS if self.in_run else ("unparsed", "errored")
+        names = PROBLEMS if self.in_run else ("unparsed", "errored")
         parts += [f"{len(getattr(self, name))} {name}" for name in names]
         return f"{self.expected} {what}: {', '.join(parts)}"
 
     def problems(self) -> str:
         """The problem counts with the ids named (empty when there is none)."""
         return "; ".join(
-            f"{name}: {name_ids(ids)}" for name in _PROBLEMS if (ids := getattr(self, name))
+            f"{name}: {name_ids(ids)}" for name in PROBLEMS if (ids := getattr(self, name))
         )
 
 

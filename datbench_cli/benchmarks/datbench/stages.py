@@ -11,19 +11,12 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.digests import DIGEST_FIELD, is_digest, is_stale, response_digest
-from datbench_cli.batch.requests import (
-    REQUESTS_DIR,
-    RequestSettings,
-    judge_request,
-    remove_parts,
-    task_requests,
-    write_parts,
-)
+from datbench_cli.batch import run_requests
+from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
+from datbench_cli.batch.requests import InferenceUnit, RequestSettings
 from datbench_cli.batch.responses import (
     ERRORED,
     LoadedResponses,
@@ -31,6 +24,7 @@ from datbench_cli.batch.responses import (
     load_vlm_responses,
     text_status,
 )
+from datbench_cli.benchmarks.base import JudgeTasksWritten
 from datbench_cli.benchmarks.checks import (
     STRICT,
     STRICT_JUDGE,
@@ -39,17 +33,17 @@ from datbench_cli.benchmarks.checks import (
     coverage_check,
     fail_under_check,
 )
-from datbench_cli.benchmarks.checks import (
-    record as record_checks,
-)
+from datbench_cli.benchmarks.checks import record as record_checks
+from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
 from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
+from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, TASKS, RunDir
+from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, RunDir
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -64,19 +58,15 @@ def _ignore(_: Any) -> None:
 # --------------------------------------------------------------------------- requests
 
 
+def inference_units(task: dict[str, Any]) -> list[InferenceUnit]:
+    """A DatBench tasks.jsonl line is one request: its question and its image, if any."""
+    image = task.get("image")
+    return [(task["id"], task["question"], [image] if image else [], [])]
+
+
 def write_task_requests(run: RunDir, settings: RequestSettings | None) -> list[Path]:
-    """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl (a DatBench or a
-    VisualToolBench one); without ``settings``, stale task request files are removed."""
-    directory = run.path(REQUESTS_DIR)
-    if settings is None:
-        remove_parts(directory, "tasks")
-        return []
-    rows = (
-        request
-        for _, task in jsonio.iter_jsonl(run.path(TASKS))
-        for request in task_requests(task, run.root, settings)
-    )
-    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
+    """``requests/tasks.openai.NNNNN.jsonl`` from a DatBench run's tasks.jsonl."""
+    return run_requests.write_task_requests(run, settings, inference_units)
 
 
 # --------------------------------------------------------------------------- reading a run
@@ -122,28 +112,6 @@ def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn
 # --------------------------------------------------------------------------- judge tasks
 
 
-@dataclass
-class JudgeTasksWritten:
-    """What :func:`make_judge_tasks` wrote."""
-
-    count: int
-    skipped_done: int = 0
-    request_files: list[Path] = field(default_factory=list)
-
-
-def judge_task_digests(path: Path) -> dict[str, str]:
-    """``id -> response_digest`` of a judge-tasks file (empty when it does not exist): what a
-    native judge line without a digest is matched against."""
-    if not path.is_file():
-        return {}
-    digests = {}
-    for _, line in jsonio.iter_jsonl(path):
-        ident, digest = line.get("id"), line.get(DIGEST_FIELD)
-        if isinstance(ident, str) and is_digest(digest):
-            digests[ident] = digest
-    return digests
-
-
 def read_judge_responses(path: Path, task_digests: dict[str, str]) -> LoadedResponses:
     """Judge responses from a file; a line without a digest takes its judge task's."""
     loaded = load_judge_responses(path)
@@ -167,38 +135,6 @@ def verdict_ids(
         if parse_judge_verdict(r.verdict, r.raw_judge_output) is not None
         and not (current is not None and is_stale(r.response_digest, current.get(r.id, "")))
     }
-
-
-def done_judge_ids(
-    skip_done: Path | None, judged: Callable[[Path], set[str]], warn: Warn = _ignore
-) -> set[str]:
-    """The judge-task ids ``--skip-done`` skips: ``judged(skip_done)``, the ids with a parsed
-    verdict as the benchmark reads them (none without the option; a missing file means nothing
-    is done yet)."""
-    if skip_done is None:
-        return set()
-    if not skip_done.is_file():
-        warn(f"{skip_done} does not exist yet; no judge task is skipped")
-        return set()
-    return judged(skip_done)
-
-
-def write_judge_requests(
-    run: RunDir,
-    out: Path,
-    lines: list[dict[str, Any]],
-    settings: RequestSettings | None,
-    *,
-    response_format: dict[str, Any] | None = None,
-) -> list[Path]:
-    """``requests/<out stem>.openai.NNNNN.jsonl``: one text-only request per judge task line;
-    without ``settings``, stale request files of that stem are removed."""
-    directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
-    if settings is None:
-        remove_parts(directory, stem)
-        return []
-    rows = (judge_request(line, settings, response_format=response_format) for line in lines)
-    return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)
 
 
 def make_judge_tasks(
@@ -251,7 +187,7 @@ def make_judge_tasks(
     ]
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, lines))
     written.skipped_done = len(judge_tasks) - len(lines)
-    written.request_files = write_judge_requests(run, out, lines, requests)
+    written.request_files = run_requests.write_judge_requests(run, out, lines, requests, judge_text)
     return written
 
 

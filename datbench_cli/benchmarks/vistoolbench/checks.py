@@ -7,8 +7,6 @@ stale, errored, nor on an unanswered turn), and no judge line may match no judge
 
 from __future__ import annotations
 
-from typing import Any
-
 from datbench_cli.benchmarks.checks import (
     STRICT_JUDGE,
     Check,
@@ -16,25 +14,26 @@ from datbench_cli.benchmarks.checks import (
     coverage_check,
     fail_under_check,
 )
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.vistoolbench.ars_apr import STATUSES, UNJUDGED
 from datbench_cli.benchmarks.vistoolbench.model import judge_id
+from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
+from datbench_cli.errors import name_ids
 
 
-def unusable_verdicts(report: dict[str, Any]) -> list[str]:
+def unusable_verdicts(report: VisToolBenchReport) -> list[str]:
     """Judge ids of the rubrics of scored tasks that have no usable verdict."""
     return [
         judge_id(result["id"], turn["index"], rubric["rubric_id"])
-        for result in report["results"]
+        for result in report.results
         for turn in result["turns"]
         for rubric in turn["rubrics"]
         if rubric["status"] in UNJUDGED
     ]
 
 
-def judge_counts_line(report: dict[str, Any]) -> str:
+def judge_counts_line(report: VisToolBenchReport) -> str:
     """``N judge tasks: a met, b not_met, ...; u unknown`` from the report's judge counts."""
-    judge = report["summary"]["judge"]
+    judge = report.summary["judge"]
     parts = [f"{judge.get(name, 0)} {name}" for name in STATUSES]
     return (
         f"{judge['judge_tasks']} judge tasks: {', '.join(parts)}; "
@@ -42,11 +41,11 @@ def judge_counts_line(report: dict[str, Any]) -> str:
     )
 
 
-def judge_check(report: dict[str, Any]) -> Check:
+def judge_check(report: VisToolBenchReport) -> Check:
     """Passes when every rubric of a scored task has a met / not met verdict that judged the
     current answer, and every judge line matched a judge task."""
     offending = unusable_verdicts(report)
-    unknown = report["summary"]["judge"]["unknown_responses"]
+    unknown = report.summary["judge"]["unknown_responses"]
     problems = []
     if offending:
         problems.append(
@@ -57,10 +56,10 @@ def judge_check(report: dict[str, Any]) -> Check:
     return Check(STRICT_JUDGE, not problems, "; ".join(problems) or judge_counts_line(report))
 
 
-def run_checks(report: dict[str, Any], options: CheckOptions) -> list[Check]:
+def run_checks(report: VisToolBenchReport, options: CheckOptions) -> list[Check]:
     """Coverage of the turns in scope (per turncase), then the requested checks; --fail-under
     gates on APR."""
-    summary = report["summary"]
+    summary = report.summary
     responses = summary["responses"]
     gaps = [
         f"{name} {c['answered_turns']}/{c['turns']}"

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from datbench_cli.batch.digests import is_stale
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, collect_answers
 from datbench_cli.benchmarks.vistoolbench.ars_apr import (
     ERRORED,
@@ -27,17 +26,17 @@ from datbench_cli.benchmarks.vistoolbench.judging import (
     match_judge_lines,
 )
 from datbench_cli.benchmarks.vistoolbench.model import (
-    BENCHMARK,
     CONTEXT_POLICIES,
     TURNCASES,
     Task,
     judge_id,
 )
 from datbench_cli.benchmarks.vistoolbench.records import task_line
+from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.errors import StrictJudgeError, UsageError, name_ids
 
 
 def _python_warning(message: str) -> None:
@@ -142,8 +141,8 @@ class VisToolBenchEvaluator:
         strict_judge: bool = False,
         *,
         turncase: str | None = None,
-    ) -> dict[str, Any]:
-        """The report (spec §4.4). ``strict_judge``: raise :class:`CheckFailed` instead of
+    ) -> VisToolBenchReport:
+        """The report (spec §4.4). ``strict_judge``: raise :class:`StrictJudgeError` instead of
         scoring unparsed, missing, stale, errored or unanswered rubrics as not satisfied.
 
         A judge line whose digest is not the digest of the turn's current answer is *stale*
@@ -177,7 +176,7 @@ class VisToolBenchEvaluator:
             judge=judge,
             responses=answers.coverage(in_scope),
         )
-        return {"benchmark": BENCHMARK, "summary": summary, "results": results}
+        return VisToolBenchReport(summary=summary, results=results)
 
     # ------------------------------------------------------------------ helpers
 
@@ -245,9 +244,9 @@ class VisToolBenchEvaluator:
             f"{judge[ERRORED]} errored"
         )
         if offending and strict_judge:
-            raise CheckFailed(
+            raise StrictJudgeError(
                 f"--strict-judge: {len(offending)} rubric(s) of scored tasks have no usable "
-                f"verdict ({counts}): {name_ids(offending)}; no report written"
+                f"verdict ({counts}): {name_ids(offending)}"
             )
         if offending:
             self.warn(f"rubrics scored as not satisfied without a verdict: {counts}")

@@ -1,0 +1,38 @@
+"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, and the digests
+the judge tasks recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from datbench_cli.batch.digests import DIGEST_FIELD, is_digest
+from datbench_cli.benchmarks.base import Warn, ignore
+from datbench_cli.files import jsonio
+
+
+def done_judge_ids(
+    skip_done: Path | None, judged: Callable[[Path], set[str]], warn: Warn = ignore
+) -> set[str]:
+    """The judge-task ids ``--skip-done`` skips: ``judged(skip_done)``, the ids with a parsed
+    verdict as the benchmark reads them (none without the option; a missing file means nothing
+    is done yet)."""
+    if skip_done is None:
+        return set()
+    if not skip_done.is_file():
+        warn(f"{skip_done} does not exist yet; no judge task is skipped")
+        return set()
+    return judged(skip_done)
+
+
+def judge_task_digests(path: Path) -> dict[str, str]:
+    """``id -> response_digest`` of a judge-tasks file (empty when it does not exist): what a
+    native judge line without a digest is matched against."""
+    if not path.is_file():
+        return {}
+    digests = {}
+    for _, line in jsonio.iter_jsonl(path):
+        ident, digest = line.get("id"), line.get(DIGEST_FIELD)
+        if isinstance(ident, str) and is_digest(digest):
+            digests[ident] = digest
+    return digests
