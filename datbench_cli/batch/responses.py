@@ -112,7 +112,7 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     if error is not None:
         return BatchOutcome(None, error, None, ERRORED)
     try:
-        choice = response["body"]["choices"][0]
+        choice = response["body"]["choices"][0]  # type: ignore[index]
     except (KeyError, IndexError, TypeError):
         choice = None
     if not isinstance(choice, dict):

@@ -30,9 +30,9 @@ def judge_task_digests(path: Path) -> dict[str, str]:
     native judge line without a digest is matched against."""
     if not path.is_file():
         return {}
-    digests = {}
+    digests: dict[str, str] = {}
     for _, line in jsonio.iter_jsonl(path):
         ident, digest = line.get("id"), line.get(DIGEST_FIELD)
-        if isinstance(ident, str) and is_digest(digest):
+        if isinstance(ident, str) and isinstance(digest, str) and is_digest(digest):
             digests[ident] = digest
     return digests

@@ -159,7 +159,7 @@ class Answers:
             if (task.id, turn.index) not in self.by_turn
         ]
 
-    def coverage(self, tasks: Iterable[Task]) -> dict[str, int]:
+    def coverage(self, tasks: Iterable[Task]) -> dict[str, Any]:
         """What the response file covers of ``tasks``: the gaps (turns and tasks without an
         answer) and the lines set aside (duplicates, unknown ids, errored batch lines)."""
         tasks = list(tasks)

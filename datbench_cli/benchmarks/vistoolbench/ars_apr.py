@@ -163,7 +163,7 @@ def summarize(
     *,
     context_policy: str,
     judge: dict[str, int],
-    responses: dict[str, int] | None = None,
+    responses: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report's ``summary``: overall and group APR/ARS, judge and response accounting,
     official shape."""

@@ -334,9 +334,8 @@ def check_judge_file(path: Path) -> tuple[dict[str, int], list[str]]:
     unusable = []
     for line in read_judge_lines(path):
         counts["lines"] += 1
-        status = "errored" if line.errored else parse_vtb_verdict(line.verdict, line.raw)
-        if status is None:
-            status = "unparsed"
+        parsed = None if line.errored else parse_vtb_verdict(line.verdict, line.raw)
+        status: str = "errored" if line.errored else parsed or "unparsed"
         counts[status] += 1
         if status in ("unparsed", "errored"):
             unusable.append(line.display_id)
