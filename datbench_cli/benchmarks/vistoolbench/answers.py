@@ -115,9 +115,8 @@ def as_answer_line(item: Any) -> AnswerLine:
     if isinstance(item, dict):
         return answer_line(item)
     if hasattr(item, "raw_output") and isinstance(getattr(item, "id", None), str):
-        return AnswerLine(
-            item.id, judged_text(item.raw_output, getattr(item, "parsed_answer", None))
-        )
+        text = judged_text(item.raw_output, getattr(item, "parsed_answer", None))
+        return AnswerLine(item.id, text, status=text_status(text))
     raise InputError(f"not a response: {type(item).__name__}")
 
 
