@@ -124,6 +124,10 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
             self.assertIn("nothing was answered", result.stderr)
             self.assertIsNone(report["summary"]["apr"])
             self.assertIsNone(report["summary"]["ars"])
+        table = run_cli("score", "-d", str(work), "--allow-missing")
+        self.assertIn("turncase: single-turn", table.stdout)
+        self.assertIn("0/3", table.stdout)
+        self.assertIn("0/6", table.stdout)
         for value in ("50", "-1", "nan", "inf"):
             result = run_cli("score", "-d", str(work), "--fail-under", value)
             self.assertEqual(result.exit_code, 2)

@@ -151,25 +151,39 @@ class VisToolBench:
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS."""
+        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS; overall and
+        every turncase of the export (also one without a scored task) with the turns answered."""
         summary = report.summary
-        n = summary["num_tasks"]
-        sections = [[["overall", str(n), _pct(summary["apr"], n), _pct(summary["ars"], n)]]]
+        responses = summary.get("responses") or {}
+        by_turncase = responses.get("by_turncase") or {}
+
+        def answered(turns: dict[str, Any] | None) -> str:
+            return f"{turns['answered_turns']}/{turns['turns']}" if turns else ""
+
+        def row(label: str, stats: dict[str, Any], turns: dict[str, Any] | None) -> list[str]:
+            n = stats["n"]
+            return [label, answered(turns), str(n), _pct(stats["apr"], n), _pct(stats["ars"], n)]
+
+        overall = {"n": summary["num_tasks"], "apr": summary["apr"], "ars": summary["ars"]}
+        sections = [[row("overall", overall, responses if "turns" in responses else None)]]
+        empty = {"n": 0, "apr": None, "ars": None}
         for key, label in _SECTIONS:
+            groups = dict(summary[key])
+            if key == "by_turncase":
+                groups.update({name: empty for name in by_turncase if name not in groups})
             sections.append(
                 [
-                    [
+                    row(
                         f"{label}: {name}",
-                        str(stats["n"]),
-                        _pct(stats["apr"], stats["n"]),
-                        _pct(stats["ars"], stats["n"]),
-                    ]
-                    for name, stats in summary[key].items()
+                        stats,
+                        by_turncase.get(name) if key == "by_turncase" else None,
+                    )
+                    for name, stats in groups.items()
                 ]
             )
         return SummaryTable(
             title=f"VisualToolBench results ({summary['context_policy']})",
-            columns=["group", "tasks", "APR", "ARS"],
+            columns=["group", "answered", "tasks", "APR", "ARS"],
             sections=sections,
         )
 
