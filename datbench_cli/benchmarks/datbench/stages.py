@@ -41,7 +41,7 @@ from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_j
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
-from datbench_cli.errors import InputError
+from datbench_cli.errors import DatbenchWarning, InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, RunDir
 
@@ -88,12 +88,17 @@ def load_samples(run: RunDir) -> list[DatBenchSample]:
 
 @contextlib.contextmanager
 def forwarded_warnings(warn: Warn) -> Iterator[None]:
-    """Send the library's ``UserWarning``s to ``warn`` (the CLI prints them on stderr)."""
+    """Send the library's own warnings (:class:`DatbenchWarning`) to ``warn``; any other
+    library's warning goes back to Python's warning machinery (the command line hides those
+    unless ``DATBENCH_DEBUG`` is set)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     for item in caught:
-        warn(str(item.message))
+        if issubclass(item.category, DatbenchWarning):
+            warn(str(item.message))
+        else:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
 
 
 def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn) -> None:
@@ -205,6 +210,7 @@ def _score(
     jobs: int,
     warn: Warn,
     progress: Callable[..., None] | None,
+    profile: str = "reference",
 ) -> tuple[DatBenchReport, JudgeAccount]:
     samples = load_samples(run)
     evaluator = DatBenchEvaluator.from_samples(samples)
@@ -229,6 +235,7 @@ def _score(
             errored_ids=loaded.errored_ids,
             jobs=jobs,
             progress=progress,
+            profile=profile,
         )
     for result in report.results:
         status = loaded.statuses.get(result.id)
@@ -249,6 +256,7 @@ def score_run(
     jobs: int = 1,
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
+    profile: str = "reference",
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report
     (``strict_judge``/``strict`` raise as :meth:`DatBenchEvaluator.compute_metrics` does)."""
@@ -262,6 +270,7 @@ def score_run(
         jobs=jobs,
         warn=warn,
         progress=progress,
+        profile=profile,
     )
     return report
 
@@ -320,6 +329,7 @@ def score_checked(
     jobs: int = 1,
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
+    profile: str = "reference",
 ) -> DatBenchReport:
     """``score``: the full report, with the outcome of every check in ``summary.checks``.
 
@@ -336,6 +346,7 @@ def score_checked(
         jobs=jobs,
         warn=warn,
         progress=progress,
+        profile=profile,
     )
     null_empty_accuracies(report.summary)
     record_checks(report.summary, run_checks(report, judges, options))
