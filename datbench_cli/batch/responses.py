@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.digests import DIGEST_FIELD, is_digest, split_tagged_id
+from datbench_cli.batch.line_keys import JUDGE_KEYS, RESPONSE_KEYS, UnknownKeys, wrong_file_hint
 from datbench_cli.benchmarks.datbench.schema import JudgeResponse, VLMResponse
 from datbench_cli.errors import InputError
 from datbench_cli.files.jsonio import iter_jsonl
@@ -199,11 +200,13 @@ def iter_response_lines(
     text_field: str = "raw_output",
     parsed_field: str = "parsed_answer",
     on_torn_tail: Callable[[int], None] | None = None,
+    unknown: UnknownKeys | None = None,
 ) -> Iterator[ResponseLine]:
     """Yield each line of a response file as a :class:`ResponseLine`, validating field types.
 
     ``on_torn_tail`` is passed to :func:`~datbench_cli.files.jsonio.iter_jsonl`. With the judge
-    fields (``raw_judge_output``), batch ids are read with their digest tag.
+    fields (``raw_judge_output``), batch ids are read with their digest tag. ``unknown``
+    collects the keys of native lines that no reader uses.
     """
     judge = text_field == "raw_judge_output"
     for number, obj in iter_jsonl(path, on_torn_tail):
@@ -214,7 +217,11 @@ def iter_response_lines(
         if not isinstance(ident, str) or not ident:
             raise InputError('each line needs an "id" that is a non-empty string', path, number)
         if text_field not in obj:
-            raise InputError(f'line has no "{text_field}" field', path, number)
+            raise InputError(
+                f'line has no "{text_field}" field', path, number, hint=wrong_file_hint(obj, judge)
+            )
+        if unknown is not None:
+            unknown.check(obj, number)
         text = _optional_str(obj, text_field, path, number)
         parsed = _optional_str(obj, parsed_field, path, number)
         status, error = native_status(obj, text, parsed, path, number)
@@ -239,6 +246,7 @@ class LoadedResponses:
     truncated_ids: list[str] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
     torn_tail_line: int | None = None
+    unknown_keys: str | None = None
 
     def record_torn_tail(self, number: int) -> None:
         self.torn_tail_line = number
@@ -249,7 +257,11 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
     fields = ("raw_judge_output", "verdict") if judge else ("raw_output", "parsed_answer")
     errored: list[str] = []
     answered: set[str] = set()
-    for line in iter_response_lines(path, *fields, on_torn_tail=loaded.record_torn_tail):
+    unknown = UnknownKeys(JUDGE_KEYS if judge else RESPONSE_KEYS)
+    lines = iter_response_lines(
+        path, *fields, on_torn_tail=loaded.record_torn_tail, unknown=unknown
+    )
+    for line in lines:
         if line.error is not None:
             errored.append(line.id)
             continue
@@ -263,6 +275,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
             )
         else:
             loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
+    loaded.unknown_keys = unknown.message(path)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
     for ident in loaded.errored_ids:
         loaded.statuses[ident] = ERRORED

@@ -102,6 +102,8 @@ def forwarded_warnings(warn: Warn) -> Iterator[None]:
 
 
 def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn) -> None:
+    if loaded.unknown_keys:
+        warn(loaded.unknown_keys)
     if loaded.truncated_ids:
         warn(
             f"{len(set(loaded.truncated_ids))} {what} in {path} stopped at the token limit "

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys, wrong_file_hint
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
     ERRORED,
@@ -92,6 +93,10 @@ def answer_line(
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident:
         raise fail('each line needs an "id" that is a non-empty string')
+    if "raw_output" not in obj and ("turncase" in obj or "context_policy" in obj):
+        raise InputError(
+            "a task line, not a response line", path, number, hint=wrong_file_hint(obj, False)
+        )
     if "raw_output" not in obj and "turns" in obj:
         turns = obj["turns"]
         if not isinstance(turns, list):
@@ -99,7 +104,9 @@ def answer_line(
         items = tuple(_turn_item(item, i, fail) for i, item in enumerate(turns))
         return AnswerLine(ident, None, turns=items)
     if "raw_output" not in obj:
-        raise fail('line has no "raw_output" field')
+        raise InputError(
+            'line has no "raw_output" field', path, number, hint=wrong_file_hint(obj, False)
+        )
     raw = _string_or_null(obj, "raw_output", fail)
     parsed = _string_or_null(obj, "parsed_answer", fail)
     status, error = native_status(obj, raw, parsed, path, number or 0)
@@ -120,10 +127,17 @@ def as_answer_line(item: Any) -> AnswerLine:
     raise InputError(f"not a response: {type(item).__name__}")
 
 
-def read_answer_lines(path: Path) -> Iterator[AnswerLine]:
-    """The response lines of a file, validated (errors name file and line)."""
+def read_answer_lines(path: Path, warn: Warn | None = None) -> Iterator[AnswerLine]:
+    """The response lines of a file, validated (errors name file and line); ``warn`` hears
+    once about keys no reader uses."""
+    unknown = UnknownKeys(RESPONSE_KEYS)
     for number, obj in iter_jsonl(path):
+        if not is_batch_line(obj):
+            unknown.check(obj, number)
         yield answer_line(obj, path, number)
+    message = unknown.message(path)
+    if message and warn is not None:
+        warn(message)
 
 
 @dataclass

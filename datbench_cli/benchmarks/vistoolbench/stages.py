@@ -255,7 +255,7 @@ def make_judge_tasks(
     the rendered judge prompt unchanged, in JSON output mode (stale ones are removed otherwise).
     """
     evaluator = _evaluator(run, warn)
-    answers = evaluator.collect_answers(read_answer_lines(responses))
+    answers = evaluator.collect_answers(read_answer_lines(responses, warn))
     lines = evaluator.create_judge_tasks(answers)
     done = done_judge_ids(
         skip_done, lambda path: evaluator.judged_ids(answers, _judge_lines(run, path, out)), warn
@@ -268,13 +268,15 @@ def make_judge_tasks(
     return written
 
 
-def _judge_lines(run: RunDir, path: Path, tasks: Path | None = None) -> list[JudgeLine]:
+def _judge_lines(
+    run: RunDir, path: Path, tasks: Path | None = None, warn: Warn | None = None
+) -> list[JudgeLine]:
     """Judge lines of a file; one without a digest takes its judge task's from ``tasks``
     (default: the run directory's judge_tasks.jsonl, the tasks the judge answered)."""
     tasks = tasks if tasks is not None and tasks.is_file() else run.path(JUDGE_TASKS)
     digests = judge_task_digests(tasks)
     lines = []
-    for line in read_judge_lines(path):
+    for line in read_judge_lines(path, warn):
         if line.digest is None:
             line = dataclasses.replace(line, digest=digests.get(line.display_id))
         lines.append(line)
@@ -293,8 +295,10 @@ def score(
     """The report of a run directory (raises ``StrictJudgeError`` under ``strict_judge``)."""
     check_turncase(turncase)
     evaluator = _evaluator(run, warn)
-    answers = evaluator.collect_answers(read_answer_lines(responses))
-    judge_lines = _judge_lines(run, judge_responses) if judge_responses is not None else None
+    answers = evaluator.collect_answers(read_answer_lines(responses, warn))
+    judge_lines = (
+        _judge_lines(run, judge_responses, warn=warn) if judge_responses is not None else None
+    )
     if judge_responses is None:
         warn("no judge responses given: every rubric of an answered turn counts as missing")
     if evaluator.context_policy != "golden_history":

@@ -1,0 +1,73 @@
+"""Keys a native response line may carry, and a warning for the ones it should not.
+
+A misspelt optional key (``parsed_answers``) would otherwise be ignored without a word; a whole
+file of the wrong kind (judge responses given as responses, ``tasks.jsonl``) gets a hint that
+names the right usage.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from datbench_cli.batch.digests import DIGEST_FIELD
+
+# Fields a runner may add that carry no meaning for scoring.
+_TOLERATED = frozenset({"model", "usage", "created", "latency", "metadata"})
+RESPONSE_KEYS = frozenset(
+    {"id", "raw_output", "parsed_answer", "error", "finish_reason", "refusal", "turns"}
+)
+JUDGE_KEYS = frozenset(
+    {
+        "id",
+        "raw_judge_output",
+        "verdict",
+        DIGEST_FIELD,
+        "error",
+        "finish_reason",
+        "refusal",
+        "task_id",
+        "turn_index",
+        "rubric_id",
+    }
+)
+
+
+class UnknownKeys:
+    """Collects the keys of native lines that no reader uses, with the first line of each."""
+
+    def __init__(self, known: frozenset[str]) -> None:
+        self.known = known
+        self.seen: dict[str, int] = {}
+
+    def check(self, obj: dict[str, Any], number: int) -> None:
+        for key in obj:
+            if key not in self.known and key not in _TOLERATED and key not in self.seen:
+                self.seen[key] = number
+
+    def message(self, path: object) -> str | None:
+        """One warning for the whole file (``None`` when every key is known)."""
+        if not self.seen:
+            return None
+        parts = []
+        for key, number in self.seen.items():
+            close = difflib.get_close_matches(key, sorted(self.known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            parts.append(f"{key!r} (first on line {number}{hint})")
+        return f"{path}: unknown key(s) ignored: {', '.join(parts)}"
+
+
+def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
+    """A hint when a line shows the file is of another kind than the command expects."""
+    if not judge and ("raw_judge_output" in obj or "verdict" in obj):
+        return "this looks like a judge-response file: pass it with --judge-responses"
+    if judge and "raw_output" in obj:
+        return "this looks like a model-response file: pass judge responses here"
+    if "question" in obj or "turncase" in obj:
+        return (
+            "this looks like tasks.jsonl (the runner's input): responses are "
+            '{"id", "raw_output"} lines'
+        )
+    if "judge_prompt" in obj:
+        return "this looks like judge_tasks.jsonl (the judge's input), not its responses"
+    return None

@@ -1,0 +1,74 @@
+"""Misspelt keys are warned about once per file with the closest known key; files of the
+wrong kind get a hint naming the right usage (both benchmarks)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from tests.cli_helpers import ROOT, SAMPLE, run_cli
+
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
+
+
+def rewrite(path: Path, change) -> None:  # type: ignore[no-untyped-def]
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps(change(line)) + "\n" for line in lines), encoding="utf-8")
+
+
+class LineHintTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.runs = {}
+        for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
+            run = cls.tmp / name
+            result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+            assert result.exit_code == 0, result.stderr
+            cls.runs[name] = (run, sample)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp)
+
+    def test_a_misspelt_key_is_warned_about_once_with_the_closest_key(self) -> None:
+        for name, (run, sample) in self.runs.items():
+            with self.subTest(benchmark=name):
+                responses = run / "responses.jsonl"
+                shutil.copy(sample / "responses.jsonl", responses)
+                rewrite(responses, lambda line: {**line, "parsed_answers": "x"})
+                result = run_cli(
+                    "score", "-d", str(run), "--allow-missing", "-o", str(run / "r.json")
+                )
+                warned = [w for w in result.stderr.splitlines() if "parsed_answers" in w]
+                self.assertEqual(len(warned), 1, result.stderr)
+                self.assertIn("did you mean 'parsed_answer'?", warned[0])
+                self.assertIn("line 1", warned[0])
+
+    def test_known_keys_are_not_warned_about(self) -> None:
+        run, sample = self.runs["dat"]
+        shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
+        result = run_cli("score", "-d", str(run), "-o", str(run / "r.json"))
+        self.assertNotIn("unknown key", result.stderr)
+
+    def test_a_judge_file_given_as_responses_gets_a_hint(self) -> None:
+        for name, (run, sample) in self.runs.items():
+            with self.subTest(benchmark=name):
+                result = run_cli("score", str(sample / "judge_responses.jsonl"), "-d", str(run))
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("hint: this looks like a judge-response file", result.stderr)
+                self.assertIn("--judge-responses", result.stderr)
+
+    def test_tasks_jsonl_given_as_responses_gets_a_hint(self) -> None:
+        for name, (run, _) in self.runs.items():
+            with self.subTest(benchmark=name):
+                result = run_cli("score", str(run / "tasks.jsonl"), "-d", str(run))
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("tasks.jsonl", result.stderr.splitlines()[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()
