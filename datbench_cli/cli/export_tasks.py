@@ -35,8 +35,8 @@ from datbench_cli.cli.common import (
 )
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import UsageError
-from datbench_cli.files.loading import SOURCE_ENV
 from datbench_cli.files.rundir import RunDir
+from datbench_cli.files.sources import SOURCE_ENV
 
 DEFAULT_TASK_MAX_TOKENS = 2048
 TaskMaxTokensOpt = max_tokens_opt(DEFAULT_TASK_MAX_TOKENS)
@@ -60,6 +60,14 @@ def export_tasks(
             help="Hub dataset id or local directory with the hub's layout "
             f"(env {SOURCE_ENV}; default {DEFAULT_DATBENCH_SOURCE}, for vistoolbench "
             f"{DEFAULT_VISTOOLBENCH_SOURCE}).",
+            show_default=False,
+        ),
+    ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            help="Hub sources: the branch, tag or commit to load (default: the default branch); "
+            "the manifest records the commit it resolved to.",
             show_default=False,
         ),
     ] = None,
@@ -95,6 +103,14 @@ def export_tasks(
         ),
     ] = False,
     run_dir: DirOpt = Path("."),
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Export into a non-empty directory that holds no export (files already there "
+            "are never deleted or overwritten).",
+        ),
+    ] = False,
     fmt: FormatOpt = RequestFormat.jsonl,
     model: ModelOpt = None,
     max_tokens: TaskMaxTokensOpt = None,
@@ -155,6 +171,8 @@ def export_tasks(
             run,
             source=source or os.environ.get(SOURCE_ENV) or DEFAULT_VISTOOLBENCH_SOURCE,
             split=split,
+            revision=revision,
+            force=force,
             limit=limit,
             turncase=turncase,
             context=context or "golden",
@@ -170,10 +188,10 @@ def export_tasks(
         raise UsageError("--first-image-only applies only to vistoolbench")
     chosen = source or os.environ.get(SOURCE_ENV) or DEFAULT_DATBENCH_SOURCE
     out.info(f"loading {', '.join(capabilities)} from {chosen} ...")
-    plan = export.plan_export(capabilities, chosen, split, limit)
+    plan = export.plan_export(capabilities, chosen, split, limit, revision)
     with out.progress("exporting", plan.total, rate_unit="samples") as advance:
         manifest = export.export_datbench(
-            plan, run, shard=shard, requests=settings, warn=out.warn, advance=advance
+            plan, run, shard=shard, requests=settings, force=force, warn=out.warn, advance=advance
         )
     counts = manifest["counts"]
     out.info(

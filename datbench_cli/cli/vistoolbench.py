@@ -29,6 +29,8 @@ def export(
     turncase: str | None,
     context: str,
     first_image_only: bool,
+    revision: str | None = None,
+    force: bool = False,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
 ) -> None:
@@ -43,6 +45,8 @@ def export(
             turncase=turncase,
             context=context,
             first_image_only=first_image_only,
+            revision=revision,
+            force=force,
             shard=shard,
             requests=requests,
             warn=out.warn,
