@@ -89,6 +89,13 @@ def score(
     judge_path = judge_responses
     if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
         judge_path = run.path(JUDGE_RESPONSES)
+    options = {
+        "strict_judge": strict_judge,
+        "strict": strict,
+        "sample_timeout": sample_timeout,
+        "turncase": turncase,
+        "fail_under": fail_under,
+    }
     if manifest["benchmark"] == VISTOOLBENCH:
         vistoolbench.score(
             out,
@@ -100,6 +107,7 @@ def score(
             turncase=turncase,
             as_json=as_json,
             fail_under=fail_under,
+            options=options,
         )
         return
     if turncase is not None:
@@ -116,6 +124,7 @@ def score(
                 jobs=jobs,
                 warn=out.warn,
                 progress=advance,
+                options=options,
             )
     except (ValueError, ScorerFailed) as exc:
         raise CheckFailed(f"{exc}; no report written") from None

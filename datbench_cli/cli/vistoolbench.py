@@ -7,6 +7,7 @@ directory manifest's ``benchmark``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from datbench_cli.batch.requests import RequestSettings
 from datbench_cli.batch.shards import Shard
@@ -101,6 +102,7 @@ def score(
     turncase: str | None,
     as_json: bool,
     fail_under: float | None,
+    options: dict[str, Any] | None = None,
 ) -> None:
     """``score`` in a VisualToolBench run directory; ``--fail-under`` gates on APR."""
     report = pipeline.score(
@@ -110,6 +112,7 @@ def score(
         strict_judge=strict_judge,
         turncase=turncase,
         warn=out.warn,
+        options=options,
     )
     jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(report) + b"\n")
     if as_json:

@@ -29,7 +29,8 @@ from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir
+from datbench_cli.files.provenance import report_block
+from datbench_cli.files.rundir import MANIFEST, REFERENCES, TASKS, RunDir
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -215,8 +216,11 @@ def score_run(
     jobs: int = 1,
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> DatBenchReport:
-    """Score a DatBench run directory's responses (and judge responses) into a report."""
+    """Score a DatBench run directory's responses (and judge responses) into a report, with
+    its ``provenance`` block (``options``: the command's options, recorded there)."""
+    manifest = run.read_manifest()
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
     loaded = load_vlm_responses(responses)
     _report_set_aside(loaded, "responses", responses, warn)
@@ -224,8 +228,24 @@ def score_run(
     if judge_responses is not None:
         judges = load_judge_responses(judge_responses)
         _report_set_aside(judges, "judge responses", judge_responses, warn)
+    provenance = report_block(
+        manifest=manifest,
+        manifest_path=run.path(MANIFEST),
+        inputs={
+            "references": (run.path(REFERENCES), False),
+            "responses": (responses, True),
+            "judge_responses": (judge_responses, True),
+        },
+        options=options or {},
+        ids=set(evaluator.samples_by_id),
+        warn=warn,
+        response_ids={
+            "responses": {r.id for r in loaded.vlm},
+            "judge_responses": {r.id for r in judges.judge},
+        },
+    )
     with forwarded_warnings(warn):
-        return evaluator.compute_metrics(
+        report = evaluator.compute_metrics(
             loaded.vlm,
             judges.judge,
             strict_judge=strict_judge,
@@ -238,3 +258,5 @@ def score_run(
             jobs=jobs,
             progress=progress,
         )
+    report.provenance = provenance
+    return report

@@ -48,8 +48,8 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import write_if_changed
 from datbench_cli.files.loading import load_source_split
-from datbench_cli.files.provenance import pins, row_digest, sha256_bytes
-from datbench_cli.files.rundir import IMAGES, REFERENCES, TASKS, RunDir, sha256_file
+from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
+from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir, sha256_file
 from datbench_cli.files.sources import Source, pin_local, resolve_source
 
 __all__ = [
@@ -319,9 +319,12 @@ def score(
     strict_judge: bool,
     turncase: str | None,
     warn: Warn = ignore,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The report of a run directory (raises ``CheckFailed`` under ``strict_judge``)."""
+    """The report of a run directory (raises ``CheckFailed`` under ``strict_judge``), with its
+    ``provenance`` block (``options``: the command's options, recorded there)."""
     check_turncase(turncase)
+    manifest = run.read_manifest()
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses))
     judge_lines = read_judge_lines(judge_responses) if judge_responses is not None else None
@@ -329,7 +332,21 @@ def score(
         warn("no judge responses given: every rubric of an answered turn counts as missing")
     if evaluator.context_policy != "golden_history":
         warn(f"context policy {evaluator.context_policy}: not comparable with official numbers")
-    return evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
+    provenance = report_block(
+        manifest=manifest,
+        manifest_path=run.path(MANIFEST),
+        inputs={
+            "references": (run.path(REFERENCES), False),
+            "responses": (responses, True),
+            "judge_responses": (judge_responses, True),
+        },
+        options=options or {},
+        ids=set(),
+        warn=warn,
+    )
+    report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
+    summary = report.pop("summary")
+    return {"summary": summary, "provenance": provenance, **report}
 
 
 def check_judge(path: Path) -> tuple[dict[str, int], list[str]]:
