@@ -305,5 +305,47 @@ class ReportProvenanceTests(_Case):
         self.assertIn("1 id(s) in the responses are not in this export", warnings)
 
 
+class CurrentRevisionRowTests(_Case):
+    def test_vqa_v2_judge_rows_and_image_marker_questions_export_and_score(self) -> None:
+        run_dir = self.tmp / "run"
+        self.assertEqual(run_cli(*export_args("general", run_dir)).exit_code, 0)
+        tasks = {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (run_dir / "tasks.jsonl").read_text().splitlines()
+        }
+        references = {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (run_dir / "references.jsonl").read_text().splitlines()
+        }
+        marked = [i for i in tasks if "image_marker" in i]
+        self.assertEqual(len(marked), 2)
+        for sample_id in marked:
+            ref = references[sample_id]
+            self.assertTrue(ref["question"].startswith("<image>\n"))
+            fmt = ref["prompt_format"]
+            self.assertEqual(tasks[sample_id]["question"],
+                             fmt["prefix"] + ref["question"] + fmt["suffix"])  # fmt: skip
+        shutil.copy(SAMPLE / "responses.jsonl", run_dir / "responses.jsonl")
+        made = run_cli("make-judge-tasks", "-d", str(run_dir))
+        self.assertEqual(made.exit_code, 0, made.stderr)
+        judge_tasks = {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (run_dir / "judge_tasks.jsonl").read_text().splitlines()
+        }
+        vqa = sorted(i for i in judge_tasks if "vqav2_judge" in i)
+        self.assertEqual(len(vqa), 3)
+        for sample_id in vqa:  # the JSON policy reaches the judge unchanged
+            self.assertTrue(judge_tasks[sample_id]["judge_prompt"].endswith(
+                '{"answer": true} or {"answer": false}.'))  # fmt: skip
+        shutil.copy(SAMPLE / "judge_responses.jsonl", run_dir / "judge_responses.jsonl")
+        scored = run_cli("score", "-d", str(run_dir), "-q")
+        self.assertIn(scored.exit_code, (0, 1), scored.stderr)
+        report = json.loads((run_dir / "report.json").read_text())
+        results = {r["id"]: r for r in report["results"]}
+        self.assertEqual([results[i]["score"] for i in vqa], [1.0, 0.0, 1.0])
+        self.assertEqual({results[i]["metadata"]["eval_mode"] for i in vqa}, {"judge"})
+        self.assertEqual([results[i]["score"] for i in sorted(marked)], [1.0, 0.0])
+
+
 if __name__ == "__main__":
     unittest.main()
