@@ -16,8 +16,6 @@ from typing import Any
 
 import orjson
 
-from datbench_cli import __version__
-
 REFERENCE = "datologyai/DatBench@bd2ecaf"
 # The libraries whose versions can move a score (distribution names).
 SCORING_LIBRARIES = ("scipy", "lxml", "zss", "apted", "latex2sympy2", "rapidfuzz")
@@ -36,6 +34,8 @@ def library_versions() -> dict[str, str | None]:
 
 def pins() -> dict[str, Any]:
     """The keys every manifest and report provenance block starts with."""
+    from datbench_cli import __version__
+
     return {"version": __version__, "reference": REFERENCE, "libraries": library_versions()}
 
 
@@ -52,6 +52,16 @@ def row_digest(record: Any, image_digests: list[str]) -> str:
         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
     )
     return sha256_bytes(body)
+
+
+# Options that cannot change a score, left out of the report so it is byte-identical across them.
+_NOT_RECORDED = frozenset({"jobs"})
+
+
+def score_options(strict_judge: bool, options: Any) -> dict[str, Any]:
+    """The options of a ``score`` run as its report records them."""
+    recorded = {k: v for k, v in dict(options).items() if k not in _NOT_RECORDED}
+    return {"strict_judge": strict_judge, **recorded}
 
 
 def _line_model(obj: dict[str, Any]) -> str | None:

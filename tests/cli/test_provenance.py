@@ -239,7 +239,9 @@ class ReportProvenanceTests(_Case):
         return run_dir
 
     def score(self, run_dir: Path) -> tuple[Any, dict[str, Any]]:
-        result = run_cli("score", "-d", str(run_dir), "--sample-timeout", "20")
+        vtb = json.loads((run_dir / "datbench.json").read_text())["benchmark"] == "vistoolbench"
+        extra = ("--turncase", "single-turn") if vtb else ("--sample-timeout", "20")
+        result = run_cli("score", "-d", str(run_dir), *extra)
         return result, json.loads((run_dir / "report.json").read_text())
 
     def test_the_provenance_block_matches_the_inputs(self) -> None:
@@ -267,7 +269,11 @@ class ReportProvenanceTests(_Case):
                     self.assertEqual(block["inputs"][label]["sha256"], sha256(run_dir / name))
                 self.assertEqual(set(block["libraries"]), set(manifest["libraries"]))
                 self.assertFalse(block["options"]["strict_judge"])
-                self.assertEqual(block["options"]["sample_timeout"], 20)
+                if target == "vistoolbench":
+                    self.assertEqual(block["options"]["turncase"], "single-turn")
+                else:
+                    self.assertEqual(block["options"]["sample_timeout"], 20)
+                    self.assertNotIn("jobs", block["options"])
                 self.assertEqual(block["images"], {"missing": 0, "changed": []})
 
     def test_models_of_batch_lines_are_named_and_a_mix_is_a_warning(self) -> None:
