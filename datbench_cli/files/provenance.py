@@ -219,7 +219,8 @@ def report_block(
                 f"{len(changed)} image file(s) changed since the export (the responses may "
                 f"describe other images): {shown}"
             )
-    revision = manifest.get("revision") if isinstance(manifest.get("revision"), dict) else {}
+    found = manifest.get("revision")
+    revision: dict[str, Any] = found if isinstance(found, dict) else {}
     return {
         "tool": "datbench",
         **pins(),
