@@ -142,6 +142,13 @@ def resolve_hub_commit(repo_id: str, revision: str | None) -> str:
             "`hf auth login`); a local folder is passed as a path, e.g. ./DIR"
         ) from None
     except hub_errors.HfHubHTTPError as exc:
+        response = getattr(exc, "response", None)
+        if getattr(response, "status_code", None) == 404:
+            at = f" at revision {revision!r}" if revision else ""
+            raise InputError(
+                f"no dataset {repo_id!r}{at} on the Hugging Face hub; a local folder is passed "
+                "as a path, e.g. ./DIR"
+            ) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"the hub refused {what}: {first}") from None
     except Exception:  # noqa: BLE001 - the hub client's connection errors (httpx, proxies, DNS)

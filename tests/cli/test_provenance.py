@@ -225,6 +225,82 @@ class OfflineRevisionTests(_Case):
         self.assertNotIn("Traceback", result.stderr)
 
 
+class _FakeHubProxy:
+    """An HTTP proxy on 127.0.0.1 that answers the hub API itself: ``revision/<rev>`` of
+    acme/bench with ``SHA``, anything else 404; records the URLs it was asked for."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        seen: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.path)
+                found = "/api/datasets/acme/bench/revision/" in self.path
+                body = json.dumps({"id": "acme/bench", "sha": SHA} if found else {}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:
+                return None
+
+        self.seen = seen
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _FakeHubProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def env(self) -> dict[str, str]:
+        env = {**os.environ, "HTTP_PROXY": f"http://127.0.0.1:{self.server.server_port}"}
+        env.update({"HF_ENDPOINT": "http://hub.invalid", "HF_HUB_OFFLINE": "", "NO_COLOR": "1"})
+        for name in ("NO_PROXY", "no_proxy", "http_proxy", "DATBENCH_SOURCE"):
+            env.pop(name, None)
+        return env
+
+
+class HubProxyTests(_Case):
+    """The hub is asked through the hub client, so proxy settings apply (hub.invalid has no
+    address: without the proxy every call here would be "cannot reach")."""
+
+    def test_a_revision_resolves_through_the_proxy(self) -> None:
+        code = (
+            "from datbench_cli.files.sources import resolve_hub_commit; "
+            "print(resolve_hub_commit('acme/bench', 'v1'))"
+        )
+        with _FakeHubProxy() as proxy:
+            result = subprocess.run(
+                [sys.executable, "-c", code], env=proxy.env(), cwd=ROOT, capture_output=True,
+                text=True, timeout=60, check=False,
+            )  # fmt: skip
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.strip(), SHA)
+        self.assertIn("http://hub.invalid/api/datasets/acme/bench/revision/v1", proxy.seen)
+
+    def test_export_of_an_unknown_hub_dataset_through_the_proxy_is_one_sentence(self) -> None:
+        with _FakeHubProxy() as proxy:
+            result = subprocess.run(
+                [sys.executable, "-m", "datbench_cli", "export-tasks", "math", "--source",
+                 "acme/nothing", "-d", str(self.tmp / "r")],
+                env=proxy.env(), cwd=ROOT, capture_output=True, text=True, timeout=60,
+                check=False,
+            )  # fmt: skip
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("error: no dataset 'acme/nothing' on the Hugging Face hub", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertTrue(any("acme/nothing" in url for url in proxy.seen))
+
+
 class ReportProvenanceTests(_Case):
     def scored(self, target: str, responses: list[dict[str, Any]] | None = None) -> Path:
         run_dir = self.tmp / f"run-{target}"
