@@ -61,7 +61,7 @@ _NOT_RECORDED = frozenset({"jobs"})
 def score_options(strict_judge: bool, options: Any) -> dict[str, Any]:
     """The options of a ``score`` run as its report records them."""
     recorded = {k: v for k, v in dict(options).items() if k not in _NOT_RECORDED}
-    return {"strict_judge": strict_judge, **recorded}
+    return dict(sorted({"strict_judge": strict_judge, **recorded}.items()))
 
 
 def _line_model(obj: dict[str, Any]) -> str | None:
