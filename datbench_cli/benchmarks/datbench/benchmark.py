@@ -134,7 +134,11 @@ class DatBench:
                 warn=events.warn,
                 progress=advance,
                 profile=profile,
-                options=score_options(request.strict_judge, options),
+                # The effective values, so a default and the same value given are one report.
+                options=score_options(
+                    request.strict_judge,
+                    {**options, "profile": profile, "sample_timeout": timeout},
+                ),
             )
 
     def check_judge(self, path: Path) -> JudgeCheck:
