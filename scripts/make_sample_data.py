@@ -2,7 +2,9 @@
 
 Rows come from the reference test vectors in ``tests/data`` (real rows of every registered source
 dataset, with answers and metadata shaped as each scorer needs), plus hand-written judge-mode rows
-for chart, general, math and table. Each row gets a tiny real PNG or JPEG drawn with Pillow. Also
+for chart, general, math and table, and rows as the hub has them since the reference commit
+(judge-mode vqa-v2 rows whose prompt asks for ``{"answer": true|false}`` JSON, MMMU-Pro
+questions starting with ``<image>``). Each row gets a tiny real PNG or JPEG drawn with Pillow. Also
 writes ``responses.jsonl`` and ``judge_responses.jsonl`` for ``make demo``.
 
 Deterministic: rerunning it on the same vectors and library versions gives identical files.
@@ -161,6 +163,81 @@ JUDGE_ROWS: list[tuple[str, str, str, str, str, str, dict[str, Any] | None]] = [
 ]
 
 
+# Rows as the hub has them since it was rewritten after the reference commit: vqa-v2 rows in
+# `general` switched to judge mode, with a semantic judge policy appended to their prompt that
+# asks for JSON; MMMU-Pro questions starting with one literal `<image>` marker.
+VQA_V2_POLICY = (
+    "\n\nVQA-V2 semantic judge policy: the model answer is correct when it means the same as "
+    "the reference answer or as most of the human answers; ignore case, articles, punctuation, "
+    "number words versus digits and extra explanation around the answer. Reply with JSON only: "
+    '{"answer": true} or {"answer": false}.'
+)
+VQA_V2_BASE = (
+    "Question: {question}\nReference answer: {correct_answer}\nHuman answers: {all_answers}\n"
+    "Model answer: {model_answer}"
+)
+# (question, answer, the ten human answers, model output, judge output)
+VQA_V2_JUDGE_ROWS: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "What color is the bus?",
+        "red",
+        ["red"] * 8 + ["dark red", "maroon"],
+        "The bus is red.",
+        '{"answer": true}',
+    ),
+    (
+        "How many dogs are there?",
+        "2",
+        ["2"] * 9 + ["two"],
+        "three dogs",
+        '{"answer": false}',
+    ),
+    (
+        "Is the man wearing a hat?",
+        "yes",
+        ["yes"] * 10,
+        "Yes, a baseball cap.",
+        '```json\n{"answer": true}\n```',
+    ),
+]
+# MMMU-Pro vector ids whose rows are repeated with the current `<image>` question marker.
+MMMU_PRO_IMAGE_MARKER_IDS = ("db_general_000040", "db_general_000044")
+
+
+def current_revision_rows() -> list[tuple[str, dict[str, Any], str, dict[str, Any] | None]]:
+    """(capability, row, raw_output, judge response or None) of the current-revision rows."""
+    out: list[tuple[str, dict[str, Any], str, dict[str, Any] | None]] = []
+    for number, (question, answer, humans, output, verdict) in enumerate(VQA_V2_JUDGE_ROWS):
+        sample_id = f"db_general_vqav2_judge_{number:03d}"
+        row = {
+            "id": sample_id,
+            "question": question,
+            "prompt_format": {"prefix": "", "suffix": "\nAnswer the question using a single word."},
+            "answer": answer,
+            "all_answers": humans,
+            "eval_mode": "judge",
+            "judge_prompt": VQA_V2_BASE + VQA_V2_POLICY,
+            "metadata": "{}",
+            "source_info": {"dataset": "vqa-v2", "original_idx": str(2000 + number)},
+            "eval_metrics": {"discrimination": 0.5},
+        }
+        out.append(("general", row, output, {"id": sample_id, "raw_judge_output": verdict}))
+    vectors = {
+        json.loads(line)["row"]["id"]: json.loads(line)
+        for line in (VECTORS / "mmmupro.jsonl").read_text(encoding="utf-8").splitlines()
+    }
+    for number, vector_id in enumerate(MMMU_PRO_IMAGE_MARKER_IDS):
+        vector = vectors[vector_id]
+        row = dict(vector["row"])
+        question = row["question"]
+        for marker in ("<image 1>\n", "<image 1>"):
+            question = question.replace(marker, "")
+        row["id"] = f"db_general_mmmupro_image_marker_{number:03d}"
+        row["question"] = "<image>\n" + question
+        out.append((vector["capability"], row, vector["raw_output"], None))
+    return out
+
+
 def vector_rows(per_dataset: int) -> list[tuple[str, dict[str, Any], str]]:
     """(capability, row, raw_output) for up to ``per_dataset`` vectors per registered name."""
     taken: dict[str, int] = defaultdict(int)
@@ -279,6 +356,12 @@ def main() -> None:
         responses.append({"id": sample_id, "raw_output": output})
         if judge is not None:
             judge_responses.append({"id": sample_id, **judge})
+
+    for capability, row, output, judge in current_revision_rows():
+        add(capability, row)
+        responses.append({"id": row["id"], "raw_output": output})
+        if judge is not None:
+            judge_responses.append(judge)
 
     out: Path = args.out
     if out.exists():

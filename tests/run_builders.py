@@ -134,8 +134,10 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 def is_leftover(name: str) -> bool:
-    """A killed writer's hidden leftover: a temporary file or a staging folder's content."""
+    """A killed writer's hidden leftover: a temporary file, a staging folder's content or an
+    export's journal (which the next export reads and removes)."""
     parts = Path(name).parts
     return name.endswith(".tmp") or any(
-        part.startswith((".datbench-staging", ".datbench-old-images")) for part in parts
+        part.startswith((".datbench-staging", ".datbench-old-images", ".datbench-export.journal"))
+        for part in parts
     )

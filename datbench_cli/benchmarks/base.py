@@ -59,6 +59,10 @@ class ExportRequest:
     shard: Shard | None
     requests: RequestSettings | None
     options: Mapping[str, Any] = field(default_factory=dict)
+    # Hub sources: the branch, tag or commit to load; ``force``: export into a non-empty
+    # directory that holds no export (files there are never deleted or overwritten).
+    revision: str | None = None
+    force: bool = False
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from datbench_cli.cli.common import (
     request_settings,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.files.loading import SOURCE_ENV
 from datbench_cli.files.rundir import RunDir
+from datbench_cli.files.sources import SOURCE_ENV
 
 _OPENAI = "OpenAI requests"
 
@@ -70,6 +70,14 @@ def export_tasks(
             show_default=False,
         ),
     ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            help="Hub sources: the branch, tag or commit to load (default: the default branch); "
+            "the manifest records the commit it resolved to.",
+            show_default=False,
+        ),
+    ] = None,
     split: Annotated[str, typer.Option(help="Dataset split.")] = "test",
     limit: Annotated[
         int | None,
@@ -102,6 +110,14 @@ def export_tasks(
         ),
     ] = False,
     run_dir: DirOpt = Path("."),
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Export into a non-empty directory that holds no export (files already there "
+            "are never deleted or overwritten).",
+        ),
+    ] = False,
     fmt: FormatOpt = RequestFormat.jsonl,
     model: ModelOpt = None,
     max_tokens: TaskMaxTokensOpt = None,
@@ -167,6 +183,8 @@ def export_tasks(
         shard=shard,
         requests=settings,
         options=options,
+        revision=revision,
+        force=force,
     )
     manifest = bench.export(run, request, events(out))
     for name in manifest["options"].get("openai_requests", {}).get("files", []):

@@ -1,21 +1,26 @@
 """Loading a benchmark through the real ``datasets.load_dataset``: a hub id or a local copy.
 
-Offline, a hub id fails fast with one sentence on how to point at a local copy, instead of the
-hub client's retries; ``HF_HUB_OFFLINE=1`` is respected (only the local cache is used).
+Sources are classified and pinned first (:mod:`datbench_cli.files.sources`): a mistyped path
+is "no such directory", a hub id is resolved to a commit (online through the hub API, whose
+connection error fails fast with one sentence on how to point at a local copy instead of the
+hub client's retries; offline, ``HF_HUB_OFFLINE=1``, from the local hub cache only).
 """
 
 from __future__ import annotations
 
-import os
-import socket
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from datbench_cli.errors import InputError
+from datbench_cli.files.sources import (
+    SOURCE_ENV,
+    Source,
+    hub_offline_mode,
+    local_copy_hint,
+    resolve_source,
+)
 
-SOURCE_ENV = "DATBENCH_SOURCE"
-_PROBE_TIMEOUT = 3.0
+__all__ = ["SOURCE_ENV", "is_local_source", "load_split", "load_source_split"]
 
 
 def is_local_source(source: str) -> bool:
@@ -23,54 +28,38 @@ def is_local_source(source: str) -> bool:
     return Path(source).expanduser().is_dir()
 
 
-def hub_offline_mode() -> bool:
-    """True when the user asked the hub client to stay offline."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _hub_reachable() -> bool:
-    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    host = endpoint.hostname or "huggingface.co"
-    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=_PROBE_TIMEOUT):
-            return True
-    except OSError:
-        return False
-
-
-def _local_copy_hint(source: str) -> str:
-    return (
-        f"download it once with `hf download {source} --repo-type dataset --local-dir DIR` "
-        f"and pass `--source DIR` (or set {SOURCE_ENV}=DIR)"
-    )
-
-
 _STREAM_BATCH_ROWS = 32
 
 
 def load_split(
-    source: str, config: str | None, split: str, columns: list[str] | None = None
+    source: str | Source,
+    config: str | None,
+    split: str,
+    columns: list[str] | None = None,
 ) -> Any:
     """``datasets.load_dataset(source, config, split=split)`` with clear, one-sentence failures.
 
-    A local directory is read in streaming mode: its parquet files are read directly, with no
-    Arrow cache copy (which would double the disk traffic, and which ``datasets`` may reuse for a
-    different directory whose files have the same names and sizes). A hub id goes through the
-    regular download cache, so ``HF_HUB_OFFLINE=1`` finds earlier downloads. ``columns`` limits
-    what is read (for a local directory, the other columns are never read from disk).
+    ``source`` is a :class:`Source` (pinned by :func:`resolve_source`) or a string, which is
+    resolved here. A local directory is read in streaming mode: its parquet files are read
+    directly, with no Arrow cache copy (which would double the disk traffic, and which
+    ``datasets`` may reuse for a different directory whose files have the same names and
+    sizes). A hub id goes through the regular download cache at the resolved commit.
+    ``columns`` limits what is read (for a local directory, the other columns are never read
+    from disk).
     """
-    local = is_local_source(source)
-    if local:
-        source = str(Path(source).expanduser())
-    elif not hub_offline_mode() and not _hub_reachable():
-        raise InputError(
-            f"cannot reach the Hugging Face hub to load {source!r}; {_local_copy_hint(source)}"
-        )
+    pinned = source if isinstance(source, Source) else resolve_source(source, None)
+    return load_source_split(pinned, config, split, columns)
+
+
+def load_source_split(
+    source: Source, config: str | None, split: str, columns: list[str] | None = None
+) -> Any:
+    """:func:`load_split` for a pinned source."""
     import datasets  # heavy: imported only when a dataset is loaded
 
     datasets.disable_progress_bars()
-    what = f"{source!r}" + (f" (config {config!r})" if config else "")
+    local, path = source.local, source.load_path
+    what = f"{source.given!r}" + (f" (config {config!r})" if config else "")
     try:
         if local:
             import pyarrow.dataset as pads
@@ -86,8 +75,8 @@ def load_split(
             }
             if columns is not None:
                 options["columns"] = columns
-            return datasets.load_dataset(source, config, split=split, streaming=True, **options)
-        loaded = datasets.load_dataset(source, config, split=split)
+            return datasets.load_dataset(path, config, split=split, streaming=True, **options)
+        loaded = datasets.load_dataset(path, config, split=split, revision=source.load_revision)
         return loaded.select_columns(columns) if columns is not None else loaded
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -96,7 +85,7 @@ def load_split(
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if not local and hub_offline_mode():
             raise InputError(
-                f"{source!r} is not in the local cache and HF_HUB_OFFLINE is set; "
-                f"{_local_copy_hint(source)}"
+                f"{source.given!r} is not in the local cache and HF_HUB_OFFLINE is set; "
+                f"{local_copy_hint(source.given)}"
             ) from None
         raise InputError(f"cannot load {what}, split {split!r}: {text}") from None

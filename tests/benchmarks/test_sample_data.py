@@ -41,6 +41,22 @@ class SampleDataTests(unittest.TestCase):
         self.assertTrue(any("Respond with exactly two lines:" in p for p in prompts))
         self.assertTrue(any("{question}" in p and "{model_answer}" in p for p in prompts))
 
+    def test_current_revision_rows(self) -> None:
+        """The hub since the reference commit: judge-mode vqa-v2 rows whose prompt asks for
+        JSON, and MMMU-Pro questions starting with one literal <image> marker."""
+        general = rows(SAMPLE)["general"]
+        vqa_judge = [
+            r
+            for r in general
+            if r["source_info"]["dataset"] == "vqa-v2" and r["eval_mode"] == "judge"
+        ]
+        policy = [r for r in vqa_judge if "VQA-V2 semantic judge policy" in r["judge_prompt"]]
+        self.assertGreaterEqual(len(policy), 2)
+        for row in policy:
+            self.assertIn('{"answer": true}', row["judge_prompt"])
+        marked = [r for r in general if r["source_info"]["dataset"] == "mmmupro"]
+        self.assertTrue(any(r["question"].startswith("<image>\n") for r in marked))
+
     def test_images_are_real_png_and_jpeg(self) -> None:
         kinds = set()
         for rs in rows(SAMPLE).values():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import tempfile
 import unittest
 from pathlib import Path
 
+from datbench_cli.files.rundir import sha256_file
 from tests.cli_helpers import ROOT, run_cli
 
 VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
@@ -40,7 +42,14 @@ class LineOrderTests(unittest.TestCase):
                     "score", "--allow-missing", "-d", str(run), "-o", str(target), "-q"
                 )
                 self.assertEqual(result.exit_code, 0, result.stderr)
-                reports.append(target.read_bytes())
+                report = json.loads(target.read_bytes())
+                # The provenance names each input file by its SHA-256, which a shuffle changes
+                # (and must): everything else is the same.
+                inputs = report["provenance"].pop("inputs")
+                self.assertEqual(
+                    inputs["responses"]["sha256"], sha256_file(run / "responses.jsonl")
+                )
+                reports.append(json.dumps(report).encode())
             self.assertGreater(len(reports[0]), 1000)
             for other in reports[1:]:
                 self.assertEqual(other, reports[0])

@@ -15,6 +15,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.files.export_guard import JOURNAL
 from tests.chat_server import ChatServer
 from tests.cli_helpers import ROOT, SAMPLE, run_cli, sample_capabilities, tree_bytes
 from tests.fault_injection import FullDisk, read_only_file_system, temp_leftovers
@@ -48,6 +49,16 @@ def assert_error_line(case: unittest.TestCase, stderr: str, reason: str) -> None
     case.assertIn(reason, errors[0])
     case.assertNotIn("internal error", stderr)
     case.assertNotIn("Traceback", stderr)
+
+
+def assert_journal_lists_every_file(case: unittest.TestCase, after: dict[str, bytes]) -> None:
+    """A failed export past the point of no return leaves its journal, which names every file
+    present (so the next export knows them as its own); the journal is then taken out of
+    ``after``."""
+    journal = after.pop(JOURNAL, None)
+    case.assertIsNotNone(journal, sorted(after))
+    listed = set(journal.decode().splitlines())
+    case.assertEqual(set(after) - listed, set())
 
 
 def budgets(total: int) -> list[int]:
@@ -91,15 +102,17 @@ class DiskFullTests(_Case):
                 with FullDisk(budget).installed():
                     result = run_cli(*args)
                 self.assert_one_sentence(result, NO_SPACE)
-                self.assertEqual(temp_leftovers(run_dir), [])
+                self.assertEqual(temp_leftovers(run_dir), [], result.stderr)
                 after = tree_bytes(run_dir)
                 if after != old:
                     # Past the point of no return: the old manifest is gone, so later stages
                     # refuse the directory; every file present is the new export's.
                     self.assertNotIn("datbench.json", after)
+                    assert_journal_lists_every_file(self, after)
                     for name, data in after.items():
                         self.assertEqual(data, clean.get(name), name)
-        self.assertEqual(run_cli(*args).exit_code, 0)
+        rerun = run_cli(*args)
+        self.assertEqual(rerun.exit_code, 0, rerun.stderr)
         self.assertEqual(tree_bytes(run_dir), clean)
 
     def test_vistoolbench_export(self) -> None:
@@ -123,6 +136,7 @@ class DiskFullTests(_Case):
                 self.assert_one_sentence(result, NO_SPACE)
                 if after != old:
                     self.assertNotIn("datbench.json", after)
+                    assert_journal_lists_every_file(self, after)
                     for name, data in after.items():
                         self.assertIn(data, (clean.get(name), old.get(name)), name)
         self.assertEqual(run_cli(*vtb_export_args(run_dir)).exit_code, 0)

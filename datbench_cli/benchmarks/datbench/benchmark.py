@@ -21,6 +21,7 @@ from datbench_cli.benchmarks.base import (
 from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
 from datbench_cli.errors import InputError, UsageError
+from datbench_cli.files.provenance import score_options
 from datbench_cli.files.rundir import RunDir
 
 _OPTIONS: dict[str, frozenset[str]] = {
@@ -70,13 +71,16 @@ class DatBench:
 
         source = request.source or self.default_source
         events.info(f"loading {', '.join(request.selection)} from {source} ...")
-        plan = export.plan_export(list(request.selection), source, request.split, request.limit)
+        plan = export.plan_export(
+            list(request.selection), source, request.split, request.limit, request.revision
+        )
         with events.progress("exporting", plan.total, "samples") as advance:
             manifest = export.export_datbench(
                 plan,
                 run,
                 shard=request.shard,
                 requests=request.requests,
+                force=request.force,
                 warn=events.warn,
                 advance=advance,
             )
@@ -136,6 +140,17 @@ class DatBench:
                 warn=events.warn,
                 progress=advance,
                 profile=profile,
+                # The effective values, so a default and the same value given are one report.
+                recorded=score_options(
+                    request.strict_judge,
+                    {
+                        **options,
+                        "profile": profile,
+                        "sample_timeout": timeout,
+                        "allow_missing": request.allow_missing,
+                        "fail_under": request.fail_under,
+                    },
+                ),
             )
 
     def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:

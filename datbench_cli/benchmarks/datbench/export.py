@@ -23,16 +23,25 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError, name_ids
 from datbench_cli.files import jsonio
+from datbench_cli.files.export_guard import STAGING, ExportGuard
 from datbench_cli.files.images import extension_from_bytes, image_cell_bytes
-from datbench_cli.files.loading import load_split
-from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir, safe_file_stem
+from datbench_cli.files.loading import load_source_split
+from datbench_cli.files.provenance import pins, row_digest, sha256_bytes
+from datbench_cli.files.rundir import (
+    IMAGES,
+    MANIFEST,
+    REFERENCES,
+    TASKS,
+    RunDir,
+    safe_file_stem,
+    sha256_file,
+)
+from datbench_cli.files.sources import Source, pin_local, resolve_source
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
 
 REQUIRED_COLUMNS = ("id", "question", "answer")
-STAGING = ".datbench-staging"
-_OLD_IMAGES = ".datbench-old-images"
 _BATCH_ROWS = 32
 
 
@@ -48,6 +57,7 @@ class ExportPlan:
     split: str
     limit: int | None
     splits: dict[str, Any] = field(default_factory=dict)
+    pinned: Source | None = None
 
     @property
     def total(self) -> int | None:
@@ -58,11 +68,19 @@ class ExportPlan:
             return None
 
 
-def plan_export(capabilities: list[str], source: str, split: str, limit: int | None) -> ExportPlan:
-    """Load each capability's split (lazily for a local directory) and check its columns."""
-    plan = ExportPlan(source, split, limit)
+def plan_export(
+    capabilities: list[str],
+    source: str,
+    split: str,
+    limit: int | None,
+    revision: str | None = None,
+) -> ExportPlan:
+    """Pin the source (hub commit or local data digest), load each capability's split (lazily
+    for a local directory) and check its columns."""
+    pinned = resolve_source(source, revision)
+    plan = ExportPlan(source, split, limit, pinned=pinned)
     for capability in capabilities:
-        ds = load_split(source, capability, split)
+        ds = load_source_split(pinned, capability, split)
         columns = ds.column_names
         missing = [c for c in REQUIRED_COLUMNS if columns is not None and c not in columns]
         if missing:
@@ -70,6 +88,7 @@ def plan_export(capabilities: list[str], source: str, split: str, limit: int | N
                 f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
             )
         plan.splits[capability] = ds.take(limit) if limit is not None else ds
+    plan.pinned = pin_local(pinned, capabilities, split)
     return plan
 
 
@@ -107,14 +126,14 @@ class _IdCheck:
         return name
 
 
-def _swap_in_images(run: RunDir, staging: Path) -> None:
-    images, old = run.path(IMAGES), run.path(_OLD_IMAGES)
-    shutil.rmtree(old, ignore_errors=True)
+def _put_images_in_place(run: RunDir, staging: Path, names: list[str]) -> None:
+    """Move the staged image files into ``images/`` one by one (other files there stay)."""
+    images = run.path(IMAGES)
     with jsonio.writing(images):
-        if images.exists():
-            os.replace(images, old)
-        os.replace(staging, images)
-    shutil.rmtree(old, ignore_errors=True)
+        images.mkdir(parents=True, exist_ok=True)
+    for file_name in names:
+        with jsonio.writing(images / file_name):
+            os.replace(staging / file_name, images / file_name)
 
 
 def export_datbench(
@@ -123,6 +142,7 @@ def export_datbench(
     *,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
+    force: bool = False,
     warn: Warn = _ignore,
     advance: Advance = _ignore,
 ) -> dict[str, Any]:
@@ -131,11 +151,31 @@ def export_datbench(
 
     With ``shard``, tasks.jsonl, images and requests hold only that shard's samples, while
     references.jsonl always holds every sample, so any shard's run directory scores the
-    concatenated responses of all shards (and reports the gaps and duplicates).
+    concatenated responses of all shards (and reports the gaps and duplicates). Only files an
+    earlier export wrote are replaced or removed (:mod:`datbench_cli.files.export_guard`);
+    ``force`` allows a non-empty directory that holds no export.
     """
+    guard = ExportGuard.begin(run.root, force=force)
+    try:
+        manifest = _export(plan, run, guard, shard, requests, warn, advance)
+    except BaseException:
+        guard.fail()
+        raise
+    guard.finish(manifest["written"])
+    return manifest
+
+
+def _export(
+    plan: ExportPlan,
+    run: RunDir,
+    guard: ExportGuard,
+    shard: Shard | None,
+    requests: RequestSettings | None,
+    warn: Warn,
+    advance: Advance,
+) -> dict[str, Any]:
     staging = run.path(STAGING)
     with jsonio.writing(staging):
-        run.root.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
     check = _IdCheck()
@@ -143,6 +183,9 @@ def export_datbench(
     judge_count = task_count = 0
     no_image: list[str] = []
     unknown_format: list[str] = []
+    image_names: list[str] = []
+    written: dict[str, str] = {}
+    rows: dict[str, str] = {}
     try:
         with (
             jsonio.atomic_writer(run.path(TASKS)) as tasks,
@@ -157,9 +200,11 @@ def export_datbench(
                     counts[capability] += 1
                     judge_count += record["eval_mode"] == "judge"
                     advance(1)
+                    image = image_cell_bytes(row.get("image"))
+                    image_sha = sha256_bytes(image[0]) if image is not None else None
+                    rows[name] = row_digest(record, [image_sha] if image_sha else [])
                     if shard is not None and not shard.contains(name):
                         continue
-                    image = image_cell_bytes(row.get("image"))
                     image_rel = None
                     if image is None:
                         no_image.append(name)
@@ -168,9 +213,12 @@ def export_datbench(
                         if extension == "bin":
                             unknown_format.append(name)
                         file_name = f"{name}.{extension}"
+                        image_rel = f"{IMAGES}/{file_name}"
+                        guard.check(image_rel)
                         with jsonio.writing(run.path(IMAGES) / file_name):
                             (staging / file_name).write_bytes(image[0])
-                        image_rel = f"{IMAGES}/{file_name}"
+                        image_names.append(file_name)
+                        written[image_rel] = image_sha or ""
                     task = {
                         "id": name,
                         "capability": capability,
@@ -181,8 +229,10 @@ def export_datbench(
                     tasks.write(jsonio.dumps(task) + b"\n")
                     task_count += 1
             # Every row was good: from here on the old export is replaced.
+            guard.claim(written)
+            guard.start_placing()
             run.path(MANIFEST).unlink(missing_ok=True)
-        _swap_in_images(run, staging)
+        _put_images_in_place(run, staging, image_names)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if no_image:
@@ -196,6 +246,7 @@ def export_datbench(
             f"(corrupt?), copied unchanged as .bin files: {name_ids(unknown_format)}"
         )
     request_files = write_task_requests(run, requests)
+    guard.record(p.relative_to(run.root).as_posix() for p in request_files)
     options: dict[str, Any] = {"limit": plan.limit}
     if shard is not None:
         options["shard"] = {"index": shard.index, "count": shard.count, "tasks": task_count}
@@ -204,9 +255,14 @@ def export_datbench(
             **requests.describe(),
             "files": [p.relative_to(run.root).as_posix() for p in request_files],
         }
+    for name in (TASKS, REFERENCES):
+        written[name] = sha256_file(run.path(name))
+    for path in request_files:
+        written[path.relative_to(run.root).as_posix()] = sha256_file(path)
     manifest = {
         "benchmark": "datbench",
         "source": plan.source,
+        "revision": plan.pinned.describe() if plan.pinned is not None else None,
         "split": plan.split,
         "capabilities": list(plan.splits),
         "counts": {
@@ -217,6 +273,9 @@ def export_datbench(
             "tasks": task_count,
         },
         "options": options,
+        **pins(),
+        "rows": rows,
+        "written": dict(sorted(written.items())),
     }
     run.write_manifest(manifest)
     return manifest

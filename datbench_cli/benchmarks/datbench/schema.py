@@ -165,13 +165,17 @@ class DatBenchReport:
 
     summary: dict[str, Any]
     results: list[SampleScore]
+    # What was measured: tool, reference, dataset revision, input digests (``datbench score``
+    # fills it; the library leaves it ``None`` and the key out).
+    provenance: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-able data."""
-        return {
-            "summary": self.summary,
-            "results": [r.to_dict() for r in self.results],
-        }
+        out: dict[str, Any] = {"summary": self.summary}
+        if self.provenance is not None:
+            out["provenance"] = self.provenance
+        out["results"] = [r.to_dict() for r in self.results]
+        return out
 
     def to_json(self) -> str:
         """The report as indented JSON text."""

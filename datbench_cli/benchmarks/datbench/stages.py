@@ -43,7 +43,8 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSamp
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import DatbenchWarning, InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, RunDir
+from datbench_cli.files.provenance import report_block
+from datbench_cli.files.rundir import JUDGE_TASKS, MANIFEST, REFERENCES, RunDir
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -213,7 +214,9 @@ def _score(
     warn: Warn,
     progress: Callable[..., None] | None,
     profile: str = "reference",
+    options: dict[str, Any] | None = None,
 ) -> tuple[DatBenchReport, JudgeAccount]:
+    manifest = run.read_manifest()
     samples = load_samples(run)
     evaluator = DatBenchEvaluator.from_samples(samples)
     loaded = load_vlm_responses(responses)
@@ -222,6 +225,22 @@ def _score(
     if judge_responses is not None:
         judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
         _report_set_aside(judges, "judge responses", judge_responses, warn)
+    provenance = report_block(
+        manifest=manifest,
+        manifest_path=run.path(MANIFEST),
+        inputs={
+            "references": (run.path(REFERENCES), False),
+            "responses": (responses, True),
+            "judge_responses": (judge_responses, True),
+        },
+        options=options or {},
+        ids=set(evaluator.samples_by_id),
+        warn=warn,
+        response_ids={
+            "responses": {r.id for r in loaded.vlm},
+            "judge_responses": {r.id for r in judges.judge},
+        },
+    )
     with forwarded_warnings(warn):
         report = evaluator.compute_metrics(
             loaded.vlm,
@@ -244,6 +263,7 @@ def _score(
         if status is None or status == ERRORED:
             status = text_status(result.vlm_output)
         result.metadata["response_status"] = status
+    report.provenance = provenance
     return report, account_judges(samples, loaded.vlm, judges)
 
 
@@ -259,6 +279,7 @@ def score_run(
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
     profile: str = "reference",
+    options: dict[str, Any] | None = None,
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report
     (``strict_judge``/``strict`` raise as :meth:`DatBenchEvaluator.compute_metrics` does)."""
@@ -273,6 +294,7 @@ def score_run(
         warn=warn,
         progress=progress,
         profile=profile,
+        options=options,
     )
     return report
 
@@ -332,8 +354,10 @@ def score_checked(
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
     profile: str = "reference",
+    recorded: dict[str, Any] | None = None,
 ) -> DatBenchReport:
-    """``score``: the full report, with the outcome of every check in ``summary.checks``.
+    """``score``: the full report, with the outcome of every check in ``summary.checks`` and
+    its ``provenance`` block (``recorded``: the command's options, recorded there).
 
     Nothing raises for a failed check: the caller writes the report and then fails (see
     :func:`~datbench_cli.benchmarks.checks.raise_failed`).
@@ -349,6 +373,7 @@ def score_checked(
         warn=warn,
         progress=progress,
         profile=profile,
+        options=recorded,
     )
     null_empty_accuracies(report.summary)
     record_checks(report.summary, run_checks(report, judges, options))

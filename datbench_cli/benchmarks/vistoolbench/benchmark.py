@@ -20,6 +20,7 @@ from datbench_cli.benchmarks.base import (
 )
 from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
+from datbench_cli.files.provenance import score_options
 from datbench_cli.files.rundir import RunDir
 
 _OPTIONS: dict[str, frozenset[str]] = {
@@ -71,6 +72,8 @@ class VisToolBench:
                 turncase=options.get("turncase"),
                 context=options.get("context") or "golden",
                 first_image_only=bool(options.get("first_image_only")),
+                revision=request.revision,
+                force=request.force,
                 shard=request.shard,
                 requests=request.requests,
                 warn=events.warn,
@@ -128,6 +131,14 @@ class VisToolBench:
             checks,
             turncase=request.options.get("turncase"),
             warn=events.warn,
+            recorded=score_options(
+                request.strict_judge,
+                {
+                    **request.options,
+                    "allow_missing": request.allow_missing,
+                    "fail_under": request.fail_under,
+                },
+            ),
         )
 
     def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:

@@ -17,10 +17,16 @@ class VisToolBenchReport:
 
     summary: dict[str, Any]
     results: list[dict[str, Any]]
+    # What was measured (``datbench score`` fills it; ``None`` leaves the key out).
+    provenance: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-able data."""
-        return {"benchmark": BENCHMARK, "summary": self.summary, "results": self.results}
+        out: dict[str, Any] = {"benchmark": BENCHMARK, "summary": self.summary}
+        if self.provenance is not None:
+            out["provenance"] = self.provenance
+        out["results"] = self.results
+        return out
 
     def to_json(self) -> str:
         """The report as indented JSON text."""

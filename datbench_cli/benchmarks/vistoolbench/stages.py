@@ -46,9 +46,20 @@ from datbench_cli.benchmarks.vistoolbench.tally import Warn, ignore
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import write_if_changed
-from datbench_cli.files.loading import load_split
-from datbench_cli.files.rundir import IMAGES, JUDGE_TASKS, REFERENCES, TASKS, RunDir
+from datbench_cli.files.loading import load_source_split
+from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
+from datbench_cli.files.rundir import (
+    IMAGES,
+    JUDGE_TASKS,
+    MANIFEST,
+    REFERENCES,
+    TASKS,
+    RunDir,
+    sha256_file,
+)
+from datbench_cli.files.sources import Source, pin_local, resolve_source
 
 __all__ = [
     "check_judge",
@@ -69,40 +80,35 @@ MODEL_CONTEXT_REQUESTS = (
 )
 
 
-def _write_images(run: RunDir, task: Task, directory: str) -> list[list[str]]:
-    """Write a task's images byte-for-byte; return each turn's relative paths."""
+def _write_images(
+    run: RunDir, task: Task, directory: str, guard: ExportGuard, written: dict[str, str]
+) -> list[list[str]]:
+    """Write a task's images byte-for-byte (each checked and journalled first); return each
+    turn's relative paths."""
     paths = []
     for turn in task.turns:
         turn_paths = []
         for i, blob in enumerate(turn.images):
             relative = f"{IMAGES}/{directory}/turn_{turn.index}_image_{i}.{blob.ext}"
+            guard.claim([relative])
             write_if_changed(run.root / relative, blob.data)
+            written[relative] = sha256_bytes(blob.data)
             turn_paths.append(relative)
         paths.append(turn_paths)
     return paths
 
 
-def _remove_stale_images(run: RunDir, keep: set[str]) -> None:
-    """Delete files under ``images/`` this export did not write (an earlier export's, or
-    other shards'), then the folders left empty."""
-    root = run.path(IMAGES)
-    if not root.is_dir():
-        return
-    for path in sorted(root.rglob("*"), reverse=True):
-        if path.is_dir() and not path.is_symlink():
-            if not any(path.iterdir()):
-                path.rmdir()
-        elif path.relative_to(run.root).as_posix() not in keep:
-            path.unlink()
-
-
-def _without_images(dataset: Any, source: str, split: str) -> Any:
+def _without_images(dataset: Any, source: Source, split: str) -> Any:
     """The split again with only the text columns used (images are never read from disk)."""
     names = dataset.column_names
     if names is None:
         return dataset
     columns = [c for c in USED_COLUMNS if c in names and c not in IMAGE_COLUMNS]
-    return load_split(source, None, split, columns=columns)
+    return load_source_split(source, None, split, columns=columns)
+
+
+def _image_digests(task: Task) -> list[str]:
+    return [sha256_bytes(blob.data) for turn in task.turns for blob in turn.images]
 
 
 def export(
@@ -114,6 +120,8 @@ def export(
     turncase: str | None,
     context: str,
     first_image_only: bool,
+    revision: str | None = None,
+    force: bool = False,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
     warn: Warn = ignore,
@@ -124,17 +132,20 @@ def export(
     ``shard``: tasks.jsonl, images and request files hold only the shard's tasks (by task id),
     references.jsonl every task, so any shard's run directory scores the concatenated responses
     of all shards. ``requests``: also write ``requests/tasks.openai.NNNNN.jsonl``, one request
-    per turn (without it, stale request files are removed).
+    per turn (without it, stale request files are removed). ``revision``: the hub revision to
+    load (recorded resolved to its commit). Only files an earlier export wrote are replaced or
+    removed; ``force`` allows a non-empty directory that holds no export.
     """
     check_turncase(turncase)
     context_policy = context_policy_for(context)
     if requests is not None and context_policy != GOLDEN_HISTORY:
         raise UsageError(MODEL_CONTEXT_REQUESTS)
-    dataset = load_split(source, None, split)
+    pinned = resolve_source(source, revision)
+    dataset = load_source_split(pinned, None, split)
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
     for _ in iter_tasks(
-        iter_dataset_rows(_without_images(dataset, source, split), with_images=False),
+        iter_dataset_rows(_without_images(dataset, pinned, split), with_images=False),
         turncase=turncase,
         limit=limit,
     ):
@@ -146,6 +157,51 @@ def export(
         first_image_only=first_image_only,
         warn=warn,
     )
+    pinned = pin_local(pinned, [None], split)
+    guard = ExportGuard.begin(run.root, force=force)
+    try:
+        manifest = _export(
+            run,
+            guard,
+            tasks,
+            pinned,
+            source,
+            split,
+            context,
+            context_policy,
+            first_image_only,
+            limit,
+            turncase,
+            shard,
+            requests,
+            warn,
+            advance,
+        )
+    except BaseException:
+        guard.fail()
+        raise
+    guard.finish(manifest["written"])
+    return manifest
+
+
+def _export(
+    run: RunDir,
+    guard: ExportGuard,
+    tasks: Any,
+    pinned: Source,
+    source: str,
+    split: str,
+    context: str,
+    context_policy: str,
+    first_image_only: bool,
+    limit: int | None,
+    turncase: str | None,
+    shard: Shard | None,
+    requests: RequestSettings | None,
+    warn: Warn,
+    advance: Advance | None,
+) -> dict[str, Any]:
+    guard.start_placing()
     run.begin_export()
     dirs = ImageDirs()
     counts = dict.fromkeys(
@@ -153,7 +209,8 @@ def export(
         0,
     )
     in_shard = dict.fromkeys(("tasks", "turns", "images"), 0)
-    written: set[str] = set()
+    written: dict[str, str] = {}
+    rows: dict[str, str] = {}
     with (
         jsonio.atomic_writer(run.path(TASKS)) as tasks_out,
         jsonio.atomic_writer(run.path(REFERENCES)) as references_out,
@@ -161,7 +218,9 @@ def export(
         for task in tasks:
             # Every task takes its image folder name, so names agree across shards.
             directory = dirs.assign(task)
-            references_out.write(jsonio.dumps(reference_line(task)) + b"\n")
+            reference = reference_line(task)
+            references_out.write(jsonio.dumps(reference) + b"\n")
+            rows[task.id] = row_digest(reference, _image_digests(task))
             per_turn = [len(turn.images) for turn in task.turns]
             counts["tasks"] += 1
             counts["single_turn"] += task.turncase == SINGLE_TURN
@@ -174,14 +233,13 @@ def export(
                 advance(1)
             if shard is not None and not shard.contains(task.id):
                 continue
-            images = _write_images(run, task, directory)
-            written.update(path for paths in images for path in paths)
+            images = _write_images(run, task, directory, guard, written)
             tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
             in_shard["tasks"] += 1
             in_shard["turns"] += len(task.turns)
             in_shard["images"] += sum(per_turn)
-    _remove_stale_images(run, written)
     request_files = write_task_requests(run, requests, inference_units)
+    guard.record(p.relative_to(run.root).as_posix() for p in request_files)
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
@@ -200,13 +258,21 @@ def export(
             **requests.describe(),
             "files": [path.relative_to(run.root).as_posix() for path in request_files],
         }
+    for name in (TASKS, REFERENCES):
+        written[name] = sha256_file(run.path(name))
+    for path in request_files:
+        written[path.relative_to(run.root).as_posix()] = sha256_file(path)
     manifest = {
         "benchmark": BENCHMARK,
         "source": source,
+        "revision": pinned.describe(),
         "split": split,
         "context_policy": context_policy,
         "counts": counts,
         "options": options,
+        **pins(),
+        "rows": rows,
+        "written": dict(sorted(written.items())),
     }
     run.write_manifest(manifest)
     return manifest
@@ -291,9 +357,12 @@ def score(
     strict_judge: bool,
     turncase: str | None,
     warn: Warn = ignore,
+    options: dict[str, Any] | None = None,
 ) -> VisToolBenchReport:
-    """The report of a run directory (raises ``StrictJudgeError`` under ``strict_judge``)."""
+    """The report of a run directory (raises ``StrictJudgeError`` under ``strict_judge``), with
+    its ``provenance`` block (``options``: the command's options, recorded there)."""
     check_turncase(turncase)
+    manifest = run.read_manifest()
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses, warn))
     judge_lines = (
@@ -303,7 +372,21 @@ def score(
         warn("no judge responses given: every rubric of an answered turn counts as missing")
     if evaluator.context_policy != "golden_history":
         warn(f"context policy {evaluator.context_policy}: not comparable with official numbers")
-    return evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
+    provenance = report_block(
+        manifest=manifest,
+        manifest_path=run.path(MANIFEST),
+        inputs={
+            "references": (run.path(REFERENCES), False),
+            "responses": (responses, True),
+            "judge_responses": (judge_responses, True),
+        },
+        options=options or {},
+        ids=set(),
+        warn=warn,
+    )
+    report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
+    report.provenance = provenance
+    return report
 
 
 def score_checked(
@@ -314,11 +397,18 @@ def score_checked(
     *,
     turncase: str | None,
     warn: Warn = ignore,
+    recorded: dict[str, Any] | None = None,
 ) -> VisToolBenchReport:
     """``score``: the report with the outcome of every check in ``summary.checks`` (a failed
-    check raises nothing; the caller writes the report, then fails)."""
+    check raises nothing; the caller writes the report, then fails) and its provenance."""
     report = score(
-        run, responses, judge_responses, strict_judge=False, turncase=turncase, warn=warn
+        run,
+        responses,
+        judge_responses,
+        strict_judge=False,
+        turncase=turncase,
+        warn=warn,
+        options=recorded,
     )
     record_checks(report.summary, run_checks(report, options))
     return report

@@ -1,0 +1,243 @@
+"""What pins a measurement: the reference, the libraries that decide scores, content digests.
+
+Shared by both benchmarks: the export records these in the manifest, ``score`` in the
+report's ``provenance`` block together with the SHA-256 of every input file and the model names
+its batch output lines carry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+REFERENCE = "datologyai/DatBench@bd2ecaf"
+# The libraries whose versions can move a score (distribution names).
+SCORING_LIBRARIES = ("scipy", "lxml", "zss", "apted", "latex2sympy2", "rapidfuzz")
+
+
+def library_versions() -> dict[str, str | None]:
+    """The installed version of each scoring library (``None`` when it is not installed)."""
+    versions: dict[str, str | None] = {}
+    for name in SCORING_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def pins() -> dict[str, Any]:
+    """The keys every manifest and report provenance block starts with."""
+    from datbench_cli import __version__
+
+    return {"version": __version__, "reference": REFERENCE, "libraries": library_versions()}
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def row_digest(record: Any, image_digests: list[str]) -> str:
+    """SHA-256 of one row's content: its reference record (keys sorted) and image digests."""
+    body = orjson.dumps(
+        {"row": record, "images": image_digests},
+        default=str,
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+    )
+    return sha256_bytes(body)
+
+
+# Options that cannot change a score, left out of the report so it is byte-identical across them.
+_NOT_RECORDED = frozenset({"jobs"})
+
+
+def score_options(strict_judge: bool, options: Any) -> dict[str, Any]:
+    """The options of a ``score`` run as its report records them."""
+    recorded = {k: v for k, v in dict(options).items() if k not in _NOT_RECORDED}
+    return dict(sorted({"strict_judge": strict_judge, **recorded}.items()))
+
+
+def _line_model(obj: dict[str, Any]) -> str | None:
+    """The model that answered a line: ``response.body.model`` of a batch output line, or a
+    native line's own ``model``."""
+    response = obj.get("response")
+    body = response.get("body") if isinstance(response, dict) else None
+    model = body.get("model") if isinstance(body, dict) else None
+    if model is None and "custom_id" not in obj:
+        model = obj.get("model")
+    return model if isinstance(model, str) and model else None
+
+
+@dataclass
+class InputFile:
+    """One input file as the report's provenance names it."""
+
+    path: Path
+    sha256: str
+    models: Counter[str] = field(default_factory=Counter)
+    manifests: Counter[str] = field(default_factory=Counter)
+
+    def describe(self, with_models: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": str(self.path), "sha256": self.sha256}
+        if with_models:
+            out["models"] = dict(sorted(self.models.items()))
+        if self.manifests:
+            out["manifest_sha256"] = dict(sorted(self.manifests.items()))
+        return out
+
+
+def scan_file(path: Path, *, lines: bool) -> InputFile:
+    """Hash ``path``; for a JSONL response file also count each line's model and the manifest
+    digest (``manifest_sha256``) a line records it was made against. Never raises on content."""
+    digest = hashlib.sha256()
+    scanned = InputFile(path, "")
+    with path.open("rb") as handle:
+        for raw in handle:
+            digest.update(raw)
+            if not lines or (b'"model"' not in raw and b'"manifest_sha256"' not in raw):
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            model = _line_model(obj)
+            if model is not None:
+                scanned.models[model] += 1
+            recorded = obj.get("manifest_sha256")
+            if isinstance(recorded, str) and recorded:
+                scanned.manifests[recorded] += 1
+    scanned.sha256 = digest.hexdigest()
+    return scanned
+
+
+def check_images(root: Path, written: dict[str, str], prefix: str) -> tuple[int, list[str]]:
+    """Compare the image files present under ``root`` with the digests the manifest recorded
+    (the files under ``prefix``): ``(missing count, changed paths)``. Scoring never needs the
+    images; a present one whose bytes changed since the export is named."""
+    missing, changed = 0, []
+    for rel, recorded in written.items():
+        if not rel.startswith(prefix):
+            continue
+        path = root / rel
+        if not path.is_file():
+            missing += 1
+            continue
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != recorded:
+            changed.append(rel)
+    return missing, changed
+
+
+def model_warning(label: str, scanned: InputFile) -> str | None:
+    """The warning for a response file whose lines come from more than one model."""
+    if len(scanned.models) < 2:
+        return None
+    names = ", ".join(f"{name} ({count})" for name, count in sorted(scanned.models.items()))
+    return f"{scanned.path} mixes {label} of {len(scanned.models)} models: {names}"
+
+
+def other_export_warning(label: str, scanned: InputFile, manifest_sha: str) -> str | None:
+    """The warning for a file whose lines say they were made against another export."""
+    others = {d: n for d, n in scanned.manifests.items() if d != manifest_sha}
+    if not others:
+        return None
+    count = sum(others.values())
+    return (
+        f"{count} {label} line(s) in {scanned.path} were made against another export "
+        f"(manifest_sha256 {', '.join(sorted(d[:12] for d in others))}; this run directory's "
+        f"is {manifest_sha[:12]}): their scores may not describe this export"
+    )
+
+
+def manifest_sha256(path: Path) -> str:
+    """Hex SHA-256 of the manifest file."""
+    return sha256_bytes(path.read_bytes())
+
+
+def report_block(
+    *,
+    manifest: dict[str, Any],
+    manifest_path: Path,
+    inputs: dict[str, tuple[Path | None, bool]],
+    options: dict[str, Any],
+    ids: set[str],
+    warn: Any,
+    response_ids: dict[str, set[str]] | None = None,
+) -> dict[str, Any]:
+    """The report's ``provenance`` block; warnings go to ``warn`` and into the block.
+
+    ``inputs``: label -> (path or None, is a response file). ``ids``: the export's sample (or
+    turn) ids; ``response_ids``: label -> the ids its lines answered, to name lines that
+    belong to another export.
+    """
+    warnings: list[str] = []
+
+    def note(message: str | None) -> None:
+        if message:
+            warnings.append(message)
+            warn(message)
+
+    manifest_digest = manifest_sha256(manifest_path)
+    files: dict[str, Any] = {"manifest": {"path": str(manifest_path), "sha256": manifest_digest}}
+    for label, (path, is_responses) in inputs.items():
+        if path is None or not path.is_file():
+            files[label] = None
+            continue
+        scanned = scan_file(path, lines=is_responses)
+        files[label] = scanned.describe(with_models=is_responses)
+        if is_responses:
+            what = label.replace("_", " ")
+            note(model_warning(what, scanned))
+            note(other_export_warning(what, scanned, manifest_digest))
+    for label, answered in (response_ids or {}).items():
+        foreign = answered - ids
+        if foreign:
+            note(
+                f"{len(foreign)} id(s) in the {label.replace('_', ' ')} are not in this export "
+                "(made against another export or revision?)"
+            )
+    written = manifest.get("written")
+    images: dict[str, Any] | None = None
+    if isinstance(written, dict):
+        missing, changed = check_images(manifest_path.parent, written, "images/")
+        images = {"missing": missing, "changed": changed}
+        if changed:
+            shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
+            note(
+                f"{len(changed)} image file(s) changed since the export (the responses may "
+                f"describe other images): {shown}"
+            )
+    found = manifest.get("revision")
+    revision: dict[str, Any] = found if isinstance(found, dict) else {}
+    return {
+        "tool": "datbench",
+        **pins(),
+        "dataset": {
+            "benchmark": manifest.get("benchmark"),
+            "source": manifest.get("source"),
+            "split": manifest.get("split"),
+            "revision": revision.get("requested"),
+            "resolved_revision": revision.get("resolved"),
+            "exported_with": {
+                "version": manifest.get("version"),
+                "libraries": manifest.get("libraries"),
+            },
+            "manifest_sha256": manifest_digest,
+        },
+        "inputs": files,
+        "images": images,
+        "options": options,
+        "warnings": warnings,
+    }

@@ -1,0 +1,433 @@
+"""Run directories that cannot destroy data, pinned sources, and the report's provenance block
+(both benchmarks), through the command line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.files.hub_layout import write_hub_dataset
+from tests.cli_helpers import ROOT, SAMPLE, make_dataset, make_row, run_cli, tree_bytes
+
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
+SHA = "0123456789abcdef0123456789abcdef01234567"
+OLD_SHA = "fedcba9876543210fedcba9876543210fedcba98"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def export_args(target: str, run_dir: Path, *extra: str) -> list[str]:
+    source = VTB_SAMPLE if target == "vistoolbench" else SAMPLE
+    return ["export-tasks", target, "--source", str(source), "-d", str(run_dir), *extra]
+
+
+def batch_line(sample_id: str, content: str, model: str) -> dict[str, Any]:
+    return {
+        "id": f"batch_{sample_id}",
+        "custom_id": sample_id,
+        "response": {
+            "status_code": 200,
+            "body": {"model": model, "choices": [{"message": {"content": content}}]},
+        },
+        "error": None,
+    }
+
+
+class _Case(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def assert_one_sentence(self, result: Any, *needles: str) -> None:
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        for needle in needles:
+            self.assertIn(needle, errors[0])
+
+    def user_project(self) -> Path:
+        project = self.tmp / "project"
+        (project / "images").mkdir(parents=True)
+        (project / "images" / "my_photo.jpg").write_bytes(b"\xff\xd8\xff my holiday")
+        (project / "tasks.jsonl").write_text('{"my": "own tasks"}\n')
+        return project
+
+
+class DataLossTests(_Case):
+    def test_export_into_a_users_folder_is_refused_and_leaves_it_byte_identical(self) -> None:
+        for target in ("counting", "vistoolbench"):
+            with self.subTest(target=target):
+                project = self.user_project()
+                before = tree_bytes(project)
+                result = run_cli(*export_args(target, project))
+                self.assert_one_sentence(result, "not empty", "--force")
+                self.assertEqual(tree_bytes(project), before)
+                # --force never overwrites the user's tasks.jsonl either.
+                forced = run_cli(*export_args(target, project, "--force"))
+                self.assert_one_sentence(forced, "would overwrite tasks.jsonl")
+                self.assertEqual(tree_bytes(project), before)
+                shutil.rmtree(project)
+
+    def test_force_adds_the_export_beside_the_users_files(self) -> None:
+        for target in ("counting", "vistoolbench"):
+            with self.subTest(target=target):
+                project = self.user_project()
+                (project / "tasks.jsonl").unlink()
+                photo = (project / "images" / "my_photo.jpg").read_bytes()
+                result = run_cli(*export_args(target, project, "--force"))
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                self.assertEqual((project / "images" / "my_photo.jpg").read_bytes(), photo)
+                manifest = json.loads((project / "datbench.json").read_text())
+                self.assertNotIn("images/my_photo.jpg", manifest["written"])
+                # A re-export (here of less) still leaves the photo alone.
+                again = run_cli(*export_args(target, project, "--limit", "1"))
+                self.assertEqual(again.exit_code, 0, again.stderr)
+                self.assertEqual((project / "images" / "my_photo.jpg").read_bytes(), photo)
+                shutil.rmtree(project)
+
+    def test_reexport_removes_only_the_files_the_previous_manifest_lists(self) -> None:
+        for target in ("counting", "vistoolbench"):
+            with self.subTest(target=target):
+                run_dir = self.tmp / f"run-{target}"
+                self.assertEqual(run_cli(*export_args(target, run_dir)).exit_code, 0)
+                first = json.loads((run_dir / "datbench.json").read_text())["written"]
+                mine = {
+                    "images/keep_me.png": b"\x89PNG mine",
+                    "notes.txt": b"my notes\n",
+                    "responses.jsonl": b'{"id": "x", "raw_output": "y"}\n',
+                }
+                for name, data in mine.items():
+                    (run_dir / name).write_bytes(data)
+                result = run_cli(*export_args(target, run_dir, "--limit", "1"))
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                second = json.loads((run_dir / "datbench.json").read_text())["written"]
+                self.assertLess(len(second), len(first))
+                files = {
+                    p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()
+                }
+                self.assertEqual(files, {*second, "datbench.json", *mine})
+                for name, data in mine.items():
+                    self.assertEqual((run_dir / name).read_bytes(), data)
+                for name, digest in second.items():
+                    self.assertEqual(sha256(run_dir / name), digest, name)
+
+    def test_an_export_over_an_interrupted_one_is_not_refused(self) -> None:
+        run_dir = self.tmp / "run"
+        self.assertEqual(run_cli(*export_args("counting", run_dir)).exit_code, 0)
+        # What a killed export leaves past its point of no return: no manifest, a journal.
+        listed = json.loads((run_dir / "datbench.json").read_text())["written"]
+        (run_dir / "datbench.json").unlink()
+        (run_dir / ".datbench-export.journal").write_text("".join(f"{n}\n" for n in listed))
+        result = run_cli(*export_args("counting", run_dir, "--limit", "1"))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertFalse((run_dir / ".datbench-export.journal").exists())
+        self.assertEqual(len(list((run_dir / "images").iterdir())), 1)
+
+
+class SourceTests(_Case):
+    def test_a_missing_path_is_no_such_directory(self) -> None:
+        for source in ("./sample_data/datbench-typo", "/nonexistent/place", "a/b/c", "x.parquet"):
+            with self.subTest(source=source):
+                result = run_cli(
+                    "export-tasks", "math", "--source", source, "-d", str(self.tmp / "r")
+                )
+                self.assert_one_sentence(result, f"no such directory: {source}")
+                self.assertNotIn("hub", result.stderr)
+
+    def test_a_parquet_file_says_to_pass_its_folder(self) -> None:
+        parquet = SAMPLE / "math" / "test-00000-of-00001.parquet"
+        result = run_cli("export-tasks", "math", "--source", str(parquet), "-d", str(self.tmp))
+        self.assert_one_sentence(result, "parquet file", "dataset folder")
+
+    def test_revision_is_for_hub_sources_only(self) -> None:
+        result = run_cli(*export_args("math", self.tmp / "r", "--revision", "main"))
+        self.assert_one_sentence(result, "--revision applies only to hub sources")
+
+    def test_a_local_directory_is_pinned_by_a_digest_of_its_data_files(self) -> None:
+        source = make_dataset(self.tmp, {"math": [make_row("m1"), make_row("m2")]})
+        run_dir = self.tmp / "run"
+        self.assertEqual(run_cli(*["export-tasks", "math", "--source", str(source),
+                                   "-d", str(run_dir)]).exit_code, 0)  # fmt: skip
+        manifest = json.loads((run_dir / "datbench.json").read_text())
+        revision = manifest["revision"]
+        files = sorted(["README.md", "math/test-00000-of-00001.parquet"])
+        digest = hashlib.sha256(
+            "".join(f"{name}\0{sha256(source / name)}\n" for name in files).encode()
+        ).hexdigest()
+        self.assertEqual(revision, {"requested": None, "resolved": f"sha256:{digest}",
+                                    "how": "local-files"})  # fmt: skip
+        self.assertEqual(manifest["reference"], "datologyai/DatBench@bd2ecaf")
+        self.assertEqual(
+            set(manifest["libraries"]), {"scipy", "lxml", "zss", "apted", "latex2sympy2",
+                                         "rapidfuzz"})  # fmt: skip
+        self.assertTrue(all(manifest["libraries"].values()))
+        self.assertEqual(set(manifest["rows"]), {"m1", "m2"})
+        self.assertNotEqual(manifest["rows"]["m1"], manifest["rows"]["m2"])
+
+
+class OfflineRevisionTests(_Case):
+    """``--revision`` offline resolves against a snapshot in the test's own hub cache."""
+
+    def build_cache(self) -> Path:
+        home = self.tmp / "hf-home"
+        repo = home / "hub" / "datasets--acme--bench"
+        write_hub_dataset(repo / "snapshots" / SHA, {"math": [make_row("new1"), make_row("new2")]})
+        write_hub_dataset(repo / "snapshots" / OLD_SHA, {"math": [make_row("old1")]})
+        (repo / "refs").mkdir(parents=True)
+        (repo / "refs" / "main").write_text(SHA)
+        (repo / "refs" / "v1").write_text(OLD_SHA)
+        return home
+
+    def export(self, home: Path, run_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(home), "NO_COLOR": "1"}
+        env.pop("HF_HUB_CACHE", None)
+        env["HF_ENDPOINT"] = "http://127.0.0.1:9"  # never reached
+        return subprocess.run(
+            [sys.executable, "-m", "datbench_cli", "export-tasks", "math", "--source",
+             "acme/bench", "-d", str(run_dir), *extra],
+            capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, check=False,
+        )  # fmt: skip
+
+    def test_revisions_resolve_to_the_cached_commits(self) -> None:
+        home = self.build_cache()
+        for given, sha, ids in (
+            (None, SHA, ["new1", "new2"]),
+            ("main", SHA, ["new1", "new2"]),
+            ("v1", OLD_SHA, ["old1"]),
+            (OLD_SHA, OLD_SHA, ["old1"]),
+        ):
+            with self.subTest(revision=given):
+                run_dir = self.tmp / f"run-{given}"
+                result = self.export(home, run_dir, *(["--revision", given] if given else []))
+                self.assertEqual(result.returncode, 0, result.stderr)
+                manifest = json.loads((run_dir / "datbench.json").read_text())
+                self.assertEqual(manifest["source"], "acme/bench")
+                self.assertEqual(
+                    manifest["revision"], {"requested": given, "resolved": sha, "how": "hub-cache"}
+                )
+                self.assertEqual(sorted(manifest["rows"]), ids)
+
+    def test_an_unknown_revision_offline_is_one_sentence(self) -> None:
+        result = self.export(self.build_cache(), self.tmp / "r", "--revision", "v9")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("HF_HUB_OFFLINE", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+
+
+class _FakeHubProxy:
+    """An HTTP proxy on 127.0.0.1 that answers the hub API itself: ``revision/<rev>`` of
+    acme/bench with ``SHA``, anything else 404; records the URLs it was asked for."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        seen: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.path)
+                found = "/api/datasets/acme/bench/revision/" in self.path
+                body = json.dumps({"id": "acme/bench", "sha": SHA} if found else {}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:
+                return None
+
+        self.seen = seen
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _FakeHubProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def env(self) -> dict[str, str]:
+        env = {**os.environ, "HTTP_PROXY": f"http://127.0.0.1:{self.server.server_port}"}
+        env.update({"HF_ENDPOINT": "http://hub.invalid", "HF_HUB_OFFLINE": "", "NO_COLOR": "1"})
+        for name in ("NO_PROXY", "no_proxy", "http_proxy", "DATBENCH_SOURCE"):
+            env.pop(name, None)
+        return env
+
+
+class HubProxyTests(_Case):
+    """The hub is asked through the hub client, so proxy settings apply (hub.invalid has no
+    address: without the proxy every call here would be "cannot reach")."""
+
+    def test_a_revision_resolves_through_the_proxy(self) -> None:
+        code = (
+            "from datbench_cli.files.sources import resolve_hub_commit; "
+            "print(resolve_hub_commit('acme/bench', 'v1'))"
+        )
+        with _FakeHubProxy() as proxy:
+            result = subprocess.run(
+                [sys.executable, "-c", code], env=proxy.env(), cwd=ROOT, capture_output=True,
+                text=True, timeout=60, check=False,
+            )  # fmt: skip
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.strip(), SHA)
+        self.assertIn("http://hub.invalid/api/datasets/acme/bench/revision/v1", proxy.seen)
+
+    def test_export_of_an_unknown_hub_dataset_through_the_proxy_is_one_sentence(self) -> None:
+        with _FakeHubProxy() as proxy:
+            result = subprocess.run(
+                [sys.executable, "-m", "datbench_cli", "export-tasks", "math", "--source",
+                 "acme/nothing", "-d", str(self.tmp / "r")],
+                env=proxy.env(), cwd=ROOT, capture_output=True, text=True, timeout=60,
+                check=False,
+            )  # fmt: skip
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("error: no dataset 'acme/nothing' on the Hugging Face hub", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertTrue(any("acme/nothing" in url for url in proxy.seen))
+
+
+class ReportProvenanceTests(_Case):
+    def scored(self, target: str, responses: list[dict[str, Any]] | None = None) -> Path:
+        run_dir = self.tmp / f"run-{target}"
+        self.assertEqual(run_cli(*export_args(target, run_dir)).exit_code, 0)
+        source = VTB_SAMPLE if target == "vistoolbench" else SAMPLE
+        if responses is None:
+            shutil.copy(source / "responses.jsonl", run_dir / "responses.jsonl")
+        else:
+            text = "".join(json.dumps(line) + "\n" for line in responses)
+            (run_dir / "responses.jsonl").write_text(text)
+        shutil.copy(source / "judge_responses.jsonl", run_dir / "judge_responses.jsonl")
+        return run_dir
+
+    def score(self, run_dir: Path) -> tuple[Any, dict[str, Any]]:
+        vtb = json.loads((run_dir / "datbench.json").read_text())["benchmark"] == "vistoolbench"
+        extra = ("--turncase", "single-turn") if vtb else ("--sample-timeout", "20")
+        result = run_cli("score", "-d", str(run_dir), *extra)
+        return result, json.loads((run_dir / "report.json").read_text())
+
+    def test_the_provenance_block_matches_the_inputs(self) -> None:
+        for target in ("all", "vistoolbench"):
+            with self.subTest(target=target):
+                run_dir = self.scored(target)
+                result, report = self.score(run_dir)
+                self.assertIn(result.exit_code, (0, 1), result.stderr)
+                block = report["provenance"]
+                manifest = json.loads((run_dir / "datbench.json").read_text())
+                self.assertEqual(block["reference"], "datologyai/DatBench@bd2ecaf")
+                self.assertEqual(block["version"], manifest["version"])
+                self.assertEqual(block["dataset"]["source"], manifest["source"])
+                self.assertEqual(
+                    block["dataset"]["resolved_revision"], manifest["revision"]["resolved"]
+                )
+                self.assertEqual(block["dataset"]["manifest_sha256"],
+                                 sha256(run_dir / "datbench.json"))  # fmt: skip
+                for label, name in (
+                    ("manifest", "datbench.json"),
+                    ("references", "references.jsonl"),
+                    ("responses", "responses.jsonl"),
+                    ("judge_responses", "judge_responses.jsonl"),
+                ):
+                    self.assertEqual(block["inputs"][label]["sha256"], sha256(run_dir / name))
+                self.assertEqual(set(block["libraries"]), set(manifest["libraries"]))
+                self.assertFalse(block["options"]["strict_judge"])
+                if target == "vistoolbench":
+                    self.assertEqual(block["options"]["turncase"], "single-turn")
+                else:
+                    self.assertEqual(block["options"]["sample_timeout"], 20)
+                    self.assertNotIn("jobs", block["options"])
+                self.assertEqual(block["images"], {"missing": 0, "changed": []})
+
+    def test_models_of_batch_lines_are_named_and_a_mix_is_a_warning(self) -> None:
+        ids = [json.loads(line)["id"] for line in (SAMPLE / "responses.jsonl").open()]
+        lines = [batch_line(i, "A", "model-a" if n % 3 else "model-b") for n, i in enumerate(ids)]
+        run_dir = self.scored("all", lines)
+        result, report = self.score(run_dir)
+        models = report["provenance"]["inputs"]["responses"]["models"]
+        self.assertEqual(set(models), {"model-a", "model-b"})
+        self.assertEqual(sum(models.values()), len(ids))
+        self.assertIn("mixes responses of 2 models", result.stderr)
+        self.assertTrue(any("model-b" in w for w in report["provenance"]["warnings"]))
+
+    def test_swapped_image_bytes_are_noticed(self) -> None:
+        for target in ("all", "vistoolbench"):
+            with self.subTest(target=target):
+                run_dir = self.scored(target)
+                image = sorted((run_dir / "images").rglob("*.png"))[0]
+                image.write_bytes(image.read_bytes()[:-1] + b"\x00")
+                result, report = self.score(run_dir)
+                rel = image.relative_to(run_dir).as_posix()
+                self.assertEqual(report["provenance"]["images"]["changed"], [rel])
+                self.assertIn("changed since the export", result.stderr)
+
+    def test_responses_made_against_another_export_say_so(self) -> None:
+        lines = [json.loads(line) for line in (SAMPLE / "responses.jsonl").open()]
+        for line in lines[:3]:
+            line["manifest_sha256"] = "ab" * 32
+        lines.append({"id": "from_another_revision", "raw_output": "x"})
+        run_dir = self.scored("all", lines)
+        result, report = self.score(run_dir)
+        self.assertIn("made against another export", result.stderr)
+        warnings = " ".join(report["provenance"]["warnings"])
+        self.assertIn("3 responses line(s)", warnings)
+        self.assertIn("1 id(s) in the responses are not in this export", warnings)
+
+
+class CurrentRevisionRowTests(_Case):
+    def test_vqa_v2_judge_rows_and_image_marker_questions_export_and_score(self) -> None:
+        run_dir = self.tmp / "run"
+        self.assertEqual(run_cli(*export_args("general", run_dir)).exit_code, 0)
+        tasks = {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (run_dir / "tasks.jsonl").read_text().splitlines()
+        }
+        references = {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (run_dir / "references.jsonl").read_text().splitlines()
+        }
+        marked = [i for i in tasks if "image_marker" in i]
+        self.assertEqual(len(marked), 2)
+        for sample_id in marked:
+            ref = references[sample_id]
+            self.assertTrue(ref["question"].startswith("<image>\n"))
+            fmt = ref["prompt_format"]
+            self.assertEqual(tasks[sample_id]["question"],
+                             fmt["prefix"] + ref["question"] + fmt["suffix"])  # fmt: skip
+        shutil.copy(SAMPLE / "responses.jsonl", run_dir / "responses.jsonl")
+        made = run_cli("make-judge-tasks", "-d", str(run_dir))
+        self.assertEqual(made.exit_code, 0, made.stderr)
+        judge_tasks = {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (run_dir / "judge_tasks.jsonl").read_text().splitlines()
+        }
+        vqa = sorted(i for i in judge_tasks if "vqav2_judge" in i)
+        self.assertEqual(len(vqa), 3)
+        for sample_id in vqa:  # the JSON policy reaches the judge unchanged
+            self.assertTrue(judge_tasks[sample_id]["judge_prompt"].endswith(
+                '{"answer": true} or {"answer": false}.'))  # fmt: skip
+        shutil.copy(SAMPLE / "judge_responses.jsonl", run_dir / "judge_responses.jsonl")
+        scored = run_cli("score", "-d", str(run_dir), "-q")
+        self.assertIn(scored.exit_code, (0, 1), scored.stderr)
+        report = json.loads((run_dir / "report.json").read_text())
+        results = {r["id"]: r for r in report["results"]}
+        self.assertEqual([results[i]["score"] for i in vqa], [1.0, 0.0, 1.0])
+        self.assertEqual({results[i]["metadata"]["eval_mode"] for i in vqa}, {"judge"})
+        self.assertEqual([results[i]["score"] for i in sorted(marked)], [1.0, 0.0])
+
+
+if __name__ == "__main__":
+    unittest.main()
