@@ -23,7 +23,7 @@ from tests.runner_lines import (
 )
 from tests.vtb_support import SAMPLE_RESPONSES as VTB_RESPONSES
 
-BASE_ACCURACY = 0.7125089233192768
+BASE_ACCURACY = 0.7088079718943007
 CAPABILITIES = ("chart", "counting", "document", "general", "grounding", "math", "scene")
 
 
@@ -86,7 +86,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         lines = {i: shapes[n % 3](i) for n, i in enumerate(chosen)}
         result, summary = self.score(self.work("empty", self.replaced(lines)))
         self.assertEqual(result.exit_code, 0, result.stderr)
-        self.assertEqual(summary["total_samples"], 147)
+        self.assertEqual(summary["total_samples"], 152)
         self.assertEqual(summary["overall_accuracy"], BASE_ACCURACY)
         self.assertEqual(summary["response_statuses"]["empty"], 15 + 4)
         self.assertEqual(summary["unanswered_samples"], 0)
@@ -104,7 +104,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         }
         result, summary = self.score(self.work("reasoning", self.replaced(lines)))
         self.assertEqual(result.exit_code, 0, result.stderr)
-        self.assertEqual(summary["total_samples"], 147)
+        self.assertEqual(summary["total_samples"], 152)
         self.assertEqual(summary["response_statuses"]["truncated"], 3)
         self.assertEqual(summary["truncated_responses"], 3)
         self.assertEqual(summary["overall_accuracy"], BASE_ACCURACY)
@@ -125,9 +125,9 @@ class DatBenchNothingSilentTests(unittest.TestCase):
             self.work("refused", self.replaced(lines)), "--fail-under", "0.72"
         )
         self.assertEqual(result.exit_code, 1)
-        self.assertIn("overall_accuracy 0.7125 is below 0.72", result.stderr)
+        self.assertIn("overall_accuracy 0.7088 is below 0.72", result.stderr)
         self.assertEqual(summary["response_statuses"]["refused"], 4)
-        self.assertEqual(summary["total_samples"], 147)
+        self.assertEqual(summary["total_samples"], 152)
 
     def test_transport_failures_are_unanswered_and_fail_coverage(self) -> None:
         chosen = [self.wrong[0], self.judge_ids[0], self.wrong[1], self.wrong[2]]
@@ -142,12 +142,12 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         work = self.work("errored", responses)
         result, summary = self.score(work)
         self.assertEqual(result.exit_code, 1)
-        self.assertIn("coverage check failed: 3 of 147 have no usable response", result.stderr)
+        self.assertIn("coverage check failed: 3 of 152 have no usable response", result.stderr)
         self.assertIn("--allow-missing", result.stderr)
         self.assertEqual(summary["unanswered_samples"], 3)
         self.assertEqual(summary["response_statuses"]["errored"], 3)
-        self.assertEqual(summary["total_samples"], 144)
-        self.assertEqual(summary["coverage"]["answered"], 144)
+        self.assertEqual(summary["total_samples"], 149)
+        self.assertEqual(summary["coverage"]["answered"], 149)
         self.assertFalse(summary["checks_passed"])
         result, summary = self.score(work, "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
@@ -163,14 +163,14 @@ class DatBenchNothingSilentTests(unittest.TestCase):
             "score", "-d", str(work), "--strict", "--strict-judge", "--fail-under", "0.9"
         )
         self.assertEqual(result.exit_code, 1)
-        self.assertIn("137 of 147 have no usable response", result.stderr)
+        self.assertIn("142 of 152 have no usable response", result.stderr)
         self.assertIn("fail_under check failed", result.stderr)
         for capability in (*CAPABILITIES, "spatial", "table"):
             self.assertIn(capability, result.stdout)
         summary = json.loads((work / "report.json").read_text())["summary"]
         self.assertEqual(summary["overall_accuracy"], 1.0)
         self.assertEqual(
-            (summary["coverage"]["answered"], summary["coverage"]["expected"]), (10, 147)
+            (summary["coverage"]["answered"], summary["coverage"]["expected"]), (10, 152)
         )
         self.assertEqual(len(summary["coverage"]["by_capability"]), 9)
 
@@ -232,8 +232,8 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 1)
         self.assertIn("strict_judge check failed", result.stderr)
         self.assertIn("stale:", result.stderr)
-        # 11 of the 12 judge-mode samples have a verdict line; all judged other text.
-        self.assertEqual(summary["judge_stale_verdicts"], 11)
+        # 14 of the 15 judge-mode samples have a verdict line; all judged other text.
+        self.assertEqual(summary["judge_stale_verdicts"], 14)
         self.assertEqual(summary["judge_accuracy"], 0.0)
         # make-judge-tasks --skip-done asks them all again.
         result = run_cli(
@@ -242,7 +242,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertIn("skipped 0 judge task(s)", result.stderr)
         tasks = read_lines(work / "judge_tasks.jsonl")
-        self.assertEqual(len(tasks), 12)
+        self.assertEqual(len(tasks), 15)
         self.assertEqual({t["vlm_response"] for t in tasks}, {"WRONG"})
 
     def test_batch_verdicts_carry_their_digest_in_the_custom_id(self) -> None:
@@ -268,7 +268,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 1)
         self.assertIn(f"stale: {changed}", result.stderr)
         self.assertEqual(summary["judge_stale_verdicts"], 1)
-        self.assertEqual(summary["judge_accuracy"], 11 / 12)
+        self.assertEqual(summary["judge_accuracy"], 14 / 15)
         result = run_cli("check-judge", "-d", str(work))
         self.assertEqual(result.exit_code, 1)
         self.assertIn("1 stale", result.stdout)

@@ -33,7 +33,10 @@ MAPS = (
 LEAVES = (
     "results[].metadata.score_details.*",
     "summary.dataset_metrics.*.metrics_error",
-    "summary.provenance.*.*",
+    "provenance.libraries",
+    "provenance.dataset.exported_with.libraries",
+    "provenance.options",
+    "provenance.inputs.*.models",
 )
 
 
