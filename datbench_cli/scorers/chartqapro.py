@@ -17,7 +17,9 @@ from datbench_cli.text.extract import extract_final_answer
 
 # Quirk: ChartQAPro's tolerance carries a tiny epsilon that ChartQA's lacks (1 vs 1.05 passes).
 TOLERANCE = RELATIVE_TOLERANCE + 1e-10
-EXACT_MATCH_TYPES = frozenset({"Fact Checking", "Multi Choice"})
+# Quirk: a tuple, not a set: the reference tests list membership (by ==), so a list or dict
+# `question_type` from metadata is simply not exact-match instead of unhashable.
+EXACT_MATCH_TYPES = ("Fact Checking", "Multi Choice")
 OPTION_LETTERS = frozenset("ABCDE")
 
 _BRACKETED_RE = re.compile(r"^\[(.*)\]$")

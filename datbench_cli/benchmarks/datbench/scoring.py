@@ -10,6 +10,7 @@ from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from datbench_cli.runtime.budget import SampleTimeout, time_limit
+from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
 
@@ -48,7 +49,9 @@ def score_direct(
             if scorer is None:
                 details = _fallback(sample, model_output)
             else:
-                details = scorer.score_sample(build_scorer_input(sample), model_output)
+                details = call_with_reference_headroom(
+                    scorer.score_sample, build_scorer_input(sample), model_output
+                )
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.
             is_correct = bool(details.get("score", 0.0) >= 0.5)
