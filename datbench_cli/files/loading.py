@@ -49,6 +49,15 @@ def _local_copy_hint(source: str) -> str:
 _STREAM_BATCH_ROWS = 32
 
 
+_parquet_streamed = False
+
+
+def parquet_streamed() -> bool:
+    """Whether this process opened a streaming parquet scan (an Arrow reader that may keep an
+    I/O thread alive when the scan is stopped early; see ``datbench_cli.cli.app.console_main``)."""
+    return _parquet_streamed
+
+
 def load_split(
     source: str, config: str | None, split: str, columns: list[str] | None = None
 ) -> Any:
@@ -86,6 +95,8 @@ def load_split(
             }
             if columns is not None:
                 options["columns"] = columns
+            global _parquet_streamed
+            _parquet_streamed = True
             return datasets.load_dataset(source, config, split=split, streaming=True, **options)
         loaded = datasets.load_dataset(source, config, split=split)
         return loaded.select_columns(columns) if columns is not None else loaded
