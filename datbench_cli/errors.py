@@ -56,3 +56,10 @@ class OutputError(DatbenchError):
         self.path = str(path)
         self.reason = exc.strerror or str(exc) or type(exc).__name__
         super().__init__(f"cannot write {self.path}: {self.reason}")
+
+
+class WorkerDied(DatbenchError):
+    """A scoring worker process died (killed, out of memory, a crash in a C extension) twice on
+    the same samples: the run stops instead of waiting for it or scoring without them."""
+
+    exit_code = 3
