@@ -91,11 +91,11 @@ class DeadWorkerTests(unittest.TestCase):
             with self.subTest(how=how), tempfile.TemporaryDirectory() as tmp:
                 marker = Path(tmp) / "died"
 
-                def run() -> list[dict[str, Any]]:
+                def run(how: str, marker: Path) -> list[dict[str, Any]]:
                     with mock.patch.object(parallel, "score_item", dies_on("s030", how, marker)):
                         return report_rows(jobs=2)
 
-                self.assertEqual(within(60, run), self.expected)
+                self.assertEqual(within(60, run, how, marker), self.expected)
                 self.assertTrue(marker.exists())  # the worker did die
 
     def test_a_worker_dying_twice_stops_the_run_naming_the_sample(self) -> None:
