@@ -3,6 +3,9 @@
 - ChartQAPro with a list or dict ``question_type`` in its metadata raised ``TypeError:
   unhashable type``: the reference tests membership in a list, so such a type is simply not an
   exact-match type and the item is compared with relaxed correctness.
+- A 10 MB ChartQAPro output ``[1, 1, 1, ...]`` took 12 s and 3.3 GB (``ast.literal_eval``
+  builds a syntax tree of every item); a plain flat list is now read without one, with the same
+  items, and items past the gold list's length are only counted.
 - A CC-OCR KIE output nested about 990 levels deep raised ``RecursionError`` where the
   reference scores 0: our call stack to the scorer (CLI, generators, worker pool) is deeper than
   the reference's, so scorers now run with the reference's recursion room. Past the reference's
@@ -12,9 +15,11 @@
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import sys
 import tempfile
+import tracemalloc
 import unittest
 import warnings
 from pathlib import Path
@@ -22,6 +27,8 @@ from typing import Any
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.files import jsonio
+from datbench_cli.scorers import chartqapro
+from tests.bounded import within
 from tests.cli_helpers import make_dataset, make_row, run_cli
 
 KIE_GT = json.dumps({"company": "ACME", "total": "3.00"})
@@ -68,6 +75,54 @@ class ChartQAProQuestionTypeTests(unittest.TestCase):
     def test_string_exact_match_types_are_unchanged(self) -> None:
         row = _row("c1", "chartqapro", "5.1", {"question_type": "Multi Choice"})
         self.assertEqual(_score([row], ["5"], "chart").results[0].score, 0.0)
+
+
+def _peak_and_score(output: str) -> tuple[int, float]:
+    sample = {"answer": "[1, 2]", "all_answers": ["[1, 2]"], "question_type": "Factoid"}
+    tracemalloc.start()
+    try:
+        score = chartqapro.score_sample(sample, output)["score"]
+        return tracemalloc.get_traced_memory()[1], score
+    finally:
+        tracemalloc.stop()
+
+
+class ChartQAProLongListTests(unittest.TestCase):
+    def test_a_10mb_list_output_is_scored_in_bounded_memory(self) -> None:
+        output = "[" + ", ".join(["1"] * 3_333_333) + "]"
+        peak, score = within(120, _peak_and_score, output)
+        # The score the literal_eval path gives: 1 of 3,333,333 items matches.
+        self.assertEqual(score, 1.0 / 3_333_333)
+        # Answer extraction copies the text a few times; the syntax tree took 3.3 GB.
+        self.assertLess(peak, 30 * len(output))
+
+    def test_plain_lists_read_exactly_like_literal_eval(self) -> None:
+        rng = random.Random(15)
+        alphabet = [*"0123456789-., '\"[]ab\t\n\\\x0c", "\u2028", "\x85", "é", "\x00", "\r", "_"]
+
+        def item() -> str:
+            kind = rng.random()
+            if kind < 0.3:
+                return str(rng.randint(-(10 ** rng.randint(0, 20)), 10 ** rng.randint(0, 20)))
+            if kind < 0.5:
+                return f"{rng.uniform(-1e6, 1e6):.{rng.randint(1, 18)}f}"
+            if kind < 0.8:
+                quote = rng.choice("'\"")
+                body = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                return quote + body + quote
+            return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+
+        plain = 0
+        for _ in range(20_000):
+            separator = rng.choice([", ", ",", " , "])
+            items = separator.join(item() for _ in range(rng.randint(1, 5)))
+            text = rng.choice(["", " "]) + "[" + items + rng.choice(["", ",", " ,", " "]) + "]"
+            plain += chartqapro._PLAIN_LIST_RE.fullmatch(text) is not None
+            expected = chartqapro._as_list(text)
+            for keep in (1, 3):
+                want = None if expected is None else (expected[:keep], len(expected))
+                self.assertEqual(chartqapro._list_head(text, keep), want, text)
+        self.assertGreater(plain, 5_000)  # the plain path is exercised
 
 
 class DeepNestingTests(unittest.TestCase):
