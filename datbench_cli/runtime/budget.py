@@ -31,6 +31,10 @@ from typing import Any
 DEFAULT_SAMPLE_TIMEOUT = 30.0
 
 _ANY_MOMENT = 1e-6  # the shortest timer: "fire now"
+# After the budget, the alarm repeats this often until the block is left: a SampleTimeout that
+# lands where Python drops exceptions (a __del__, a weakref or GC callback: "Exception ignored
+# in ...") would otherwise leave the rest of the sample unbounded.
+_REPEAT_SECONDS = 0.5
 
 
 class SampleTimeout(BaseException):
@@ -108,7 +112,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
         scope.fire_caller(signum, frame)
         return
     if scope.sample_deadline is not None and now >= scope.sample_deadline - _ANY_MOMENT:
-        scope.sample_deadline = None
+        scope.sample_deadline = now + _REPEAT_SECONDS
         scope.arm()
         raise _message()
     scope.arm()  # early (timer granularity): wait for what is due
@@ -210,7 +214,8 @@ class _Watchdog:
                     self._cond.wait(wait)
                     continue
                 heapq.heappop(self._heap)
-                del self._armed[token]
+                # Again and again until the block is left (see _REPEAT_SECONDS).
+                heapq.heappush(self._heap, (deadline + _REPEAT_SECONDS, token, thread_id))
                 self._fired.add(token)
                 _set_async_exc(thread_id, SampleTimeout)
 

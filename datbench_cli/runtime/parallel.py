@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
-from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
+from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, score_direct, score_judge
 from datbench_cli.errors import WorkerDied
 from datbench_cli.runtime.budget import SampleTimeout, alarm_handler
 
@@ -50,6 +50,7 @@ class WorkItem:
     output: str
     judge_mode: bool
     judge: JudgeResponse | None
+    profile: str = REFERENCE
 
 
 _WORK: Sequence[WorkItem] = ()
@@ -60,7 +61,7 @@ def score_item(item: WorkItem, timeout: float | None) -> Outcome:
     """The outcome of one work item."""
     if item.judge_mode:
         return score_judge(item.output, item.judge)
-    return score_direct(item.sample, item.output, timeout)
+    return score_direct(item.sample, item.output, timeout, item.profile)
 
 
 def _fields(outcome: Outcome) -> tuple:
@@ -89,7 +90,7 @@ def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
             if not item.judge_mode and isinstance(name, str) and name not in seen:
                 seen.add(name)
                 answer = sample.answer if isinstance(sample.answer, str) else ""
-                score_direct(sample, answer, budget)
+                score_direct(sample, answer, budget, item.profile)
 
 
 def _ignore_interrupts() -> None:

@@ -154,10 +154,10 @@ class WarmUpTests(unittest.TestCase):
         real = parallel.score_direct
         parent = os.getpid()
 
-        def spy(sample: Any, output: str, timeout: Any = None) -> Any:
+        def spy(sample: Any, output: str, *args: Any) -> Any:
             if os.getpid() == parent:
                 scored_here.append(output)
-            return real(sample, output, timeout)
+            return real(sample, output, *args)
 
         with mock.patch.object(parallel, "score_direct", spy):
             rows = report_rows(jobs=2)
