@@ -5,11 +5,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR ?= demo-run
 
-.PHONY: help install demo test lint format sample-data bench fuzz clean
+.PHONY: help install demo test ci lint format sample-data bench fuzz clean
 
 help:
 	@echo "make demo   - export the bundled sample data, build judge tasks, score the example responses"
 	@echo "make test   - run the test suite"
+	@echo "make ci     - the suite on Python 3.11 and 3.13 (what CI runs)"
 	@echo "make lint   - ruff check + ruff format --check + mypy (type check of datbench_cli)"
 	@echo "make bench  - speed and memory ratios (BENCH_ARGS='--samples 1500 --score-samples 200000')"
 	@echo "make fuzz   - the property tests and kill loops with many more examples (minutes)"
@@ -45,6 +46,20 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# CI: the suite on the oldest supported Python (PYTHON, in .venv) and on the newest (3.13, in
+# .venv-3.13). A machine without python3.13 runs only the first and says so.
+PYTHON_NEWEST ?= python3.13
+ci: test
+	@newest=""; \
+	for candidate in $(PYTHON_NEWEST) $$HOME/.pyenv/versions/3.13*/bin/python3.13; do \
+		if "$$candidate" -c "" >/dev/null 2>&1; then newest="$$candidate"; break; fi; \
+	done; \
+	if [ -z "$$newest" ]; then \
+		echo "notice: $(PYTHON_NEWEST) not found: the suite ran on $$($(PY) -V 2>&1) only"; \
+	else \
+		$(MAKE) --no-print-directory test PYTHON="$$newest" VENV=.venv-3.13; \
+	fi
 
 # The property tests and kill loops under the long hypothesis profile (CI runs the bounded,
 # deterministic "ci" profile as part of `make test`).

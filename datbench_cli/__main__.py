@@ -1,6 +1,6 @@
 """``python -m datbench_cli`` runs the same program as the ``datbench`` console script."""
 
-from datbench_cli.cli.app import main
+from datbench_cli.cli.app import console_main
 
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -95,3 +95,10 @@ class ScorerFailed(RuntimeError):
 class DatbenchWarning(UserWarning):
     """A warning of this library's own (coverage gaps, scorer failures, ...). The command line
     prints these; warnings from other libraries are not shown as ours."""
+
+
+class WorkerDied(DatbenchError):
+    """A scoring worker process died (killed, out of memory, a crash in a C extension) twice on
+    the same samples: the run stops instead of waiting for it or scoring without them."""
+
+    exit_code = 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import traceback
 from typing import Annotated
 
 import typer
@@ -15,6 +16,7 @@ from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
+from datbench_cli.files.loading import parquet_streamed
 from datbench_cli.version import __version__
 
 app = typer.Typer(
@@ -54,23 +56,38 @@ app.command("send", cls=DatbenchCommand)(send)
 
 
 def main() -> None:
-    """Console-script entry point.
+    """Run the program; ends with ``SystemExit`` like any command-line app, so a program that
+    calls it (tests, ``coverage run``, an embedding tool) keeps its ``atexit`` handlers."""
+    app(prog_name="datbench")
 
-    Ends with ``os._exit`` once every output is written and the standard streams are flushed:
-    an Arrow parquet scan that was stopped early (``--limit``, a bad row) keeps an I/O thread
-    that needs the GIL to read through the Python file object, and the interpreter's shutdown
-    can then wait for it forever. Every file this program writes is closed (and renamed into
-    place) before this point, so skipping the interpreter's shutdown loses nothing.
+
+def console_main() -> None:
+    """Console-script entry point (``datbench``, ``python -m datbench_cli``).
+
+    After a streaming parquet scan, ends with ``os._exit`` once every output is written and the
+    standard streams are flushed: an Arrow scan that was stopped early (``--limit``, a bad row)
+    keeps an I/O thread that needs the GIL to read through the Python file object, and the
+    interpreter's shutdown can then wait for it forever (``tests/cli/test_clean_exit.py``).
+    Every file this program writes is closed (and renamed into place) before this point, so
+    skipping the shutdown loses nothing. Without such a scan the process exits normally.
     """
-    code: int = 0
     try:
-        app(prog_name="datbench")
+        main()
+        code: int = 0
     except SystemExit as exc:
+        if not parquet_streamed():
+            raise
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
+    except BaseException:
+        if not parquet_streamed():
+            raise
+        traceback.print_exc()
+        code = 1
+    if not parquet_streamed():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
     os._exit(code)

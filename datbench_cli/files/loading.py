@@ -31,6 +31,15 @@ def is_local_source(source: str) -> bool:
 _STREAM_BATCH_ROWS = 32
 
 
+_parquet_streamed = False
+
+
+def parquet_streamed() -> bool:
+    """Whether this process opened a streaming parquet scan (an Arrow reader that may keep an
+    I/O thread alive when the scan is stopped early; see ``datbench_cli.cli.app.console_main``)."""
+    return _parquet_streamed
+
+
 def load_split(
     source: str | Source,
     config: str | None,
@@ -75,6 +84,8 @@ def load_source_split(
             }
             if columns is not None:
                 options["columns"] = columns
+            global _parquet_streamed
+            _parquet_streamed = True
             return datasets.load_dataset(path, config, split=split, streaming=True, **options)
         loaded = datasets.load_dataset(path, config, split=split, revision=source.load_revision)
         return loaded.select_columns(columns) if columns is not None else loaded

@@ -1,8 +1,16 @@
 """Scoring outcomes for many samples, in order, on one core or several.
 
 With ``jobs > 1`` the work list is handed to forked worker processes through a module global
-(inherited copy-on-write, never pickled); only index ranges go out and outcomes come back, in
-order. Each worker applies the per-sample time budget in its own main thread.
+(inherited copy-on-write, never pickled); only index ranges go out and outcomes come back as
+plain tuples. Each worker applies the per-sample time budget in its own main thread and
+records, in shared memory, which sample it is on and since when. The parent watches both:
+
+- a sample still running well past its budget (a call into C that the alarm cannot
+  interrupt) gets its worker killed and is recorded as a ``SampleTimeout``, exactly as the
+  budget would have recorded it; the rest of its chunk goes to a fresh worker;
+- a worker that dies (killed, out of memory, a crash in a C extension) has its chunk scored
+  again, once, by a fresh worker; dying twice on the same sample stops the run with
+  :class:`~datbench_cli.errors.WorkerDied` naming it. Nothing waits for a dead process.
 """
 
 from __future__ import annotations
@@ -12,15 +20,26 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, score_direct, score_judge
-from datbench_cli.runtime.budget import alarm_handler
+from datbench_cli.errors import WorkerDied
+from datbench_cli.runtime.budget import SampleTimeout, alarm_handler
 
 _MAX_CHUNK = 512
 _MIN_CHUNK = 8
+# A sample may run this long past its budget before its worker is killed (the alarm fires at
+# the budget; only a call into C that never checks for signals gets this far).
+_GRACE_FACTOR = 0.5
+_GRACE_SECONDS = 2.0
+_POLL_SECONDS = 0.25
+_WARM_UP_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -45,37 +64,45 @@ def score_item(item: WorkItem, timeout: float | None) -> Outcome:
     return score_direct(item.sample, item.output, timeout, item.profile)
 
 
-def _score_range(bounds: tuple[int, int]) -> list[tuple]:
+def _fields(outcome: Outcome) -> tuple:
     # Plain tuples travel back to the parent much faster than pickled dataclasses.
-    start, stop = bounds
-    with alarm_handler(_TIMEOUT):
-        outcomes = [score_item(_WORK[i], _TIMEOUT) for i in range(start, stop)]
-    return [(o.score, o.is_correct, o.details, o.error, o.verdict) for o in outcomes]
+    return (outcome.score, outcome.is_correct, outcome.details, outcome.error, outcome.verdict)
+
+
+def _timed_out() -> tuple:
+    """What the budget records for a sample that ran out of time (see ``score_direct``)."""
+    exc = SampleTimeout("scoring this sample exceeded its time budget")
+    error = {"type": type(exc).__name__, "message": str(exc)}
+    return _fields(Outcome(0.0, False, {"score": 0.0, "error": error}, error=error))
 
 
 def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
-    """Score one sample of each dataset in this process before forking, so the heavy libraries
-    the scorers import lazily (scipy, sympy, ...) are loaded once and shared by every worker
-    instead of being imported again in each. Scorers are pure, so this changes no result."""
+    """Score each dataset's reference answer once in this process before forking, so the heavy
+    libraries the scorers import lazily (scipy, sympy, ...) are loaded once and shared by every
+    worker instead of being imported again in each. Model outputs are never scored here (a
+    hostile one would cost its budget twice); scorers are pure, so this changes no result."""
     seen: set[str] = set()
-    with alarm_handler(timeout):
+    budget = min(timeout, _WARM_UP_SECONDS) if timeout else _WARM_UP_SECONDS
+    with alarm_handler(budget):
         for item in work:
-            name = item.sample.dataset
+            sample = item.sample
+            name = sample.dataset
             if not item.judge_mode and isinstance(name, str) and name not in seen:
                 seen.add(name)
-                score_item(item, timeout)
+                answer = sample.answer if isinstance(sample.answer, str) else ""
+                score_direct(sample, answer, budget, item.profile)
 
 
 def _ignore_interrupts() -> None:
-    # Ctrl-C reaches the whole process group: the parent stops the pool and reports it once,
-    # workers must not each print a KeyboardInterrupt traceback.
+    # Ctrl-C reaches the whole process group: the parent stops the workers and reports it
+    # once, workers must not each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT back while the workers are forked: a worker must not be interrupted before
-    it ignores SIGINT, nor the pool half-built; a Ctrl-C meanwhile is delivered afterwards."""
+    """Hold SIGINT back while a worker is forked: it must not be interrupted before it
+    ignores SIGINT; a Ctrl-C meanwhile is delivered afterwards."""
     usable = hasattr(signal, "pthread_sigmask") and (
         threading.current_thread() is threading.main_thread()
     )
@@ -95,6 +122,192 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[Connection]) -> None:
+    """A worker: score the ranges it is sent, marking the sample it is on in ``progress``.
+
+    It first closes its copies of the parent's pipe ends (its own and earlier workers'), so
+    that when the parent dies every worker reads end-of-file and exits instead of waiting.
+    """
+    _ignore_interrupts()
+    for end in parent_ends:
+        end.close()
+    index, since = 2 * slot, 2 * slot + 1
+    with alarm_handler(_TIMEOUT):
+        while True:
+            try:
+                task = conn.recv()
+            except EOFError:
+                break
+            if task is None:
+                break
+            start, stop = task
+            outcomes = []
+            for i in range(start, stop):
+                progress[index] = i
+                progress[since] = time.monotonic()
+                outcomes.append(_fields(score_item(_WORK[i], _TIMEOUT)))
+            progress[since] = 0.0
+            conn.send(outcomes)
+    conn.close()
+    os._exit(0)  # a forked copy of the caller: run none of its exit handlers
+
+
+class _Worker:
+    """One worker process, its pipe, and the range it is scoring."""
+
+    def __init__(self, context: Any, progress: Any, slot: int, others: list[_Worker]) -> None:
+        self.slot = slot
+        self.task: tuple[int, int] | None = None
+        self.conn, child = context.Pipe()
+        parent_ends = [self.conn, *(w.conn for w in others if not w.conn.closed)]
+        self.process = context.Process(
+            target=_worker_main,
+            args=(child, progress, slot, parent_ends),
+            # Daemonic where allowed (not inside a daemonic process): never waited for at exit.
+            daemon=not multiprocessing.current_process().daemon,
+        )
+        with _sigint_deferred():
+            self.process.start()
+        child.close()
+
+    def give(self, task: tuple[int, int]) -> None:
+        self.task = task
+        self.conn.send(task)
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+
+
+def _death_cause(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        hint = ", perhaps out of memory" if -exitcode == signal.SIGKILL else ""
+        return f"killed by {name}{hint}"
+    return f"exit status {exitcode}"
+
+
+class _Pool:
+    """Forked workers that score ranges of ``_WORK``; results come back by sample index."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.context = multiprocessing.get_context("fork")
+        self.workers: list[_Worker] = []
+
+    def start(self, work: Sequence[WorkItem], timeout: float | None) -> None:
+        """Fork the workers; each one is stopped by :meth:`close`, even if a later one fails."""
+        jobs = self.jobs
+        self.work = work
+        self.progress = self.context.RawArray("d", 2 * jobs)
+        self.hard_limit = (
+            timeout + max(_GRACE_SECONDS, _GRACE_FACTOR * timeout) if timeout else None
+        )
+        for slot in range(jobs):
+            self.workers.append(_Worker(self.context, self.progress, slot, self.workers))
+        self.deaths: dict[int, int] = {}  # first index of a range -> deaths scoring it
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+    def run(self, tasks: deque[tuple[int, int]]) -> Iterator[tuple[int, list[tuple]]]:
+        """Yield ``(start, outcomes)`` for every range, as workers finish them."""
+        busy = 0
+        while tasks or busy:
+            for worker in list(self.workers):
+                if worker.task is None and tasks:
+                    task = tasks.popleft()
+                    try:
+                        worker.give(task)
+                    except OSError:  # it died while idle: a fresh one takes the range
+                        worker.task = None
+                        self._respawn(worker).give(task)
+                    busy += 1
+            waiting = {w.conn: w for w in self.workers if w.task is not None}
+            sentinels = {w.process.sentinel: w for w in self.workers if w.task is not None}
+            timeout = _POLL_SECONDS if self.hard_limit is not None else None
+            for ready in wait([*waiting, *sentinels], timeout):
+                worker = waiting.get(ready) or sentinels[ready]  # type: ignore[index]
+                if worker.task is None:
+                    continue  # already handled through its other handle
+                task = worker.task
+                outcomes = None
+                if worker.conn.poll():  # a result, or the end of the pipe of a dead worker
+                    with contextlib.suppress(EOFError, OSError):
+                        outcomes = worker.conn.recv()
+                elif worker.process.is_alive():
+                    continue
+                busy -= 1
+                if outcomes is None:
+                    tasks.appendleft(self._replace_dead(worker))
+                    continue
+                worker.task = None
+                yield task[0], outcomes
+            for start, outcomes in self._kill_overrunning(tasks):
+                busy -= 1
+                yield start, outcomes
+
+    def _current(self, worker: _Worker) -> tuple[int, float]:
+        return int(self.progress[2 * worker.slot]), self.progress[2 * worker.slot + 1]
+
+    def _respawn(self, worker: _Worker) -> _Worker:
+        worker.stop()
+        fresh = _Worker(self.context, self.progress, worker.slot, self.workers)
+        self.workers[self.workers.index(worker)] = fresh
+        return fresh
+
+    def _replace_dead(self, worker: _Worker) -> tuple[int, int]:
+        """The range a dead worker was on, to be scored again (once) by a fresh worker."""
+        assert worker.task is not None
+        task = worker.task
+        worker.process.join()
+        cause = _death_cause(worker.process.exitcode)
+        index, since = self._current(worker)
+        self.deaths[task[0]] = self.deaths.get(task[0], 0) + 1
+        if self.deaths[task[0]] > 1:
+            sample = self.work[index].sample if since and task[0] <= index < task[1] else None
+            where = (
+                f"sample {sample.id!r} (dataset {sample.dataset!r})"
+                if sample is not None
+                else f"samples {task[0] + 1} to {task[1]}"
+            )
+            raise WorkerDied(
+                f"a scoring worker process died twice ({cause}) while scoring {where}; "
+                "no report written (score with --jobs 1 to see the failure)"
+            )
+        worker.task = None
+        self.progress[2 * worker.slot + 1] = 0.0
+        self._respawn(worker)
+        return task
+
+    def _kill_overrunning(self, tasks: deque[tuple[int, int]]) -> Iterator[tuple[int, list]]:
+        """Record a sample far past its budget as timed out; its range's rest goes back."""
+        if self.hard_limit is None:
+            return
+        now = time.monotonic()
+        for worker in list(self.workers):
+            if worker.task is None:
+                continue
+            index, since = self._current(worker)
+            if not since or now - since < self.hard_limit:
+                continue
+            start, stop = worker.task
+            worker.task = None
+            self.progress[2 * worker.slot + 1] = 0.0
+            self._respawn(worker)
+            for piece in ((index + 1, stop), (start, index)):
+                if piece[0] < piece[1]:
+                    tasks.appendleft(piece)
+            yield index, [_timed_out()]
 
 
 def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) -> Iterator[Outcome]:
@@ -117,14 +330,19 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
     try:
         # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
         chunk = max(_MIN_CHUNK, min(_MAX_CHUNK, len(work) // (jobs * 4)))
-        ranges = [(i, min(i + chunk, len(work))) for i in range(0, len(work), chunk)]
-        context = multiprocessing.get_context("fork")
-        with _sigint_deferred():
-            pool = context.Pool(processes=jobs, initializer=_ignore_interrupts)
-        for outcomes in pool.imap(_score_range, ranges):
-            for fields in outcomes:
-                yield Outcome(*fields)
+        tasks = deque((i, min(i + chunk, len(work))) for i in range(0, len(work), chunk))
+        pool = _Pool(jobs)
+        pool.start(work, timeout)
+        done: dict[int, list[tuple]] = {}
+        position = 0
+        for start, outcomes in pool.run(tasks):
+            done[start] = outcomes
+            while position in done:
+                ready = done.pop(position)
+                position += len(ready)
+                for fields in ready:
+                    yield Outcome(*fields)
     finally:
         if pool is not None:
-            pool.terminate()
+            pool.close()
         _WORK, _TIMEOUT = (), None

@@ -18,12 +18,26 @@ from datbench_cli.text.extract import extract_final_answer
 
 # Quirk: ChartQAPro's tolerance carries a tiny epsilon that ChartQA's lacks (1 vs 1.05 passes).
 TOLERANCE = RELATIVE_TOLERANCE + 1e-10
-EXACT_MATCH_TYPES = frozenset({"Fact Checking", "Multi Choice"})
+# Quirk: a tuple, not a set: the reference tests list membership (by ==), so a list or dict
+# `question_type` from metadata is simply not exact-match instead of unhashable.
+EXACT_MATCH_TYPES = ("Fact Checking", "Multi Choice")
 OPTION_LETTERS = frozenset("ABCDE")
 
 _BRACKETED_RE = re.compile(r"^\[(.*)\]$")
 _BARE_ITEM_RE = re.compile(r"(?<!['\w])(\w[^,]*?)(?!['\w])")
 _LEADING_LETTER_RE = re.compile(r"^([a-zA-Z])[).]")
+
+# A flat list of plain numbers and quote-free strings, spaces only ("[1, 2, 'a']"): what
+# ``ast.literal_eval`` gives for it is known without building its syntax tree, which for a 10 MB
+# output of ``[1, 1, ...]`` took gigabytes. Anything else goes to ``ast.literal_eval``.
+_PLAIN_NUMBER = r"-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,17})?"
+_PLAIN_STRING = r"'[^'\\\r\n\x00\ud800-\udfff]*'" + r'|"[^"\\\r\n\x00\ud800-\udfff]*"'
+_PLAIN_ITEM = f"(?:{_PLAIN_NUMBER}|{_PLAIN_STRING})"
+_PLAIN_ITEM_RE = re.compile(_PLAIN_ITEM)
+# Atomic groups: no backtracking state is kept per item (a plain repetition kept ~500 bytes each).
+_PLAIN_LIST_RE = re.compile(
+    rf" *\[ *(?! *\])(?>(?:{_PLAIN_ITEM} *+,[ ]*+)*+)(?:{_PLAIN_ITEM} *+)?\] *"
+)
 
 
 def _literal(text: str) -> Any:
@@ -102,6 +116,36 @@ def _as_list(text: Any) -> list[str] | None:
     return [str(item).strip(" '") for item in parsed]
 
 
+def _plain_item_text(token: str) -> str:
+    """``str(ast.literal_eval(token)).strip(" '")`` for one plain list item."""
+    if token[0] in "'\"":
+        return token[1:-1].strip(" '")
+    value = float(token) if "." in token else int(token)
+    return str(value).strip(" '")
+
+
+def _list_head(text: str, keep: int) -> tuple[list[str], int] | None:
+    """The first ``keep`` items of :func:`_as_list` and how many there are (``None``: not a list).
+
+    Items past ``keep`` are never compared, only counted, so a plain list is counted without
+    being built.
+    """
+    if _PLAIN_LIST_RE.fullmatch(text) is None:
+        items = _as_list(text)
+        return None if items is None else (items[:keep], len(items))
+    body = text[text.index("[") + 1 : text.rindex("]")]
+    head = []
+    for number, match in enumerate(_PLAIN_ITEM_RE.finditer(body)):
+        if number == keep:
+            break
+        head.append(_plain_item_text(match.group()))
+    if "'" in body or '"' in body:
+        count = sum(1 for _ in _PLAIN_ITEM_RE.finditer(body))
+    else:  # commas separate the items; a trailing one adds none
+        count = body.count(",") + (0 if body.rstrip(" ").endswith(",") else 1)
+    return head, count
+
+
 def _expand_flags(year_flags: Any, count: int) -> list[str] | None:
     if year_flags is None:
         return None
@@ -126,14 +170,13 @@ def relaxed_correctness(
     """Mean item score of ``prediction`` against ``target`` (both possibly list literals)."""
     targets = _as_list(str(_repair_list(target))) or [str(target)]
     # Quirk: the prediction gets no list repair; "[a, c]" stays one opaque string.
-    predictions = _as_list(str(prediction)) or [str(prediction)]
+    listed = _list_head(str(prediction), len(targets))
+    predictions, count = listed if listed and listed[1] else ([str(prediction)], 1)
     flags = _expand_flags(year_flags, len(targets))
 
+    # Items past the shorter list score 0; adding those zeros changes no sum, only the count.
     scores: list[float] = []
-    for index in range(max(len(targets), len(predictions))):
-        if index >= len(targets) or index >= len(predictions):
-            scores.append(0.0)
-            continue
+    for index in range(min(len(targets), count)):
         target_item, pred_item = targets[index], predictions[index]
         flag = flags[index] if flags and index < len(flags) else "NO"
         if flag.upper() == "YES" or always_exact:
@@ -147,7 +190,7 @@ def relaxed_correctness(
                 ratio_as_percent=_is_percentage_question(question),
             )
         scores.append(1.0 if matched else 0.0)
-    return float_sum(scores) / len(scores) if scores else 0.0
+    return float_sum(scores) / max(len(targets), count)
 
 
 def _question_type(sample: dict[str, Any]) -> Any:

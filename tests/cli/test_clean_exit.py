@@ -2,8 +2,10 @@
 
 Found while benchmarking: `export-tasks --limit 1` on a dataset whose images do not fit in one read
 either hung for ever or aborted ("terminate called without an active exception") at interpreter
-shutdown, because the abandoned Arrow scan keeps an I/O thread that needs the GIL. `main()` now
-ends the process itself once every file is written.
+shutdown, because the abandoned Arrow scan keeps an I/O thread that needs the GIL. The console
+entry point now ends the process itself once every file is written, after a streaming scan only;
+`main()` itself exits normally, so a program that calls it keeps its `atexit` handlers and its
+unflushed files (issue 15: `main()` used to `os._exit` after every command).
 """
 
 from __future__ import annotations
@@ -73,6 +75,55 @@ class CleanExitTests(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertNotIn("terminate called", result.stderr)
             self.assertEqual(len((target / "tasks.jsonl").read_text().splitlines()), 1)
+
+
+EMBEDDING_PROGRAM = """
+import atexit, sys
+from datbench_cli.cli.app import {entry}
+log = open(sys.argv[1], "w")
+log.write("buffered line\\n")  # unflushed until the interpreter shuts down
+atexit.register(lambda: print("atexit handler ran"))
+sys.argv = ["datbench", *sys.argv[2:]]
+{entry}()
+"""
+
+
+class EmbeddedMainTests(unittest.TestCase):
+    """A program that calls ``main()`` keeps its exit handlers and buffered files."""
+
+    def run_program(self, entry: str, *args: str) -> tuple[subprocess.CompletedProcess, str]:
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        log = tmp / "log.txt"
+        result = subprocess.run(
+            [sys.executable, "-c", EMBEDDING_PROGRAM.format(entry=entry), str(log), *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "NO_COLOR": "1"},
+            timeout=120,
+            check=False,
+        )
+        return result, log.read_text() if log.exists() else ""
+
+    def test_main_after_an_export_runs_exit_handlers(self) -> None:
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        source = make_dataset(tmp, {"math": [make_row("m1"), make_row("m2")]})
+        run = tmp / "run"
+        result, log = self.run_program(
+            "main", "export-tasks", "math", "--source", str(source), "-d", str(run), "-q"
+        )
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("atexit handler ran", result.stdout)
+        self.assertEqual(log, "buffered line\n")
+        self.assertEqual(len((run / "tasks.jsonl").read_text().splitlines()), 2)
+
+    def test_console_entry_without_a_scan_exits_normally(self) -> None:
+        result, log = self.run_program("console_main", "--version")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("atexit handler ran", result.stdout)
+        self.assertEqual(log, "buffered line\n")
 
 
 if __name__ == "__main__":

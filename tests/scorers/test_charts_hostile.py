@@ -6,7 +6,7 @@ import unittest
 import warnings
 from typing import Any
 
-from datbench_cli import DatBenchEvaluator, VLMResponse
+from tests.hostile import score_hostile
 from tests.vectors import DATA, load_lines
 
 MODULE_FILES = ("chartqa", "chartqapro", "charxiv", "mathvista", "mathverse")
@@ -53,14 +53,7 @@ class HostileOutputTests(unittest.TestCase):
         for name, (capability, row) in sorted(_base_rows().items()):
             for label, output in HOSTILE_OUTPUTS.items():
                 with self.subTest(dataset=name, output=label):
-                    evaluator = DatBenchEvaluator([row], capability)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        report = evaluator.compute_metrics(
-                            [VLMResponse(row["id"], output)], sample_timeout=10
-                        )
-                    self.assertEqual(len(report.results), 1)
-                    result = report.results[0]
+                    result = score_hostile(row, capability, output)
                     details = result.metadata["score_details"]
                     if "error" in details:
                         self.assertEqual(result.score, 0.0)
@@ -76,10 +69,8 @@ class HostileOutputTests(unittest.TestCase):
             capability, row = rows[name]
             with self.subTest(dataset=name), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                report = DatBenchEvaluator([row], capability).compute_metrics(
-                    [VLMResponse(row["id"], "1" * MEGABYTE)], sample_timeout=10
-                )
-                error = report.results[0].metadata["score_details"]["error"]
+                result = score_hostile(row, capability, "1" * MEGABYTE)
+                error = result.metadata["score_details"]["error"]
                 self.assertEqual(error["type"], "NotImplementedError")
 
 

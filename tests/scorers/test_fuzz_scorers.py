@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.scorers import SCORERS
+from tests.hostile import check_not_over_budget
 from tests.hypothesis_profiles import examples
 from tests.vectors import DATA, load_lines
 
@@ -101,6 +102,7 @@ class ScorerProperties(unittest.TestCase):
         self.assertLess(elapsed, SAMPLE_TIMEOUT + BUDGET_SLACK, "the budget did not hold")
         self.assertIsInstance(score, float)
         self.assertIsInstance(is_correct, bool)
+        check_not_over_budget(details)
         error = details.get("error")
         if error is not None:
             self.assertEqual(score, 0.0)

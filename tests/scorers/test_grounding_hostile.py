@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import unittest
-import warnings
 from typing import Any
 
-from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.benchmarks.datbench.schema import SampleScore
+from tests.hostile import score_hostile
 from tests.vectors import DATA, load_lines
 
 MODULES = ("refcoco", "pixmo_points_eval", "countbench", "tallyqa")
@@ -54,12 +53,7 @@ def base_rows() -> dict[str, dict[str, Any]]:
 
 def score(line: dict[str, Any], output: str, row: dict[str, Any] | None = None) -> SampleScore:
     """Score one output for the line's row through the evaluator with a 10 s budget."""
-    row = dict(row or line["row"], image=None)
-    evaluator = DatBenchEvaluator([row], line["capability"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = evaluator.compute_metrics([VLMResponse(row["id"], output)], sample_timeout=10)
-    return report.results[0]
+    return score_hostile(dict(row or line["row"], image=None), line["capability"], output)
 
 
 class HostileOutputTests(unittest.TestCase):

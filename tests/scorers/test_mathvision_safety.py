@@ -7,14 +7,12 @@ import ast
 import builtins
 import tempfile
 import unittest
-import warnings
 from pathlib import Path
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.metrics import safe_arith
 from datbench_cli.metrics.safe_arith import (
     MAX_INT_BITS,
@@ -24,6 +22,8 @@ from datbench_cli.metrics.safe_arith import (
 )
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers import mathvision
+from tests.bounded import within
+from tests.hostile import BOUND, score_hostile, score_with_budget
 from tests.vectors import DATA, load_lines
 
 GLOBAL_FLAG = "DATBENCH_MATHVISION_PWNED"
@@ -273,12 +273,7 @@ class HostileOutputTests(unittest.TestCase):
         line = next(
             line for line in load_lines(DATA / "mathvision.jsonl") if line["row"]["answer"] == "12"
         )
-        row = dict(line["row"], image=None)
-        evaluator = DatBenchEvaluator([row], line["capability"])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            report = evaluator.compute_metrics([VLMResponse(row["id"], output)], sample_timeout=10)
-        result = report.results[0]
+        result = score_hostile(dict(line["row"], image=None), line["capability"], output)
         return result.score, result.metadata["score_details"]
 
     def assert_finished(self, output: str) -> None:
@@ -294,11 +289,23 @@ class HostileOutputTests(unittest.TestCase):
         outputs = {
             "backslash run": "\\" * self.MB,
             "unclosed boxes": "\\boxed{" * (self.MB // 7),
-            "long sum": "\\boxed{" + "1+" * (self.MB // 2) + "1}",
         }
         for name, output in outputs.items():
             with self.subTest(name=name):
                 self.assert_finished(output)
+
+    def test_a_long_boxed_sum_is_stopped_by_the_budget(self) -> None:
+        # Open (issue 19): a boxed sum of thousands of terms takes MathVision's numeric path
+        # tens of seconds (5,000 terms: ~20 s), so only the budget stops it. Recorded here as
+        # what it is, a spent budget, not counted as "finishes".
+        line = next(
+            line for line in load_lines(DATA / "mathvision.jsonl") if line["row"]["answer"] == "12"
+        )
+        output = "\\boxed{" + "1+" * (self.MB // 2) + "1}"
+        row = dict(line["row"], image=None)
+        result = within(BOUND, score_with_budget, row, line["capability"], output, 1.0)
+        self.assertEqual(result.metadata["score_details"]["error"]["type"], "SampleTimeout")
+        self.assertEqual(result.score, 0.0)
 
     def test_pathological_exponents(self) -> None:
         for output in (

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import unittest
-import warnings
 from typing import Any
 
-from datbench_cli import DatBenchEvaluator, VLMResponse
+from tests.hostile import score_hostile
 from tests.vectors import DATA, load_lines
 
 # Base rows: one per routing branch that parses structure (plus a plain one).
@@ -48,12 +47,7 @@ def vector_rows(module: str) -> dict[str, dict[str, Any]]:
 
 
 def score_once(line: dict[str, Any], output: str) -> Any:
-    row = dict(line["row"], image=None)
-    evaluator = DatBenchEvaluator([row], line["capability"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = evaluator.compute_metrics([VLMResponse(row["id"], output)], sample_timeout=10)
-    return report.results[0]
+    return score_hostile(dict(line["row"], image=None), line["capability"], output)
 
 
 class HostileOutputTests(unittest.TestCase):

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import unittest
-import warnings
 from typing import Any
 
-from datbench_cli import DatBenchEvaluator, VLMResponse
+from tests.hostile import score_hostile
 from tests.vectors import DATA, load_lines
 
 MCQ_STEMS = ("ai2d", "mmbench", "mmmu", "mmmupro", "realworldqa", "mme_realworld", "logicvista")
@@ -47,12 +46,7 @@ class HostileInputTests(unittest.TestCase):
     """Every case must end as a float score or a recorded scorer error from the dataset scorer."""
 
     def assert_finishes(self, line: dict[str, Any], row: dict[str, Any], output: str) -> None:
-        row = dict(row, image=None)
-        evaluator = DatBenchEvaluator([row], line["capability"])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            report = evaluator.compute_metrics([VLMResponse(row["id"], output)], sample_timeout=10)
-        result = report.results[0]
+        result = score_hostile(dict(row, image=None), line["capability"], output)
         details = result.metadata["score_details"]
         self.assertIsInstance(result.score, float)
         if "error" in details:

@@ -11,6 +11,7 @@ from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from datbench_cli.runtime.budget import SampleTimeout, time_limit
+from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
 
@@ -68,7 +69,9 @@ def score_direct(
                 score_sample = scorer.score_sample
                 if profile == CORRECTED:
                     score_sample = getattr(scorer, "score_sample_corrected", score_sample)
-                details = score_sample(build_scorer_input(sample, scorer), model_output)
+                details = call_with_reference_headroom(
+                    score_sample, build_scorer_input(sample, scorer), model_output
+                )
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.
             is_correct = bool(details.get("score", 0.0) >= 0.5)

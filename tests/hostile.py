@@ -1,0 +1,44 @@
+"""Scoring one hostile output in a test: the scorer must finish on its own, not by its budget.
+
+A hostile-output test once counted a ``SampleTimeout`` as a pass (a 60 s sleep injected into
+answer extraction still passed six of them). :func:`score_hostile` fails the test when the
+scorer needed its budget, and bounds the whole sample's wall time with :func:`within`, so a
+scorer that ignores the budget fails the test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from datbench_cli import DatBenchEvaluator, SampleScore, VLMResponse
+from tests.bounded import within
+
+BUDGET = 10.0  # the per-sample budget the hostile tests score with
+BOUND = 40.0  # the seconds one hostile sample may take end to end, budget included
+
+
+def score_with_budget(
+    row: dict[str, Any], capability: str, output: str, budget: float
+) -> SampleScore:
+    evaluator = DatBenchEvaluator([dict(row, image=None)], capability)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluator.compute_metrics([VLMResponse(row["id"], output)], sample_timeout=budget)
+    return report.results[0]
+
+
+def check_not_over_budget(details: dict[str, Any]) -> None:
+    """Fail when the details record a spent budget (a scorer error of another type is fine)."""
+    error = details.get("error") or {}
+    if error.get("type") == "SampleTimeout":
+        raise AssertionError("the scorer needed its whole time budget: it must finish on its own")
+
+
+def score_hostile(
+    row: dict[str, Any], capability: str, output: str, budget: float = BUDGET
+) -> SampleScore:
+    """The row's result for ``output``; fails on a spent budget or after :data:`BOUND` s."""
+    result = within(BOUND, score_with_budget, row, capability, output, budget)
+    check_not_over_budget(result.metadata["score_details"])
+    return result
