@@ -78,7 +78,7 @@ def make_judge_tasks(
     )
     run = RunDir(run_dir)
     manifest = run.read_manifest()
-    target = run.resolve_input(out_path, JUDGE_TASKS)
+    target = run.output_path(out_path, JUDGE_TASKS)
     if manifest["benchmark"] == VISTOOLBENCH:
         written = vistoolbench.make_judge_tasks(
             out,

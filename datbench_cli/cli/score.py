@@ -17,7 +17,7 @@ from datbench_cli.cli.summary_table import summary_notes, summary_table
 from datbench_cli.errors import CheckFailed, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
-from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT, check_sample_timeout
 
 
 @handle_errors
@@ -64,7 +64,7 @@ def score(
     sample_timeout: Annotated[
         float,
         typer.Option(
-            min=0, help="Seconds one sample may take before it is a scorer error (0: unbounded)."
+            help="Seconds one sample may take before it is a scorer error (0: unbounded)."
         ),
     ] = DEFAULT_SAMPLE_TIMEOUT,
     jobs: Annotated[
@@ -85,17 +85,51 @@ def score(
     --fail-under gates on APR)."""
     out = Output(quiet)
     run = RunDir(run_dir)
+    budget = check_sample_timeout(sample_timeout)
+    with run.lock("score", shared=True):
+        _score(
+            out,
+            run,
+            responses,
+            judge_responses,
+            out_path,
+            strict_judge,
+            strict,
+            as_json,
+            fail_under,
+            budget,
+            jobs,
+            turncase,
+        )
+
+
+def _score(
+    out: Output,
+    run: RunDir,
+    responses: Path | None,
+    judge_responses: Path | None,
+    out_path: Path | None,
+    strict_judge: bool,
+    strict: bool,
+    as_json: bool,
+    fail_under: float | None,
+    sample_timeout: float | None,
+    jobs: int,
+    turncase: str | None,
+) -> None:
     manifest = run.read_manifest()
     judge_path = judge_responses
     if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
         judge_path = run.path(JUDGE_RESPONSES)
+    responses_path = run.resolve_input(responses, RESPONSES)
+    target = run.output_path(out_path, REPORT, [responses_path, judge_path])
     if manifest["benchmark"] == VISTOOLBENCH:
         vistoolbench.score(
             out,
             run,
-            run.resolve_input(responses, RESPONSES),
+            responses_path,
             judge_path,
-            run.resolve_input(out_path, REPORT),
+            target,
             strict_judge=strict_judge,
             turncase=turncase,
             as_json=as_json,
@@ -108,18 +142,17 @@ def score(
         with out.progress("scoring", None, rate_unit="samples") as advance:
             report = pipeline.score_run(
                 run,
-                run.resolve_input(responses, RESPONSES),
+                responses_path,
                 judge_path,
                 strict_judge=strict_judge,
                 strict=strict,
-                sample_timeout=sample_timeout or None,
+                sample_timeout=sample_timeout,
                 jobs=jobs,
                 warn=out.warn,
                 progress=advance,
             )
     except (ValueError, ScorerFailed) as exc:
         raise CheckFailed(f"{exc}; no report written") from None
-    target = run.resolve_input(out_path, REPORT)
     report.save(target)
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport
 from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
@@ -34,7 +35,7 @@ def summary_table(report: DatBenchReport) -> Table:
         else:
             table.add_column(header, justify="right")
     table.add_row(
-        "[bold]overall[/bold]",
+        Text("overall", style="bold"),
         str(summary["total_samples"]),
         _pct(summary["overall_accuracy"], summary["total_samples"]),
         str(summary["direct_samples"]),

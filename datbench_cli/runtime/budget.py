@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 from collections.abc import Iterator
+
+from datbench_cli.errors import UsageError
 
 DEFAULT_SAMPLE_TIMEOUT = 30.0
 
@@ -78,3 +81,13 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def check_sample_timeout(seconds: float) -> float | None:
+    """The budget ``--sample-timeout`` asks for (``None``: no limit, for 0 or infinity); a
+    negative value or NaN is refused."""
+    if math.isnan(seconds) or seconds < 0:
+        raise UsageError(
+            f"--sample-timeout must be a number of seconds, 0 for no limit, got {seconds:g}"
+        )
+    return None if seconds == 0 or math.isinf(seconds) else seconds

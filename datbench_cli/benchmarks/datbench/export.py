@@ -1,8 +1,8 @@
 """DatBench export: dataset -> images/, tasks.jsonl, references.jsonl and (last) datbench.json.
 
 One pass over each capability's rows, read as Arrow batches (images are never decoded). Ids
-are checked as they stream by; image bytes go to a staging folder inside the run directory and
-tasks/references to temporary files. Only when every row was good are they put in place:
+are checked as they stream by; image bytes go to a staging folder inside the run directory
+(:class:`~datbench_cli.files.staging.ImageStaging`) and tasks/references to temporary files. Only when every row was good are they put in place:
 the old manifest is removed, tasks/references renamed, the staging folder swapped in as
 ``images/``, and the new manifest written. A failed export leaves an earlier one untouched; an
 interrupted one leaves no manifest, so later stages refuse the directory until it is rerun.
@@ -10,30 +10,31 @@ interrupted one leaves no manifest, so later stages refuse the directory until i
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.requests import RequestSettings
+from datbench_cli.batch.requests import REQUESTS_DIR, RequestSettings
 from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.images import extension_from_bytes, image_cell_bytes
-from datbench_cli.files.loading import load_split
+from datbench_cli.files.images import (
+    DatasetFiles,
+    ImageOutsideDataset,
+    extension_from_bytes,
+    image_cell_bytes,
+)
+from datbench_cli.files.loading import check_limit, dataset_folders, load_split, read_batches
 from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir, safe_file_stem
+from datbench_cli.files.staging import ImageStaging, check_replaceable
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
 
 REQUIRED_COLUMNS = ("id", "question", "answer")
-STAGING = ".datbench-staging"
-_OLD_IMAGES = ".datbench-old-images"
 _BATCH_ROWS = 32
 
 
@@ -61,6 +62,7 @@ class ExportPlan:
 
 def plan_export(capabilities: list[str], source: str, split: str, limit: int | None) -> ExportPlan:
     """Load each capability's split (lazily for a local directory) and check its columns."""
+    check_limit(limit)
     plan = ExportPlan(source, split, limit)
     for capability in capabilities:
         ds = load_split(source, capability, split)
@@ -74,9 +76,9 @@ def plan_export(capabilities: list[str], source: str, split: str, limit: int | N
     return plan
 
 
-def iter_rows(dataset: Any) -> Iterator[dict[str, Any]]:
+def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:
     """Rows as plain dicts from Arrow batches: image cells stay ``{"bytes", "path"}``."""
-    for batch in dataset.with_format("arrow").iter(batch_size=_BATCH_ROWS):
+    for batch in read_batches(dataset, _BATCH_ROWS, what):
         yield from batch.to_pylist()
 
 
@@ -86,14 +88,49 @@ def _reference(row: dict[str, Any], capability: str) -> dict[str, Any]:
         if name not in row:
             raise InputError(f"capability {capability!r} has a row without {name!r}")
     sample = DatBenchSample.from_hf_row({**row, "image": None}, capability)
+    _check_prompt_text(sample, capability)
     return {k: v for k, v in vars(sample).items() if k != "image"}
 
 
+def _check_prompt_text(sample: DatBenchSample, capability: str) -> None:
+    """The prompt parts must be text: a null one would reach the model as the word "None"."""
+    where = f"capability {capability!r}, sample {sample.id!r}"
+    if not isinstance(sample.question, str):
+        raise InputError(
+            f"{where}: question is {_kind(sample.question)}, not text (a dataset defect; "
+            "the prompt would be wrong)"
+        )
+    fmt = sample.prompt_format
+    if fmt is None:
+        return
+    if not isinstance(fmt, dict):
+        raise InputError(f"{where}: prompt_format is {_kind(fmt)}, not an object")
+    for part in ("prefix", "suffix"):
+        if part in fmt and not isinstance(fmt[part], str):
+            raise InputError(
+                f"{where}: prompt_format.{part} is {_kind(fmt[part])}, not text (a dataset "
+                "defect; the prompt would be wrong)"
+            )
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
 class _IdCheck:
-    """Ids must be usable file names and unique across the export."""
+    """Ids must be usable file names and unique across the export.
+
+    Ids that differ only in case (``Sample_A``, ``sample_a``) are kept, but their image files
+    would be one file on a case-insensitive file system (macOS, Windows shares): every id after
+    the first of such a group gets an image file stem with a ``~<n>`` suffix (see
+    :meth:`image_stem`), and the export names them in a warning.
+    """
 
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
+        self._stems: dict[str, str] = {}
+        self._taken: set[str] = set()
+        self.case_clashes: list[str] = []
 
     def __call__(self, sample_id: Any, where: str) -> str:
         name = safe_file_stem(sample_id)
@@ -105,17 +142,19 @@ class _IdCheck:
         if name in self.seen:
             raise InputError(f"{where}: duplicate sample id {name!r} (first in {self.seen[name]})")
         self.seen[name] = where
+        stem, number = name, 1
+        while stem.casefold() in self._taken:
+            number += 1
+            stem = f"{name}~{number}"
+        if stem != name:
+            self.case_clashes.append(name)
+        self._taken.add(stem.casefold())
+        self._stems[name] = stem
         return name
 
-
-def _swap_in_images(run: RunDir, staging: Path) -> None:
-    images, old = run.path(IMAGES), run.path(_OLD_IMAGES)
-    shutil.rmtree(old, ignore_errors=True)
-    with jsonio.writing(images):
-        if images.exists():
-            os.replace(images, old)
-        os.replace(staging, images)
-    shutil.rmtree(old, ignore_errors=True)
+    def image_stem(self, name: str) -> str:
+        """The image file stem of a checked id (the id itself unless its case clashed)."""
+        return self._stems[name]
 
 
 def export_datbench(
@@ -134,24 +173,35 @@ def export_datbench(
     references.jsonl always holds every sample, so any shard's run directory scores the
     concatenated responses of all shards (and reports the gaps and duplicates).
     """
-    staging = run.path(STAGING)
-    with jsonio.writing(staging):
-        run.root.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
+    with run.lock("export-tasks", create=True):
+        return _export(plan, run, shard, requests, warn, advance)
+
+
+def _export(
+    plan: ExportPlan,
+    run: RunDir,
+    shard: Shard | None,
+    requests: RequestSettings | None,
+    warn: Warn,
+    advance: Advance,
+) -> dict[str, Any]:
+    check_replaceable(run.path(REQUESTS_DIR))
+    files = DatasetFiles.of(dataset_folders(plan.source))
     check = _IdCheck()
     counts: dict[str, int] = {}
     judge_count = task_count = 0
     no_image: list[str] = []
     unknown_format: list[str] = []
-    try:
+    outside: list[str] = []
+    with ImageStaging(run.root, IMAGES) as staging:
         with (
             jsonio.atomic_writer(run.path(TASKS)) as tasks,
             jsonio.atomic_writer(run.path(REFERENCES)) as references,
         ):
             for capability, ds in plan.splits.items():
                 counts[capability] = 0
-                for index, row in enumerate(iter_rows(ds)):
+                what = f"{plan.source!r} (config {capability!r})"
+                for index, row in enumerate(iter_rows(ds, what)):
                     name = check(row.get("id"), f"{capability} row {index}")
                     record = _reference(row, capability)
                     references.write(jsonio.dumps(record) + b"\n")
@@ -160,17 +210,21 @@ def export_datbench(
                     advance(1)
                     if shard is not None and not shard.contains(name):
                         continue
-                    image = image_cell_bytes(row.get("image"))
+                    try:
+                        image = image_cell_bytes(row.get("image"), files)
+                    except ImageOutsideDataset:
+                        outside.append(name)
+                        image = None
                     image_rel = None
                     if image is None:
-                        no_image.append(name)
+                        if not outside or outside[-1] != name:
+                            no_image.append(name)
                     else:
                         extension = extension_from_bytes(image[0])
                         if extension == "bin":
                             unknown_format.append(name)
-                        file_name = f"{name}.{extension}"
-                        with jsonio.writing(run.path(IMAGES) / file_name):
-                            (staging / file_name).write_bytes(image[0])
+                        file_name = f"{check.image_stem(name)}.{extension}"
+                        staging.write(file_name, image[0])
                         image_rel = f"{IMAGES}/{file_name}"
                     task = {
                         "id": name,
@@ -183,9 +237,12 @@ def export_datbench(
                     task_count += 1
             # Every row was good: from here on the old export is replaced.
             run.path(MANIFEST).unlink(missing_ok=True)
-        _swap_in_images(run, staging)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.commit()
+    if outside:
+        warn(
+            f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "
+            f"is never read; they are exported without an image: {name_ids(outside)}"
+        )
     if no_image:
         warn(
             f"{len(no_image)} sample(s) have no image bytes; their tasks have image null: "
@@ -195,6 +252,12 @@ def export_datbench(
         warn(
             f"{len(unknown_format)} sample(s) have image bytes in no known image format "
             f"(corrupt?), copied unchanged as .bin files: {name_ids(unknown_format)}"
+        )
+    if check.case_clashes:
+        warn(
+            f"{len(check.case_clashes)} sample id(s) differ from an earlier id only in case; "
+            "their image files got a '~N' suffix so that they stay apart on case-insensitive "
+            f"file systems: {name_ids(check.case_clashes)}"
         )
     request_files = write_task_requests(run, requests)
     options: dict[str, Any] = {"limit": plan.limit}
@@ -214,7 +277,7 @@ def export_datbench(
             "samples": sum(counts.values()),
             "by_capability": counts,
             "judge_samples": judge_count,
-            "images": task_count - len(no_image),
+            "images": task_count - len(no_image) - len(outside),
             "tasks": task_count,
         },
         "options": options,

@@ -30,6 +30,7 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSamp
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir
+from datbench_cli.files.staging import check_replaceable
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -48,6 +49,7 @@ def write_task_requests(run: RunDir, settings: RequestSettings | None) -> list[P
     """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl (a DatBench or a
     VisualToolBench one); without ``settings``, stale task request files are removed."""
     directory = run.path(REQUESTS_DIR)
+    check_replaceable(directory)
     if settings is None:
         remove_parts(directory, "tasks")
         return []
@@ -144,6 +146,7 @@ def write_judge_requests(
     """``requests/<out stem>.openai.NNNNN.jsonl``: one text-only request per judge task line;
     without ``settings``, stale request files of that stem are removed."""
     directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
+    check_replaceable(directory)
     if settings is None:
         remove_parts(directory, stem)
         return []
@@ -164,8 +167,22 @@ def make_judge_tasks(
 
     ``skip_done``: a judge-response file; ids with a parsed verdict there get no task (a missing
     file means nothing is done yet). ``requests``: also write the text-only OpenAI requests as
-    ``requests/<out stem>.openai.NNNNN.jsonl`` (stale ones are removed otherwise).
+    ``requests/<out stem>.openai.NNNNN.jsonl`` (stale ones are removed otherwise). Holds the run
+    directory's lock; ``out`` may not be one of the inputs.
     """
+    run.check_output(out, [responses, skip_done])
+    with run.lock("make-judge-tasks"):
+        return _make_judge_tasks(run, responses, out, skip_done, requests, warn)
+
+
+def _make_judge_tasks(
+    run: RunDir,
+    responses: Path,
+    out: Path,
+    skip_done: Path | None,
+    requests: RequestSettings | None,
+    warn: Warn,
+) -> JudgeTasksWritten:
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
     loaded = load_vlm_responses(responses)
     _report_set_aside(loaded, "responses", responses, warn)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings
+from datbench_cli.batch.requests import JSON_OUTPUT, REQUESTS_DIR, RequestSettings
 from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.datbench.stages import (
     JudgeTasksWritten,
@@ -45,9 +45,10 @@ from datbench_cli.benchmarks.vistoolbench.tally import Warn, ignore
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
-from datbench_cli.files.images import write_if_changed
-from datbench_cli.files.loading import load_split
-from datbench_cli.files.rundir import IMAGES, REFERENCES, TASKS, RunDir
+from datbench_cli.files.images import DatasetFiles
+from datbench_cli.files.loading import check_limit, dataset_folders, load_split
+from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS, RunDir
+from datbench_cli.files.staging import ImageStaging, check_replaceable
 
 __all__ = [
     "check_judge",
@@ -68,31 +69,18 @@ MODEL_CONTEXT_REQUESTS = (
 )
 
 
-def _write_images(run: RunDir, task: Task, directory: str) -> list[list[str]]:
-    """Write a task's images byte-for-byte; return each turn's relative paths."""
+def _write_images(staging: ImageStaging, task: Task, directory: str) -> list[list[str]]:
+    """Write a task's images byte-for-byte into the staging folder; return each turn's paths
+    relative to the run directory."""
     paths = []
     for turn in task.turns:
         turn_paths = []
         for i, blob in enumerate(turn.images):
-            relative = f"{IMAGES}/{directory}/turn_{turn.index}_image_{i}.{blob.ext}"
-            write_if_changed(run.root / relative, blob.data)
-            turn_paths.append(relative)
+            name = f"{directory}/turn_{turn.index}_image_{i}.{blob.ext}"
+            staging.write(name, blob.data)
+            turn_paths.append(f"{IMAGES}/{name}")
         paths.append(turn_paths)
     return paths
-
-
-def _remove_stale_images(run: RunDir, keep: set[str]) -> None:
-    """Delete files under ``images/`` this export did not write (an earlier export's, or
-    other shards'), then the folders left empty."""
-    root = run.path(IMAGES)
-    if not root.is_dir():
-        return
-    for path in sorted(root.rglob("*"), reverse=True):
-        if path.is_dir() and not path.is_symlink():
-            if not any(path.iterdir()):
-                path.rmdir()
-        elif path.relative_to(run.root).as_posix() not in keep:
-            path.unlink()
 
 
 def _without_images(dataset: Any, source: str, split: str) -> Any:
@@ -126,9 +114,44 @@ def export(
     per turn (without it, stale request files are removed).
     """
     check_turncase(turncase)
+    check_limit(limit)
     context_policy = context_policy_for(context)
     if requests is not None and context_policy != GOLDEN_HISTORY:
         raise UsageError(MODEL_CONTEXT_REQUESTS)
+    with run.lock("export-tasks", create=True):
+        return _export(
+            source,
+            split,
+            run,
+            limit=limit,
+            turncase=turncase,
+            context=context,
+            context_policy=context_policy,
+            first_image_only=first_image_only,
+            shard=shard,
+            requests=requests,
+            warn=warn,
+            advance=advance,
+        )
+
+
+def _export(
+    source: str,
+    split: str,
+    run: RunDir,
+    *,
+    limit: int | None,
+    turncase: str | None,
+    context: str,
+    context_policy: str,
+    first_image_only: bool,
+    shard: Shard | None,
+    requests: RequestSettings | None,
+    warn: Warn,
+    advance: Advance | None,
+) -> dict[str, Any]:
+    check_replaceable(run.path(REQUESTS_DIR))
+    files = DatasetFiles.of(dataset_folders(source))
     dataset = load_split(source, None, split)
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
@@ -144,16 +167,18 @@ def export(
         limit=limit,
         first_image_only=first_image_only,
         warn=warn,
+        files=files,
     )
-    run.begin_export()
     dirs = ImageDirs()
     counts = dict.fromkeys(
         ("tasks", "single_turn", "multi_turn", "turns", "rubrics", "images", "max_images_per_turn"),
         0,
     )
     in_shard = dict.fromkeys(("tasks", "turns", "images"), 0)
-    written: set[str] = set()
+    # Images are staged, tasks and references written to temporary files; only when every row
+    # was good is the earlier export replaced (a bad image in the last row keeps it intact).
     with (
+        ImageStaging(run.root, IMAGES) as staging,
         jsonio.atomic_writer(run.path(TASKS)) as tasks_out,
         jsonio.atomic_writer(run.path(REFERENCES)) as references_out,
     ):
@@ -173,13 +198,13 @@ def export(
                 advance(1)
             if shard is not None and not shard.contains(task.id):
                 continue
-            images = _write_images(run, task, directory)
-            written.update(path for paths in images for path in paths)
+            images = _write_images(staging, task, directory)
             tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
             in_shard["tasks"] += 1
             in_shard["turns"] += len(task.turns)
             in_shard["images"] += sum(per_turn)
-    _remove_stale_images(run, written)
+        run.path(MANIFEST).unlink(missing_ok=True)
+        staging.commit()
     request_files = write_task_requests(run, requests)
     if context_policy != "golden_history":
         warn(
@@ -238,7 +263,21 @@ def make_judge_tasks(
     reads (met or not met, the line ``score`` would use) get no task. ``requests``: also write
     ``requests/<out stem>.openai.NNNNN.jsonl``, one text-only request per judge task carrying
     the rendered judge prompt unchanged, in JSON output mode (stale ones are removed otherwise).
+    Holds the run directory's lock; ``out`` may not be one of the inputs.
     """
+    run.check_output(out, [responses, skip_done])
+    with run.lock("make-judge-tasks"):
+        return _make_judge_tasks(run, responses, out, warn, skip_done, requests)
+
+
+def _make_judge_tasks(
+    run: RunDir,
+    responses: Path,
+    out: Path,
+    warn: Warn,
+    skip_done: Path | None,
+    requests: RequestSettings | None,
+) -> JudgeTasksWritten:
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses))
     lines = evaluator.create_judge_tasks(answers)

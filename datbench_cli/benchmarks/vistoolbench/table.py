@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 _SECTIONS = (
     ("by_turncase", "turncase"),
@@ -27,7 +28,7 @@ def summary_table(report: dict[str, Any]) -> Table:
         table.add_column(header, justify="left" if header == "group" else "right")
     n = summary["num_tasks"]
     table.add_row(
-        "[bold]overall[/bold]",
+        Text("overall", style="bold"),
         str(n),
         _pct(summary["apr"], n),
         _pct(summary["ars"], n),
