@@ -14,7 +14,7 @@ from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError
-from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES
+from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, refuse_output_onto_inputs
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
@@ -120,6 +120,7 @@ def send(
         backoff_max=max_backoff,
     )
     target = out_path if out_path is not None else default_output(requests, run_dir)
+    refuse_output_onto_inputs(target, requests)
     with OutputFile(target) as output:
         _send(out, requests, output, config, base_url)
 

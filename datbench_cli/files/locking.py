@@ -51,7 +51,7 @@ def _describe(pid: int) -> str:
             stage = next((a for a in args[index + 1 :] if not a.startswith("-")), None)
             command = f"datbench {stage}" if stage else "datbench"
             return f"`{command}` (pid {pid})"
-    return f"process {pid} ({' '.join(args)[:60]})"
+    return f"process {pid} ({' '.join(' '.join(args).split())[:60]})"
 
 
 def _refusal(directory: Path, fd: int, stage: str) -> InputError:

@@ -121,13 +121,7 @@ class RunDir:
         Compared by file identity (a link or a second name of an input counts as the input).
         """
         exported = [self.path(name) for name in (MANIFEST, TASKS, REFERENCES)]
-        for candidate in [*[i for i in inputs if i is not None], *exported]:
-            if _same_file(output, candidate):
-                raise UsageError(
-                    f"the output {output} is an input of this run ({candidate}); "
-                    "writing it would replace that input: name another output file"
-                )
-        return output
+        return refuse_output_onto_inputs(output, [*inputs, *exported])
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""
@@ -204,6 +198,18 @@ def _check_benchmark(value: Any, path: Path) -> str:
             path,
         )
     return value
+
+
+def refuse_output_onto_inputs(output: Path, inputs: Iterable[Path | None]) -> Path:
+    """``output`` unless it is one of ``inputs`` (by file identity: a link or a second name of
+    an input counts as the input); else a usage error, before anything is written."""
+    for candidate in inputs:
+        if candidate is not None and _same_file(output, candidate):
+            raise UsageError(
+                f"the output {output} is an input of this run ({candidate}); "
+                "writing it would replace that input: name another output file"
+            )
+    return output
 
 
 def _same_file(a: Path, b: Path) -> bool:
