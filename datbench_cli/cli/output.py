@@ -46,16 +46,22 @@ def plain(text: str, *, one_line: bool = False) -> str:
     return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
 
 
+def _plain_cell(cell: object) -> object:
+    if isinstance(cell, str):
+        return Text(plain(cell, one_line=True))
+    if isinstance(cell, Text):
+        return Text(plain(cell.plain, one_line=True), style=cell.style)
+    return cell
+
+
 def _plain_table(table: Table) -> Table:
-    """Every string cell and the title of ``table`` as plain :class:`Text` (never markup)."""
-    if isinstance(table.title, str):
-        table.title = Text(plain(table.title, one_line=True))
+    """Every text cell and the title of ``table`` as plain :class:`Text` (never markup), with
+    control characters escaped."""
+    table.title = _plain_cell(table.title) if table.title is not None else None
     for column in table.columns:
         cells = getattr(column, "_cells", None)
         if isinstance(cells, list):
-            column._cells = [
-                Text(plain(c, one_line=True)) if isinstance(c, str) else c for c in cells
-            ]
+            column._cells = [_plain_cell(c) for c in cells]
     return table
 
 
