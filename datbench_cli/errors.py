@@ -6,11 +6,24 @@ message as one sentence on stderr and exits with its ``exit_code``. Anything els
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+_MAX_IDS_NAMED = 10
+
+
+def name_ids(ids: Sequence[str]) -> str:
+    """A short, readable list of ids for a message ("a, b, c and 12 more")."""
+    shown = ", ".join(ids[:_MAX_IDS_NAMED])
+    extra = len(ids) - _MAX_IDS_NAMED
+    return f"{shown} and {extra} more" if extra > 0 else shown
+
 
 class DatbenchError(Exception):
-    """Base class: a message for the user and an exit code."""
+    """Base class: a message for the user and an exit code (``hint``: at most one more line
+    that names the fix)."""
 
     exit_code = 2
+    hint: str | None = None
 
 
 class InputError(DatbenchError):
@@ -21,7 +34,15 @@ class InputError(DatbenchError):
 
     exit_code = 2
 
-    def __init__(self, message: str, path: object | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        path: object | None = None,
+        line: int | None = None,
+        *,
+        hint: str | None = None,
+    ):
+        self.hint = hint
         self.path = str(path) if path is not None else None
         self.line = line
         self.bare_message = message
@@ -35,6 +56,10 @@ class UsageError(DatbenchError):
     """The command was called in a way that cannot work."""
 
     exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        self.hint = hint
+        super().__init__(message)
 
 
 class CheckFailed(DatbenchError):
@@ -56,3 +81,17 @@ class OutputError(DatbenchError):
         self.path = str(path)
         self.reason = exc.strerror or str(exc) or type(exc).__name__
         super().__init__(f"cannot write {self.path}: {self.reason}")
+
+
+class StrictJudgeError(ValueError):
+    """Strict judging found samples (or rubrics) without a usable verdict: missing, unparsed
+    or stale. A ``ValueError``, as the seed's ``compute_metrics(strict_judge=True)`` promises."""
+
+
+class ScorerFailed(RuntimeError):
+    """A scorer raised (on a sample, or aggregating a dataset) and strict scoring was requested."""
+
+
+class DatbenchWarning(UserWarning):
+    """A warning of this library's own (coverage gaps, scorer failures, ...). The command line
+    prints these; warnings from other libraries are not shown as ours."""

@@ -7,26 +7,25 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench import stages as pipeline
-from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.cli import vistoolbench
+from datbench_cli import benchmarks
 from datbench_cli.cli.common import (
+    DEFAULT_JUDGE_MAX_TOKENS,
     DirOpt,
     FormatOpt,
+    JudgeMaxTokensOpt,
     MaxFileMbOpt,
+    MaxTokensFieldOpt,
     ModelOpt,
     QuietOpt,
     RequestFormat,
     TemperatureOpt,
+    events,
     handle_errors,
-    max_tokens_opt,
     request_settings,
+    run_directory,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES, RunDir
-
-DEFAULT_JUDGE_MAX_TOKENS = 512
-JudgeMaxTokensOpt = max_tokens_opt(DEFAULT_JUDGE_MAX_TOKENS)
+from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES
 
 
 @handle_errors
@@ -58,6 +57,7 @@ def make_judge_tasks(
     model: ModelOpt = None,
     max_tokens: JudgeMaxTokensOpt = None,
     temperature: TemperatureOpt = None,
+    max_tokens_field: MaxTokensFieldOpt = None,
     max_file_mb: MaxFileMbOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -74,29 +74,20 @@ def make_judge_tasks(
         max_tokens=max_tokens,
         default_max_tokens=DEFAULT_JUDGE_MAX_TOKENS,
         temperature=temperature,
+        max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
     )
-    run = RunDir(run_dir)
-    manifest = run.read_manifest()
+    run = run_directory(run_dir, responses, skip_done)
+    bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     target = run.output_path(out_path, JUDGE_TASKS)
-    if manifest["benchmark"] == VISTOOLBENCH:
-        written = vistoolbench.make_judge_tasks(
-            out,
-            run,
-            run.resolve_input(responses, RESPONSES),
-            target,
-            skip_done=skip_done,
-            requests=settings,
-        )
-    else:
-        written = pipeline.make_judge_tasks(
-            run,
-            run.resolve_input(responses, RESPONSES),
-            target,
-            skip_done=skip_done,
-            requests=settings,
-            warn=out.warn,
-        )
+    written = bench.make_judge_tasks(
+        run,
+        run.resolve_input(responses, RESPONSES),
+        target,
+        skip_done=skip_done,
+        requests=settings,
+        events=events(out),
+    )
     if skip_done is not None:
         out.info(f"skipped {written.skipped_done} judge task(s) with a verdict in {skip_done}")
     out.info(f"wrote {written.count} judge task(s) to {target}")

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import __version__
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock
+from datbench_cli.version import __version__
 
 MANIFEST = "datbench.json"
 TASKS = "tasks.jsonl"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.model import Task
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
 
 MET = "met"
 NOT_MET = "not_met"
@@ -35,10 +35,12 @@ class RubricOutcome:
 def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, Any]:
     """The report entry of one task; ``outcomes[k][j]`` is rubric j of turn k."""
     turns = []
-    total = met = 0
+    total: float = 0
+    met: float = 0
     passed = 1
     for turn, turn_outcomes in zip(task.turns, outcomes, strict=True):
-        turn_total = turn_met = 0
+        turn_total: float = 0
+        turn_met: float = 0
         rubrics = []
         for rubric, outcome in zip(turn.rubrics, turn_outcomes, strict=True):
             turn_total += rubric.weight
@@ -81,15 +83,11 @@ def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, An
     }
 
 
-def _mean(values: list[float]) -> float:
-    return float_sum(values) / len(values) if values else 0.0
-
-
 def _stats(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n": len(results),
-        "apr": _mean([r["apr"] for r in results]),
-        "ars": _mean([r["ars"] for r in results]),
+        "apr": mean([r["apr"] for r in results]),
+        "ars": mean([r["ars"] for r in results]),
     }
 
 
@@ -137,7 +135,7 @@ def _critical_failure(rubric: dict[str, Any]) -> bool:
 
 def diagnostics(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Non-official numbers: APR with the ``critical`` flag as the failure rule."""
-    return {"apr_using_critical_flag": _mean([_passes(r, _critical_failure) for r in results])}
+    return {"apr_using_critical_flag": mean([_passes(r, _critical_failure) for r in results])}
 
 
 def judge_counts(results: list[dict[str, Any]]) -> dict[str, int]:
@@ -167,6 +165,8 @@ def summarize(
         "num_tasks": overall["n"],
         "apr": overall["apr"],
         "ars": overall["ars"],
+        # The headline under the key both benchmarks share (`score --json | jq .overall_accuracy`).
+        "overall_accuracy": overall["apr"],
         "context_policy": context_policy,
         "by_turncase": group_stats(results, "turncase"),
         "by_prompt_category": group_stats(results, "prompt_category"),
