@@ -46,7 +46,7 @@ def plain(text: str, *, one_line: bool = False) -> str:
     return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
 
 
-def _plain_cell(cell: object) -> object:
+def _plain_cell(cell: Any) -> Any:
     if isinstance(cell, str):
         return Text(plain(cell, one_line=True))
     if isinstance(cell, Text):
