@@ -106,6 +106,7 @@ def read_only_file_system(root: Path) -> Iterator[None]:
     """Refuse, with ``EROFS``, every attempt to create, write, rename or delete a file or folder
     below ``root``."""
     real_open, real_mkstemp, real_mkdir = os.open, tempfile.mkstemp, Path.mkdir
+    real_os_mkdir = os.mkdir
     root = root.resolve()
 
     def below(path: Any, dir_fd: Any = None) -> bool:
@@ -134,6 +135,12 @@ def read_only_file_system(root: Path) -> Iterator[None]:
             raise refuse(path)
         real_mkdir(path, *args, **kwargs)
 
+    def fake_os_mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        # As Linux does: an existing name is EEXIST even on a read-only file system.
+        if below(path, kwargs.get("dir_fd")) and not os.path.lexists(path):
+            raise refuse(path)
+        real_os_mkdir(path, *args, **kwargs)
+
     def fake_write_bytes(path: Path, data: bytes) -> int:
         if below(path):
             raise refuse(path)
@@ -153,6 +160,7 @@ def read_only_file_system(root: Path) -> Iterator[None]:
         mock.patch("tempfile.mkstemp", fake_mkstemp),
         mock.patch.object(Path, "mkdir", fake_mkdir),
         mock.patch.object(Path, "write_bytes", fake_write_bytes),
+        mock.patch("os.mkdir", fake_os_mkdir),
         mock.patch("os.unlink", guarded(os.unlink, 1)),
         mock.patch("os.remove", guarded(os.remove, 1)),
         mock.patch("os.rmdir", guarded(os.rmdir, 1)),

@@ -343,7 +343,7 @@ class PartWriter:
         for number, temp in enumerate(self._temps, start=1):
             target = self.directory / part_name(self.stem, number)
             with jsonio.writing(target):
-                os.chmod(temp, 0o644)
+                os.chmod(temp, jsonio.file_mode())
                 os.replace(temp, target)
             self.paths.append(target)
         remove_parts(self.directory, self.stem, keep=self.paths)

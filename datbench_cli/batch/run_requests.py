@@ -23,6 +23,7 @@ from datbench_cli.batch.requests import (
 )
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import TASKS, RunDir
+from datbench_cli.files.staging import check_replaceable
 
 UnitsOf = Callable[[dict[str, Any]], Iterable[InferenceUnit]]
 JudgeTextOf = Callable[[dict[str, Any]], str]
@@ -34,6 +35,7 @@ def write_task_requests(
     """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl; without
     ``settings``, stale task request files are removed."""
     directory = run.path(REQUESTS_DIR)
+    check_replaceable(directory)
     if settings is None:
         remove_parts(directory, "tasks")
         return []
@@ -66,6 +68,7 @@ def write_judge_requests(
     (``text_of(line)`` is what the judge sees); without ``settings``, stale request files of
     that stem are removed."""
     directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
+    check_replaceable(directory)
     if settings is None:
         remove_parts(directory, stem)
         return []

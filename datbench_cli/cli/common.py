@@ -109,7 +109,6 @@ _SHARDS = "Shards"
 NumShardsOpt = Annotated[
     int | None,
     typer.Option(
-        min=1,
         help="Split the tasks into K shards (by a stable hash of the id).",
         rich_help_panel=_SHARDS,
         show_default=False,
@@ -118,7 +117,6 @@ NumShardsOpt = Annotated[
 ShardIndexOpt = Annotated[
     int | None,
     typer.Option(
-        min=0,
         help="Which shard (0 .. K-1) this export holds.",
         rich_help_panel=_SHARDS,
         show_default=False,

@@ -79,7 +79,7 @@ def make_judge_tasks(
     )
     run = run_directory(run_dir, responses, skip_done)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
-    target = run.resolve_input(out_path, JUDGE_TASKS)
+    target = run.output_path(out_path, JUDGE_TASKS)
     written = bench.make_judge_tasks(
         run,
         run.resolve_input(responses, RESPONSES),

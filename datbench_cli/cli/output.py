@@ -1,18 +1,21 @@
 """Terminal output: data on stdout, everything else (progress, warnings, errors) on stderr.
 
 Colours and progress bars appear only when stderr is a terminal, and never with ``NO_COLOR``.
+Every message and table cell may hold untrusted text (dataset names and ids, model output, file
+names): it is printed as plain text, never read as rich markup, with control characters (escape
+sequences, carriage returns, bidirectional overrides) shown escaped (:func:`plain`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,6 +28,41 @@ from rich.progress import (
 )
 from rich.table import Table
 from rich.text import Text
+
+# C0 and C1 controls but tab and newline, DEL, and the Unicode line separators and
+# bidirectional overrides, which can disguise what a terminal shows.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CELL_CONTROL_RE = re.compile("[\n\t]|" + _CONTROL_RE.pattern)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``); ``one_line``
+    escapes newlines and tabs too (table cells)."""
+    return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
+
+
+def _plain_cell(cell: Any) -> Any:
+    if isinstance(cell, str):
+        return Text(plain(cell, one_line=True))
+    if isinstance(cell, Text):
+        return Text(plain(cell.plain, one_line=True), style=cell.style)
+    return cell
+
+
+def _plain_table(table: Table) -> Table:
+    """Every text cell and the title of ``table`` as plain :class:`Text` (never markup), with
+    control characters escaped."""
+    table.title = _plain_cell(table.title) if table.title is not None else None
+    for column in table.columns:
+        cells = getattr(column, "_cells", None)
+        if isinstance(cells, list):
+            column._cells = [_plain_cell(c) for c in cells]
+    return table
 
 
 class RateColumn(ProgressColumn):
@@ -58,22 +96,23 @@ class Output:
     def warn(self, message: str) -> None:
         """A warning line on stderr (suppressed by --quiet)."""
         if not self.quiet:
-            self.err.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+            self.err.print(Text.assemble(("warning:", "yellow"), " ", plain(message)))
 
     def info(self, message: str) -> None:
         """A progress/hint line on stderr (suppressed by --quiet)."""
         if not self.quiet:
-            self.err.print(message, markup=False)
+            self.err.print(Text(plain(message)))
 
     def data(self, text: str) -> None:
         """Plain data on stdout, never wrapped or coloured."""
+        text = plain(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
 
     def table(self, table: Table) -> None:
-        """A rich table on stdout (the human summary)."""
+        """A rich table on stdout (the human summary), every cell plain text."""
         if not self.quiet:
-            self.out.print(table)
+            self.out.print(_plain_table(table))
 
     @property
     def width(self) -> int:
@@ -120,5 +159,5 @@ def error_line(message: str, label: str = "error") -> None:
     no_color = bool(os.environ.get("NO_COLOR"))
     colour = "red" if label == "error" else "cyan"
     Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True).print(
-        f"[{colour}]{label}:[/{colour}] {escape(message)}", highlight=False
+        Text.assemble((f"{label}:", colour), " ", plain(message))
     )

@@ -83,7 +83,7 @@ def score(
     sample_timeout: Annotated[
         float,
         typer.Option(
-            min=0, help="Seconds one sample may take before it is a scorer error (0: unbounded)."
+            help="Seconds one sample may take before it is a scorer error (0: unbounded)."
         ),
     ] = DEFAULT_SAMPLE_TIMEOUT,
     jobs: Annotated[
@@ -113,22 +113,24 @@ def score(
     out = Output(quiet)
     threshold = fail_under_threshold(fail_under)
     run = run_directory(run_dir, responses, judge_responses)
-    bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
-    options = benchmark_options(ctx, bench, "score")
-    judge_path = judge_responses
-    if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
-        judge_path = run.path(JUDGE_RESPONSES)
-    request = ScoreRequest(
-        responses=run.resolve_input(responses, RESPONSES),
-        judge_responses=judge_path,
-        strict_judge=strict_judge,
-        options=options,
-        allow_missing=allow_missing,
-        fail_under=threshold,
-    )
-    report = bench.score(run, request, events(out))
-    target = run.resolve_input(out_path, REPORT)
-    report.save(target)
+    # A shared lock: several scores of one export may run at once, an export may not.
+    with run.lock("score", shared=True):
+        bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
+        options = benchmark_options(ctx, bench, "score")
+        judge_path = judge_responses
+        if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
+            judge_path = run.path(JUDGE_RESPONSES)
+        request = ScoreRequest(
+            responses=run.resolve_input(responses, RESPONSES),
+            judge_responses=judge_path,
+            strict_judge=strict_judge,
+            options=options,
+            allow_missing=allow_missing,
+            fail_under=threshold,
+        )
+        target = run.output_path(out_path, REPORT, [request.responses, judge_path])
+        report = bench.score(run, request, events(out))
+        report.save(target)
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:

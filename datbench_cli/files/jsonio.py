@@ -6,7 +6,9 @@ import contextlib
 import functools
 import os
 import socket
+import stat
 import tempfile
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -18,6 +20,8 @@ from datbench_cli.errors import InputError, OutputError
 
 _BOM = b"\xef\xbb\xbf"
 _TEMP_SUFFIX = ".tmp"
+_GZIP_MAGIC = b"\x1f\x8b"
+_UMASK_LOCK = threading.Lock()
 
 
 def _default(value: Any) -> Any:
@@ -61,7 +65,9 @@ def iter_jsonl(
 
     With ``on_torn_tail``, a last line that has no line end and is not valid JSON (what a writer
     killed mid-line leaves; an appending writer always ends its lines) is passed to the callback
-    by line number and skipped instead.
+    by line number and skipped instead, but only after at least one complete line: a file that
+    is nothing but one unterminated bad line (CR-only line ends, JSON objects glued together, a
+    small gzip or other binary file) is an input error, never an empty file.
     """
     try:
         handle = path.open("rb")
@@ -72,8 +78,11 @@ def iter_jsonl(
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror})", path) from None
     with handle:
+        complete = 0
         for number, raw in enumerate(handle, start=1):
             if number == 1:
+                if raw.startswith(_GZIP_MAGIC):
+                    raise InputError("is gzip-compressed, not JSONL; decompress it first", path)
                 raw = raw.removeprefix(_BOM)
             line = raw.strip()
             if not line:
@@ -81,14 +90,27 @@ def iter_jsonl(
             try:
                 obj = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                if on_torn_tail is not None and not raw.endswith(b"\n"):
+                if on_torn_tail is not None and complete and not raw.endswith(b"\n"):
                     on_torn_tail(number)
                     return
-                raise InputError(f"malformed JSON line ({_short(exc)})", path, number) from None
+                raise InputError(_malformed(raw, exc), path, number) from None
             if not isinstance(obj, dict):
                 kind = type(obj).__name__ if obj is not None else "null"
                 raise InputError(f"expected a JSON object, got {kind}", path, number)
+            complete += 1
             yield number, obj
+
+
+def _malformed(raw: bytes, exc: Exception) -> str:
+    """The message for a line that is not JSON, naming the usual causes."""
+    if b"\r" in raw.rstrip(b"\r\n"):
+        return "malformed JSON line (the file seems to use CR-only line ends; use LF or CRLF)"
+    if b"}{" in raw.replace(b" ", b""):
+        return (
+            "malformed JSON line (several JSON objects on one line? JSONL needs one object "
+            "per line)"
+        )
+    return f"malformed JSON line ({_short(exc)})"
 
 
 def _short(exc: Exception) -> str:
@@ -123,13 +145,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def process_tag() -> str:
+    """``<host>-<pid>``: names this process's temporary files and folders."""
+    return f"{_host_tag()}-{os.getpid()}"
+
+
+def is_stale_name(tagged: str) -> bool:
+    """Whether ``tagged`` (``<host>-<pid>`` then anything after a dot) names a process of this
+    host that is gone."""
+    tag, _, pid = tagged.split(".", 1)[0].partition("-")
+    return tag == _host_tag() and pid.isdigit() and not _alive(int(pid))
+
+
 def remove_stale_temps(directory: Path, name: str) -> None:
     """Delete temporary files for ``name`` left in ``directory`` by killed writers.
 
     Only files made by :func:`make_temp` on this host whose process is gone are removed, so a
     concurrent writer's temporary file is never touched.
     """
-    prefix, host = f".{name}.", _host_tag()
+    prefix = f".{name}."
     try:
         entries = os.listdir(directory)
     except OSError:
@@ -137,8 +171,7 @@ def remove_stale_temps(directory: Path, name: str) -> None:
     for entry in entries:
         if not (entry.startswith(prefix) and entry.endswith(_TEMP_SUFFIX)):
             continue
-        tag, _, pid = entry[len(prefix) :].split(".", 1)[0].partition("-")
-        if tag == host and pid.isdigit() and not _alive(int(pid)):
+        if is_stale_name(entry[len(prefix) :]):
             with contextlib.suppress(OSError):
                 os.unlink(directory / entry)
 
@@ -148,9 +181,85 @@ def make_temp(directory: Path, name: str) -> tuple[int, Path]:
     (unique even for concurrent writers); stale ones of killed writers are removed first."""
     remove_stale_temps(directory, name)
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{name}.{_host_tag()}-{os.getpid()}.", suffix=_TEMP_SUFFIX, dir=directory
+        prefix=f".{name}.{process_tag()}.", suffix=_TEMP_SUFFIX, dir=directory
     )
     return fd, Path(tmp)
+
+
+def _umask() -> int:
+    """The process's umask (read without changing it where the system tells it)."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"Umask:"):
+                return int(line.split()[1], 8)
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a new file gets under the current umask (what ``open`` would give it)."""
+    return 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    """The mode a new folder gets under the current umask (what ``mkdir`` would give it)."""
+    return 0o777 & ~_umask()
+
+
+class StreamablePath(type(Path())):  # type: ignore[misc]
+    """A user-named output path: when it is a character device or a pipe (``/dev/stdout``,
+    ``/dev/null``, a FIFO, ``/proc/self/fd/1``) it is written directly, not replaced."""
+
+
+def user_output(path: Path) -> Path:
+    """Mark ``path`` as named by the user (see :class:`StreamablePath`)."""
+    return StreamablePath(path)
+
+
+def _existing_kind(path: Path, follow: bool) -> int | None:
+    try:
+        return (os.stat(path) if follow else os.lstat(path)).st_mode
+    except OSError:
+        return None
+
+
+def _writes_directly(path: Path) -> bool:
+    """Whether ``path`` is written in place rather than replaced by a renamed temporary file.
+
+    A user-named character device or pipe (possibly behind a symlink such as ``/dev/stdout``) is
+    written directly. Anything else that is not a regular file is refused: a device node is
+    never replaced by a regular file, and a directory never written over. A symlink in a run
+    directory is replaced, never written through.
+    """
+    user_named = isinstance(path, StreamablePath)
+    own = _existing_kind(path, follow=False)
+    if own is None:
+        return False
+    if stat.S_ISLNK(own):
+        if not user_named:
+            return False
+        target = _existing_kind(path, follow=True)
+        if target is None or stat.S_ISREG(target):
+            # A descriptor link (/dev/stdout to a redirected file) is written through; any
+            # other link is replaced, as in a run directory.
+            return target is not None and os.path.abspath(path).startswith(("/dev/", "/proc/"))
+        own = target
+    if stat.S_ISREG(own):
+        return False
+    if user_named and (stat.S_ISCHR(own) or stat.S_ISFIFO(own)):
+        return True
+    if stat.S_ISDIR(own):
+        raise OutputError(path, IsADirectoryError(21, "is a directory"))
+    raise OutputError(
+        path,
+        OSError(
+            0,
+            "is a device, pipe or socket, not a regular file (datbench only replaces regular "
+            "files; name a file)",
+        ),
+    )
 
 
 class GuardedWriter:
@@ -174,7 +283,18 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
     write atomic for every reader and against a killed process (whose temporary file the next
     writer of ``path`` removes); ``durable`` adds an fsync so the content also survives a power
     loss (skipped for bulk image files, where it would dominate the export time).
+
+    The file gets the mode the umask allows (as ``open`` would create it). A user-named device
+    or pipe is written directly (see :func:`user_output`); see :func:`_writes_directly`.
     """
+    if _writes_directly(path):
+        with writing(path):
+            stream = open(path, "wb")  # noqa: SIM115 - closed below
+        with stream:
+            yield GuardedWriter(stream, path)
+            with writing(path):
+                stream.flush()
+        return
     tmp: Path | None = None
     try:
         with writing(path):
@@ -193,7 +313,7 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
                 handle.close()
             raise
         with writing(path):
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, file_mode())
             os.replace(tmp, path)
     except BaseException:
         if tmp is not None:

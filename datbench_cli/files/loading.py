@@ -8,10 +8,12 @@ hub client's retries; offline, ``HF_HUB_OFFLINE=1``, from the local hub cache on
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.sources import (
     SOURCE_ENV,
     Source,
@@ -29,6 +31,103 @@ def is_local_source(source: str) -> bool:
 
 
 _STREAM_BATCH_ROWS = 32
+_CARD = "README.md"
+
+
+def check_limit(limit: int | None) -> None:
+    """Refuse a ``--limit`` that would export nothing."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1 (omit it to export everything), got {limit}")
+
+
+def dataset_folders(source: str) -> list[Path]:
+    """The folders an image cell's ``path`` may name: a local copy's folder (and, for a hub
+    cache snapshot, its repository folder, where the snapshot's links point), or a hub id's
+    folder in the hub cache and the ``datasets`` download cache."""
+    if is_local_source(source):
+        folder = Path(os.path.realpath(Path(source).expanduser()))
+        folders = [folder]
+        if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("datasets--"):
+            folders.append(folder.parent.parent)
+        return folders
+    from datasets import config
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return [
+        Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=source, repo_type="dataset"),
+        Path(config.DOWNLOADED_DATASETS_PATH),
+    ]
+
+
+def _card_data_files(folder: Path) -> Iterator[tuple[str, str]]:
+    """``(config name, data_files path)`` for every path the dataset card's ``configs`` name."""
+    card = folder / _CARD
+    try:
+        text = card.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if not text.startswith("---"):
+        return
+    import yaml  # a dependency of datasets
+
+    try:
+        meta = yaml.safe_load(text[3:].split("\n---", 1)[0])
+    except yaml.YAMLError:
+        return
+    configs = meta.get("configs") if isinstance(meta, dict) else None
+    for entry in configs if isinstance(configs, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("config_name", "default"))
+        files = entry.get("data_files")
+        items = files if isinstance(files, list) else [files]
+        for item in items:
+            paths = item.get("path") if isinstance(item, dict) else item
+            for path in paths if isinstance(paths, list) else [paths]:
+                if isinstance(path, str):
+                    yield name, path
+
+
+def check_card_paths(folder: Path) -> None:
+    """Refuse a local dataset whose card points ``data_files`` outside its folder (an absolute
+    path, ``..``, a URL): loading it would read files that are not the dataset's."""
+    root = Path(os.path.realpath(folder))
+    for config, path in _card_data_files(folder):
+        inside = "://" not in path and not Path(path).is_absolute()
+        if inside:
+            resolved = Path(os.path.realpath(root / path.split("*", 1)[0]))
+            inside = resolved == root or resolved.is_relative_to(root)
+        if not inside:
+            raise InputError(
+                f"config {config[:60]!r} names data_files {path[:120]!r} outside the dataset's "
+                "folder; a local dataset is read only from its own folder",
+                folder / _CARD,
+            )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def read_batches(dataset: Any, batch_size: int, what: str) -> Iterator[Any]:
+    """Arrow batches of a (streaming) dataset; a data file that turns out to be corrupt or
+    truncated while it is read becomes one :class:`InputError` naming ``what``."""
+    from pyarrow import ArrowException
+
+    batches = dataset.with_format("arrow").iter(batch_size=batch_size)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, ValueError, RuntimeError, ArrowException) as exc:
+            raise InputError(
+                f"cannot read {what}: a data file is corrupt or truncated ({_first_line(exc)})"
+            ) from None
+        yield batch
 
 
 _parquet_streamed = False
@@ -64,10 +163,13 @@ def load_source_split(
     source: Source, config: str | None, split: str, columns: list[str] | None = None
 ) -> Any:
     """:func:`load_split` for a pinned source."""
+    local, path = source.local, source.load_path
+    if local:
+        check_card_paths(Path(path))
     import datasets  # heavy: imported only when a dataset is loaded
 
     datasets.disable_progress_bars()
-    local, path = source.local, source.load_path
+    datasets.logging.set_verbosity_error()  # a failure is our one sentence, not a log line too
     what = f"{source.given!r}" + (f" (config {config!r})" if config else "")
     try:
         if local:
@@ -90,10 +192,9 @@ def load_source_split(
         loaded = datasets.load_dataset(path, config, split=split, revision=source.load_revision)
         return loaded.select_columns(columns) if columns is not None else loaded
     except ValueError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot load {what}, split {split!r}: {first}") from None
+        raise InputError(f"cannot load {what}, split {split!r}: {_first_line(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - every loader failure becomes one sentence
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        text = _first_line(exc)
         if not local and hub_offline_mode():
             raise InputError(
                 f"{source.given!r} is not in the local cache and HF_HUB_OFFLINE is set; "

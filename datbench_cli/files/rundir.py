@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.files.locking import hold_lock
 from datbench_cli.version import __version__
 
 MANIFEST = "datbench.json"
@@ -22,6 +26,8 @@ JUDGE_RESPONSES = "judge_responses.jsonl"
 REPORT = "report.json"
 # The files whose SHA-256 the manifest records (written by the export, read by later stages).
 _HASHED = (TASKS, REFERENCES)
+# The benchmarks a manifest may name (the exports write these).
+BENCHMARKS = ("datbench", "vistoolbench")
 
 _SAFE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 # Names Windows reserves; refused so a run directory can be copied anywhere.
@@ -69,13 +75,53 @@ class RunDir:
         return given if given is not None else self.root / default
 
     def require_exists(self) -> None:
-        """Refuse a run directory that does not exist."""
+        """Refuse a run directory that does not exist (or is not a directory)."""
+        if self.root.exists() and not self.root.is_dir():
+            raise InputError(
+                "is a file, not a run directory (pass the directory that holds "
+                f"{MANIFEST} with --dir)",
+                self.root,
+            )
         if not self.root.is_dir():
             raise InputError(
                 "run directory does not exist (create it with `datbench export-tasks`, "
                 "or pass --dir)",
                 self.root,
             )
+
+    @contextlib.contextmanager
+    def lock(self, stage: str, *, shared: bool = False, create: bool = False) -> Iterator[None]:
+        """Hold the run directory's lock while ``stage`` writes (see :mod:`.locking`).
+
+        Exclusive for stages that replace a set of files (export, make-judge-tasks); ``shared``
+        for ``score``, whose only output is renamed into place whole, so several scores of one
+        export run at once, while an export started meanwhile is refused. ``create``: make the
+        directory first (an export).
+        """
+        if create and not self.root.exists():
+            with jsonio.writing(self.root):
+                self.root.mkdir(parents=True, exist_ok=True)
+        self.require_exists()
+        with hold_lock(self.root, stage, shared=shared):
+            yield
+
+    def output_path(
+        self, given: Path | None, default: str, inputs: Iterable[Path | None] = ()
+    ) -> Path:
+        """Where a stage writes: the run directory's ``default`` file, or the user's ``given``
+        path (which may be a device or pipe, written directly); never one of ``inputs`` nor a
+        file of the export (see :meth:`check_output`)."""
+        if given is None:
+            return self.check_output(self.path(default), inputs)
+        return self.check_output(jsonio.user_output(given), inputs)
+
+    def check_output(self, output: Path, inputs: Iterable[Path | None] = ()) -> Path:
+        """``output`` if it is none of ``inputs`` nor a file of the export; else a usage error.
+
+        Compared by file identity (a link or a second name of an input counts as the input).
+        """
+        exported = [self.path(name) for name in (MANIFEST, TASKS, REFERENCES)]
+        return refuse_output_onto_inputs(output, [*inputs, *exported])
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""
@@ -90,7 +136,8 @@ class RunDir:
         manifest = jsonio.read_json(path)
         if not isinstance(manifest, dict) or "benchmark" not in manifest:
             raise InputError("manifest is not a datbench manifest", path)
-        files = manifest.get("files") or {}
+        _check_benchmark(manifest["benchmark"], path)
+        files = manifest.get("files")
         if not isinstance(files, dict):
             raise InputError(
                 'manifest "files" is not an object; run `datbench export-tasks` again', path
@@ -113,15 +160,24 @@ class RunDir:
                     "run `datbench export-tasks` again",
                     file,
                 )
+        missing = [name for name in _HASHED if name not in files]
+        if missing:
+            raise InputError(
+                f"manifest records no digest of {', '.join(missing)} (edited by hand?); "
+                "run `datbench export-tasks` again",
+                path,
+            )
         return manifest
 
     def benchmark(self) -> str | None:
-        """The manifest's ``benchmark`` without checking the files; ``None`` with no manifest."""
+        """The manifest's ``benchmark`` without checking the files; ``None`` with no manifest
+        (or one naming no known benchmark)."""
         path = self.path(MANIFEST)
         if not path.is_file():
             return None
         manifest = jsonio.read_json(path)
-        return manifest.get("benchmark") if isinstance(manifest, dict) else None
+        value = manifest.get("benchmark") if isinstance(manifest, dict) else None
+        return value if isinstance(value, str) and value in BENCHMARKS else None
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write the manifest last: its presence marks a finished export."""
@@ -133,7 +189,31 @@ class RunDir:
         body = {"tool": "datbench", "version": __version__, **manifest, "files": files}
         jsonio.write_bytes_atomic(self.path(MANIFEST), jsonio.dumps_pretty(body) + b"\n")
 
-    def begin_export(self) -> None:
-        """Create the directory and drop an old manifest, so a half-done export is never used."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.path(MANIFEST).unlink(missing_ok=True)
+
+def _check_benchmark(value: Any, path: Path) -> str:
+    if not isinstance(value, str) or value not in BENCHMARKS:
+        raise InputError(
+            f"manifest names an unknown benchmark {jsonio.dumps(value).decode()[:80]} "
+            f"(expected one of {', '.join(BENCHMARKS)}); run `datbench export-tasks` again",
+            path,
+        )
+    return value
+
+
+def refuse_output_onto_inputs(output: Path, inputs: Iterable[Path | None]) -> Path:
+    """``output`` unless it is one of ``inputs`` (by file identity: a link or a second name of
+    an input counts as the input); else a usage error, before anything is written."""
+    for candidate in inputs:
+        if candidate is not None and _same_file(output, candidate):
+            raise UsageError(
+                f"the output {output} is an input of this run ({candidate}); "
+                "writing it would replace that input: name another output file"
+            )
+    return output
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)

@@ -19,6 +19,7 @@ import contextlib
 import ctypes
 import heapq
 import itertools
+import math
 import os
 import signal
 import threading
@@ -27,6 +28,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from datbench_cli.errors import UsageError
 
 DEFAULT_SAMPLE_TIMEOUT = 30.0
 
@@ -316,3 +319,13 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 def _scope_now() -> _AlarmScope:
     assert _scope is not None
     return _scope
+
+
+def check_sample_timeout(seconds: float) -> float | None:
+    """The budget ``--sample-timeout`` asks for (``None``: no limit, for 0 or infinity); a
+    negative value or NaN is refused."""
+    if math.isnan(seconds) or seconds < 0:
+        raise UsageError(
+            f"--sample-timeout must be a number of seconds, 0 for no limit, got {seconds:g}"
+        )
+    return None if seconds == 0 or math.isinf(seconds) else seconds

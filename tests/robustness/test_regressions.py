@@ -110,7 +110,9 @@ class WriteFailureRegressions(_Tmp):
         )
 
     def _run_dir(self) -> Path:
-        (self.tmp / MANIFEST).write_bytes(jsonio.dumps({"benchmark": "datbench"}))
+        for name in ("tasks.jsonl", "references.jsonl"):
+            (self.tmp / name).write_bytes(b"")
+        RunDir(self.tmp).write_manifest({"benchmark": "datbench"})
         return self.tmp
 
     def test_a_send_line_that_does_not_fit_is_taken_back(self) -> None:

@@ -115,11 +115,11 @@ class DatBench:
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
         from datbench_cli.benchmarks.datbench import stages
         from datbench_cli.benchmarks.datbench.scoring import PROFILES, REFERENCE
-        from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
+        from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT, check_sample_timeout
 
         options = request.options
         timeout = options.get("sample_timeout")
-        timeout = DEFAULT_SAMPLE_TIMEOUT if timeout is None else timeout
+        timeout = check_sample_timeout(DEFAULT_SAMPLE_TIMEOUT if timeout is None else timeout)
         profile = options.get("profile") or REFERENCE
         if profile not in PROFILES:
             raise UsageError(f"--profile must be {' or '.join(PROFILES)}, not {profile!r}")

@@ -1,8 +1,8 @@
 """DatBench export: dataset -> images/, tasks.jsonl, references.jsonl and (last) datbench.json.
 
 One pass over each capability's rows, read as Arrow batches (images are never decoded). Ids
-are checked as they stream by; image bytes go to a staging folder inside the run directory and
-tasks/references to temporary files. Only when every row was good are they put in place:
+are checked as they stream by; image bytes go to a staging folder inside the run directory
+(:class:`~datbench_cli.files.staging.ImageStaging`) and tasks/references to temporary files. Only when every row was good are they put in place:
 the old manifest is removed, tasks/references renamed, the staging folder swapped in as
 ``images/``, and the new manifest written. A failed export leaves an earlier one untouched; an
 interrupted one leaves no manifest, so later stages refuse the directory until it is rerun.
@@ -17,15 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.requests import RequestSettings
+from datbench_cli.batch.requests import REQUESTS_DIR, RequestSettings
 from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError, name_ids
 from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import STAGING, ExportGuard
-from datbench_cli.files.images import extension_from_bytes, image_cell_bytes
-from datbench_cli.files.loading import load_source_split
+from datbench_cli.files.images import (
+    DatasetFiles,
+    ImageOutsideDataset,
+    extension_from_bytes,
+    image_cell_bytes,
+)
+from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split, read_batches
 from datbench_cli.files.provenance import pins, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
@@ -37,6 +42,7 @@ from datbench_cli.files.rundir import (
     sha256_file,
 )
 from datbench_cli.files.sources import Source, pin_local, resolve_source
+from datbench_cli.files.staging import check_replaceable
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -77,6 +83,7 @@ def plan_export(
 ) -> ExportPlan:
     """Pin the source (hub commit or local data digest), load each capability's split (lazily
     for a local directory) and check its columns."""
+    check_limit(limit)
     pinned = resolve_source(source, revision)
     plan = ExportPlan(source, split, limit, pinned=pinned)
     for capability in capabilities:
@@ -92,9 +99,9 @@ def plan_export(
     return plan
 
 
-def iter_rows(dataset: Any) -> Iterator[dict[str, Any]]:
+def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:
     """Rows as plain dicts from Arrow batches: image cells stay ``{"bytes", "path"}``."""
-    for batch in dataset.with_format("arrow").iter(batch_size=_BATCH_ROWS):
+    for batch in read_batches(dataset, _BATCH_ROWS, what):
         yield from batch.to_pylist()
 
 
@@ -104,14 +111,49 @@ def _reference(row: dict[str, Any], capability: str) -> dict[str, Any]:
         if name not in row:
             raise InputError(f"capability {capability!r} has a row without {name!r}")
     sample = DatBenchSample.from_hf_row({**row, "image": None}, capability)
+    _check_prompt_text(sample, capability)
     return {k: v for k, v in vars(sample).items() if k != "image"}
 
 
+def _check_prompt_text(sample: DatBenchSample, capability: str) -> None:
+    """The prompt parts must be text: a null one would reach the model as the word "None"."""
+    where = f"capability {capability!r}, sample {sample.id!r}"
+    if not isinstance(sample.question, str):
+        raise InputError(
+            f"{where}: question is {_kind(sample.question)}, not text (a dataset defect; "
+            "the prompt would be wrong)"
+        )
+    fmt = sample.prompt_format
+    if fmt is None:
+        return
+    if not isinstance(fmt, dict):
+        raise InputError(f"{where}: prompt_format is {_kind(fmt)}, not an object")
+    for part in ("prefix", "suffix"):
+        if part in fmt and not isinstance(fmt[part], str):
+            raise InputError(
+                f"{where}: prompt_format.{part} is {_kind(fmt[part])}, not text (a dataset "
+                "defect; the prompt would be wrong)"
+            )
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
 class _IdCheck:
-    """Ids must be usable file names and unique across the export."""
+    """Ids must be usable file names and unique across the export.
+
+    Ids that differ only in case (``Sample_A``, ``sample_a``) are kept, but their image files
+    would be one file on a case-insensitive file system (macOS, Windows shares): every id after
+    the first of such a group gets an image file stem with a ``~<n>`` suffix (see
+    :meth:`image_stem`), and the export names them in a warning.
+    """
 
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
+        self._stems: dict[str, str] = {}
+        self._taken: set[str] = set()
+        self.case_clashes: list[str] = []
 
     def __call__(self, sample_id: Any, where: str) -> str:
         name = safe_file_stem(sample_id)
@@ -123,7 +165,19 @@ class _IdCheck:
         if name in self.seen:
             raise InputError(f"{where}: duplicate sample id {name!r} (first in {self.seen[name]})")
         self.seen[name] = where
+        stem, number = name, 1
+        while stem.casefold() in self._taken:
+            number += 1
+            stem = f"{name}~{number}"
+        if stem != name:
+            self.case_clashes.append(name)
+        self._taken.add(stem.casefold())
+        self._stems[name] = stem
         return name
+
+    def image_stem(self, name: str) -> str:
+        """The image file stem of a checked id (the id itself unless its case clashed)."""
+        return self._stems[name]
 
 
 def _put_images_in_place(run: RunDir, staging: Path, names: list[str]) -> None:
@@ -155,14 +209,15 @@ def export_datbench(
     earlier export wrote are replaced or removed (:mod:`datbench_cli.files.export_guard`);
     ``force`` allows a non-empty directory that holds no export.
     """
-    guard = ExportGuard.begin(run.root, force=force)
-    try:
-        manifest = _export(plan, run, guard, shard, requests, warn, advance)
-    except BaseException:
-        guard.fail()
-        raise
-    guard.finish(manifest["written"])
-    return manifest
+    with run.lock("export-tasks", create=True):
+        guard = ExportGuard.begin(run.root, force=force)
+        try:
+            manifest = _export(plan, run, guard, shard, requests, warn, advance)
+        except BaseException:
+            guard.fail()
+            raise
+        guard.finish(manifest["written"])
+        return manifest
 
 
 def _export(
@@ -174,8 +229,12 @@ def _export(
     warn: Warn,
     advance: Advance,
 ) -> dict[str, Any]:
+    check_replaceable(run.path(REQUESTS_DIR))
+    files = DatasetFiles.of(dataset_folders(plan.pinned.load_path if plan.pinned else plan.source))
     staging = run.path(STAGING)
     with jsonio.writing(staging):
+        if staging.is_symlink() or staging.is_file():
+            staging.unlink()
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
     check = _IdCheck()
@@ -186,6 +245,7 @@ def _export(
     image_names: list[str] = []
     written: dict[str, str] = {}
     rows: dict[str, str] = {}
+    outside: list[str] = []
     try:
         with (
             jsonio.atomic_writer(run.path(TASKS)) as tasks,
@@ -193,26 +253,32 @@ def _export(
         ):
             for capability, ds in plan.splits.items():
                 counts[capability] = 0
-                for index, row in enumerate(iter_rows(ds)):
+                what = f"{plan.source!r} (config {capability!r})"
+                for index, row in enumerate(iter_rows(ds, what)):
                     name = check(row.get("id"), f"{capability} row {index}")
                     record = _reference(row, capability)
                     references.write(jsonio.dumps(record) + b"\n")
                     counts[capability] += 1
                     judge_count += record["eval_mode"] == "judge"
                     advance(1)
-                    image = image_cell_bytes(row.get("image"))
+                    try:
+                        image = image_cell_bytes(row.get("image"), files)
+                    except ImageOutsideDataset:
+                        outside.append(name)
+                        image = None
                     image_sha = sha256_bytes(image[0]) if image is not None else None
                     rows[name] = row_digest(record, [image_sha] if image_sha else [])
                     if shard is not None and not shard.contains(name):
                         continue
                     image_rel = None
                     if image is None:
-                        no_image.append(name)
+                        if not outside or outside[-1] != name:
+                            no_image.append(name)
                     else:
                         extension = extension_from_bytes(image[0])
                         if extension == "bin":
                             unknown_format.append(name)
-                        file_name = f"{name}.{extension}"
+                        file_name = f"{check.image_stem(name)}.{extension}"
                         image_rel = f"{IMAGES}/{file_name}"
                         guard.check(image_rel)
                         with jsonio.writing(run.path(IMAGES) / file_name):
@@ -235,6 +301,11 @@ def _export(
         _put_images_in_place(run, staging, image_names)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    if outside:
+        warn(
+            f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "
+            f"is never read; they are exported without an image: {name_ids(outside)}"
+        )
     if no_image:
         warn(
             f"{len(no_image)} sample(s) have no image bytes; their tasks have image null: "
@@ -244,6 +315,12 @@ def _export(
         warn(
             f"{len(unknown_format)} sample(s) have image bytes in no known image format "
             f"(corrupt?), copied unchanged as .bin files: {name_ids(unknown_format)}"
+        )
+    if check.case_clashes:
+        warn(
+            f"{len(check.case_clashes)} sample id(s) differ from an earlier id only in case; "
+            "their image files got a '~N' suffix so that they stay apart on case-insensitive "
+            f"file systems: {name_ids(check.case_clashes)}"
         )
     request_files = write_task_requests(run, requests)
     guard.record(p.relative_to(run.root).as_posix() for p in request_files)
@@ -269,7 +346,7 @@ def _export(
             "samples": sum(counts.values()),
             "by_capability": counts,
             "judge_samples": judge_count,
-            "images": task_count - len(no_image),
+            "images": task_count - len(no_image) - len(outside),
             "tasks": task_count,
         },
         "options": options,

@@ -183,4 +183,5 @@ class DatBenchReport:
 
     def save(self, path: str | Path) -> None:
         """Write the report as JSON, atomically (a temporary file renamed into place)."""
-        jsonio.write_bytes_atomic(Path(path), jsonio.dumps_pretty(self.to_dict()) + b"\n")
+        target = path if isinstance(path, Path) else Path(path)
+        jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(self.to_dict()) + b"\n")

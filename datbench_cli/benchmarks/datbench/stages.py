@@ -158,8 +158,22 @@ def make_judge_tasks(
 
     ``skip_done``: a judge-response file; ids with a parsed verdict there get no task (a missing
     file means nothing is done yet). ``requests``: also write the text-only OpenAI requests as
-    ``requests/<out stem>.openai.NNNNN.jsonl`` (stale ones are removed otherwise).
+    ``requests/<out stem>.openai.NNNNN.jsonl`` (stale ones are removed otherwise). Holds the run
+    directory's lock; ``out`` may not be one of the inputs.
     """
+    run.check_output(out, [responses, skip_done])
+    with run.lock("make-judge-tasks"):
+        return _make_judge_tasks(run, responses, out, skip_done, requests, warn)
+
+
+def _make_judge_tasks(
+    run: RunDir,
+    responses: Path,
+    out: Path,
+    skip_done: Path | None,
+    requests: RequestSettings | None,
+    warn: Warn,
+) -> JudgeTasksWritten:
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
     loaded = load_vlm_responses(responses)
     _report_set_aside(loaded, "responses", responses, warn)

@@ -63,7 +63,10 @@ class VisToolBench:
         options = request.options
         source = request.source or self.default_source
         events.info(f"loading VisualToolBench from {source} ...")
-        with events.progress("exporting", None, None) as advance:
+        with (
+            run.lock("export-tasks", create=True),
+            events.progress("exporting", None, None) as advance,
+        ):
             manifest = stages.export(
                 source,
                 request.split,

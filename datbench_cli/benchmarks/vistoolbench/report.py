@@ -34,7 +34,8 @@ class VisToolBenchReport:
 
     def save(self, path: str | Path) -> None:
         """Write the report as JSON, atomically (a temporary file renamed into place)."""
-        jsonio.write_bytes_atomic(Path(path), jsonio.dumps_pretty(self.to_dict()) + b"\n")
+        target = path if isinstance(path, Path) else Path(path)
+        jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(self.to_dict()) + b"\n")
 
     def __getitem__(self, key: str) -> Any:
         return self.to_dict()[key]

@@ -26,11 +26,14 @@ from datbench_cli.benchmarks.vistoolbench.model import (
 from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
 from datbench_cli.errors import InputError
 from datbench_cli.files.images import (
+    DatasetFiles,
+    ImageOutsideDataset,
     encode_png,
     extension_for,
     extension_from_bytes,
     image_cell_bytes,
 )
+from datbench_cli.files.loading import read_batches
 
 USED_COLUMNS = (
     "id",
@@ -69,7 +72,7 @@ def iter_dataset_rows(dataset: Any, *, with_images: bool = True) -> Iterator[dic
             dataset = dataset.select_columns(
                 [c for c in USED_COLUMNS if c in known and c not in skipped]
             )
-        for batch in dataset.with_format("arrow").iter(batch_size=_BATCH_ROWS):
+        for batch in read_batches(dataset, _BATCH_ROWS, "the dataset"):
             yield from batch.to_pylist()
     else:
         yield from dataset
@@ -142,11 +145,16 @@ def _text(value: Any, where: str, what: str) -> str:
     raise InputError(f"{where}: {what} must be a string, got {type(value).__name__}")
 
 
-def _image_blob(cell: Any, where: str, tally: Tally, task_id: str) -> ImageBlob | None:
+def _image_blob(
+    cell: Any, where: str, tally: Tally, task_id: str, files: DatasetFiles | None
+) -> ImageBlob | None:
     if isinstance(cell, bytes | bytearray):
         return ImageBlob(bytes(cell), extension_from_bytes(bytes(cell)))
     if isinstance(cell, dict):
-        found = image_cell_bytes(cell)
+        try:
+            found = image_cell_bytes(cell, files)
+        except ImageOutsideDataset as exc:
+            raise InputError(f"{where}: {exc} (a dataset defect)") from None
         if found is None:
             raise InputError(f"{where}: image cell has neither bytes nor a readable path")
         data, hint = found
@@ -177,9 +185,15 @@ def _turn_image_cells(row: dict[str, Any], count: int, task_id: str, tally: Tall
 
 
 def task_from_row(
-    row: dict[str, Any], row_index: int, *, first_image_only: bool = False, tally: Tally
+    row: dict[str, Any],
+    row_index: int,
+    *,
+    first_image_only: bool = False,
+    tally: Tally,
+    files: DatasetFiles | None = None,
 ) -> Task:
-    """One dataset row as a :class:`Task` (images as original bytes)."""
+    """One dataset row as a :class:`Task` (images as original bytes; a cell's ``path`` is read
+    only inside ``files``, see :func:`~datbench_cli.files.images.image_cell_bytes`)."""
     task_id = row.get("id")
     if not isinstance(task_id, str) or not task_id:
         raise InputError(f"dataset row {row_index}: id must be a non-empty string")
@@ -212,7 +226,7 @@ def task_from_row(
         images = [
             blob
             for i, cell in enumerate(cells)
-            if (blob := _image_blob(cell, f"{where}, image {i}", tally, task_id)) is not None
+            if (blob := _image_blob(cell, f"{where}, image {i}", tally, task_id, files)) is not None
         ]
         turns.append(
             Turn(
@@ -243,8 +257,12 @@ def iter_tasks(
     limit: int | None = None,
     first_image_only: bool = False,
     warn: Warn = ignore,
+    files: DatasetFiles | None = None,
 ) -> Iterator[Task]:
-    """Tasks in dataset order, after the ``turncase`` filter and ``limit``; ids checked unique."""
+    """Tasks in dataset order, after the ``turncase`` filter and ``limit``; ids checked unique.
+
+    ``files``: the dataset's folders, the only place an image cell's ``path`` is read from.
+    """
     tally = Tally()
     ids = IdRegistry()
     produced = 0
@@ -255,7 +273,9 @@ def iter_tasks(
             raise InputError(f"dataset row {row_index} is not a mapping")
         if turncase is not None and group_value(row.get("turncase")) != turncase:
             continue
-        task = task_from_row(row, row_index, first_image_only=first_image_only, tally=tally)
+        task = task_from_row(
+            row, row_index, first_image_only=first_image_only, tally=tally, files=files
+        )
         ids.add(task, f"dataset row {row_index}")
         produced += 1
         yield task

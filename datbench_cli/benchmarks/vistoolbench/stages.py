@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.requests import JSON_OUTPUT, InferenceUnit, RequestSettings
+from datbench_cli.batch.requests import JSON_OUTPUT, REQUESTS_DIR, InferenceUnit, RequestSettings
 from datbench_cli.batch.run_requests import write_judge_requests, write_task_requests
 from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.base import JudgeTasksWritten
@@ -47,8 +47,8 @@ from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
-from datbench_cli.files.images import write_if_changed
-from datbench_cli.files.loading import load_source_split
+from datbench_cli.files.images import DatasetFiles, write_if_changed
+from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
 from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
@@ -60,6 +60,7 @@ from datbench_cli.files.rundir import (
     sha256_file,
 )
 from datbench_cli.files.sources import Source, pin_local, resolve_source
+from datbench_cli.files.staging import check_replaceable
 
 __all__ = [
     "check_judge",
@@ -137,10 +138,13 @@ def export(
     removed; ``force`` allows a non-empty directory that holds no export.
     """
     check_turncase(turncase)
+    check_limit(limit)
     context_policy = context_policy_for(context)
     if requests is not None and context_policy != GOLDEN_HISTORY:
         raise UsageError(MODEL_CONTEXT_REQUESTS)
+    check_replaceable(run.path(REQUESTS_DIR))
     pinned = resolve_source(source, revision)
+    files = DatasetFiles.of(dataset_folders(pinned.load_path))
     dataset = load_source_split(pinned, None, split)
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
@@ -156,6 +160,7 @@ def export(
         limit=limit,
         first_image_only=first_image_only,
         warn=warn,
+        files=files,
     )
     pinned = pin_local(pinned, [None], split)
     guard = ExportGuard.begin(run.root, force=force)
@@ -202,7 +207,6 @@ def _export(
     advance: Advance | None,
 ) -> dict[str, Any]:
     guard.start_placing()
-    run.begin_export()
     dirs = ImageDirs()
     counts = dict.fromkeys(
         ("tasks", "single_turn", "multi_turn", "turns", "rubrics", "images", "max_images_per_turn"),
@@ -319,7 +323,21 @@ def make_judge_tasks(
     reads (met or not met, the line ``score`` would use) get no task. ``requests``: also write
     ``requests/<out stem>.openai.NNNNN.jsonl``, one text-only request per judge task carrying
     the rendered judge prompt unchanged, in JSON output mode (stale ones are removed otherwise).
+    Holds the run directory's lock; ``out`` may not be one of the inputs.
     """
+    run.check_output(out, [responses, skip_done])
+    with run.lock("make-judge-tasks"):
+        return _make_judge_tasks(run, responses, out, warn, skip_done, requests)
+
+
+def _make_judge_tasks(
+    run: RunDir,
+    responses: Path,
+    out: Path,
+    warn: Warn,
+    skip_done: Path | None,
+    requests: RequestSettings | None,
+) -> JudgeTasksWritten:
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses, warn))
     lines = evaluator.create_judge_tasks(answers)

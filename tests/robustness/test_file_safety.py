@@ -1,0 +1,520 @@
+"""Hostile inputs, round 2 (issue 15): disclosure, writes outside the run directory, silent or
+wrong results. Each class pins one promise; every test failed before its fix."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.files.rundir import MANIFEST, RunDir
+from tests.cli_helpers import SAMPLE, make_dataset, make_row, png_bytes, run_cli
+from tests.run_builders import cli_command, cli_env
+from tests.vtb_support import SAMPLE_DIR as VTB_SAMPLE
+from tests.vtb_support import generator, sample_rows
+
+SECRET = b"SECRET-FILE-CONTENT-0123456789"
+
+
+def set_image_cells(parquet: Path, column: str, cells: dict[int, Any]) -> None:
+    """Rewrite ``parquet`` with some rows' image cells replaced (what an attacker ships: the
+    datasets writer would embed the file's bytes)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(parquet)
+    values = table.column(column).to_pylist()
+    for row, cell in cells.items():
+        values[row] = cell
+    index = table.schema.get_field_index(column)
+    field = table.schema.field(index)
+    table = table.set_column(index, field, pa.array(values, type=field.type))
+    pq.write_table(table, parquet)
+
+
+class _Tmp(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.secret = self.tmp / "secret.txt"
+        self.secret.write_bytes(SECRET)
+
+    def datbench_source(self, rows: list[dict[str, Any]] | None = None) -> Path:
+        return make_dataset(self.tmp / "src", {"math": rows or [make_row("a"), make_row("b")]})
+
+    def export(self, source: Path, run: Path, *extra: str) -> Any:
+        return run_cli("export-tasks", "math", "--source", str(source), "-d", str(run), *extra)
+
+    def vtb_source(self, rows: list[dict[str, Any]] | None = None) -> Path:
+        directory = self.tmp / "vtb-src"
+        generator().write_dataset(directory, rows or sample_rows())
+        return directory
+
+    def vtb_export(self, source: Path, run: Path, *extra: str) -> Any:
+        return run_cli(
+            "export-tasks", "vistoolbench", "--source", str(source), "-d", str(run), *extra
+        )
+
+    def error_line(self, result: Any) -> str:
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        errors = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        return errors[0]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+class ImagePathTests(_Tmp):
+    """An image cell with empty bytes and a path is read only inside the dataset's folder."""
+
+    def test_datbench_paths_outside_are_a_named_defect_never_read(self) -> None:
+        source = self.datbench_source([make_row("inside"), make_row("abs"), make_row("up")])
+        (source / "math" / "pic.png").write_bytes(png_bytes())
+        parquet = source / "math" / "test-00000-of-00001.parquet"
+        up = os.path.relpath(self.secret, source)
+        set_image_cells(
+            parquet,
+            "image",
+            {
+                0: {"bytes": b"", "path": "math/pic.png"},
+                1: {"bytes": b"", "path": str(self.secret)},
+                2: {"bytes": None, "path": up},
+            },
+        )
+        run = self.tmp / "run"
+        result = self.export(source, run, "--format", "openai", "--model", "m")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("outside the dataset's folder", result.stderr)
+        self.assertIn("abs", result.stderr)
+        self.assertIn("up", result.stderr)
+        tasks = {
+            t["id"]: t for t in map(json.loads, (run / "tasks.jsonl").read_text().splitlines())
+        }
+        self.assertEqual(tasks["inside"]["image"], "images/inside.png")
+        self.assertIsNone(tasks["abs"]["image"])
+        self.assertIsNone(tasks["up"]["image"])
+        for name, data in tree(run).items():
+            self.assertNotIn(SECRET, data, name)
+            self.assertNotIn(__import__("base64").b64encode(SECRET)[:20], data, name)
+
+    def test_vistoolbench_path_outside_stops_the_export(self) -> None:
+        rows = sample_rows()
+        source = self.vtb_source(rows)
+        set_image_cells(
+            source / "test.parquet",
+            "images_by_turn",
+            {0: [[{"bytes": None, "path": str(self.secret)}]] + rows[0]["images_by_turn"][1:]},
+        )
+        run = self.tmp / "run"
+        line = self.error_line(self.vtb_export(source, run))
+        self.assertIn("outside the dataset's folder", line)
+        self.assertFalse(run.exists() and any(SECRET in d for d in tree(run).values()))
+
+
+class SymlinkTests(_Tmp):
+    """Symlinks planted in a run directory are never written through."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.user = self.tmp / "user-folder"
+        self.user.mkdir()
+        (self.user / "keep.txt").write_text("mine")
+        self.run = self.tmp / "run"
+
+    def assert_user_folder_untouched(self) -> None:
+        self.assertEqual(sorted(p.name for p in self.user.iterdir()), ["keep.txt"])
+        self.assertEqual((self.user / "keep.txt").read_text(), "mine")
+
+    def test_requests_link_is_refused(self) -> None:
+        self.run.mkdir()
+        (self.run / "requests").symlink_to(self.user)
+        result = self.export(self.datbench_source(), self.run, "--format", "openai", "--model", "m")
+        self.assertIn("symbolic link", self.error_line(result))
+        self.assert_user_folder_untouched()
+        self.assertFalse((self.run / MANIFEST).exists())
+
+    def test_images_link_is_refused_for_both_benchmarks_and_leaves_nothing_behind(self) -> None:
+        for name, export in (
+            ("datbench", lambda: self.export(self.datbench_source(), self.run)),
+            ("vistoolbench", lambda: self.vtb_export(VTB_SAMPLE, self.run)),
+        ):
+            with self.subTest(benchmark=name):
+                shutil.rmtree(self.run, ignore_errors=True)
+                self.assertEqual(export().exit_code, 0)
+                before = tree(self.run)
+                shutil.rmtree(self.run / "images")
+                (self.run / "images").symlink_to(self.user)
+                self.assertIn("symbolic link", self.error_line(export()))
+                self.assert_user_folder_untouched()
+                hidden = [p.name for p in self.run.iterdir() if p.name.startswith(".")]
+                self.assertEqual(hidden, [])
+                (self.run / "images").unlink()
+                self.assertEqual(export().exit_code, 0)
+                self.assertEqual(tree(self.run), before)
+
+    def test_vistoolbench_task_image_folder_link_is_not_followed(self) -> None:
+        self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run).exit_code, 0)
+        task_dir = next(p for p in (self.run / "images").iterdir() if p.is_dir())
+        shutil.rmtree(task_dir)
+        task_dir.symlink_to(self.user)
+        self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run).exit_code, 0)
+        self.assert_user_folder_untouched()
+        self.assertFalse(task_dir.is_symlink())
+
+    def test_planted_staging_and_old_image_links_do_not_break_exports(self) -> None:
+        self.run.mkdir()
+        for name in (".datbench-staging", ".datbench-old-images"):
+            (self.run / name).symlink_to(self.user)
+        for _ in range(2):
+            self.assertEqual(self.export(self.datbench_source(), self.run).exit_code, 0)
+            self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run / "vtb").exit_code, 0)
+        self.assert_user_folder_untouched()
+        self.assertTrue((self.run / ".datbench-staging").is_symlink())
+
+    def test_a_killed_exports_staging_folder_is_removed_by_the_next(self) -> None:
+        from datbench_cli.files import jsonio
+        from tests.robustness.test_regressions import dead_pid
+
+        self.run.mkdir()
+        tag = jsonio.process_tag().rsplit("-", 1)[0]
+        leftover = self.run / f".datbench-staging.{tag}-{dead_pid()}.abcd"
+        leftover.mkdir()
+        (leftover / "x.png").write_bytes(b"x")
+        self.assertEqual(self.export(self.datbench_source(), self.run).exit_code, 0)
+        self.assertFalse(leftover.exists())
+
+
+class VisToolBenchLateDefectTests(_Tmp):
+    def test_bad_image_in_the_last_row_keeps_the_earlier_export(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.vtb_export(VTB_SAMPLE, run).exit_code, 0)
+        before = tree(run)
+        rows = sample_rows()
+        source = self.vtb_source(rows)
+        last = len(rows) - 1
+        cells = [[{"bytes": None, "path": "gone.png"}]] + rows[last]["images_by_turn"][1:]
+        set_image_cells(source / "test.parquet", "images_by_turn", {last: cells})
+        self.assertIn("image", self.error_line(self.vtb_export(source, run)))
+        self.assertEqual(tree(run), before)
+
+
+class OutputOntoInputTests(_Tmp):
+    def setUp(self) -> None:
+        super().setUp()
+        self.run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), self.run).exit_code, 0)
+        (self.run / "responses.jsonl").write_text(
+            '{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw_output": "no"}\n'
+        )
+        self.before = tree(self.run)
+
+    def test_outputs_that_are_inputs_are_refused(self) -> None:
+        cases = [
+            ["score", "-o", "responses.jsonl"],
+            ["score", "-o", "references.jsonl"],
+            ["score", "-o", "tasks.jsonl"],
+            ["make-judge-tasks", "--out", "responses.jsonl"],
+        ]
+        for args in cases:
+            with self.subTest(args=args):
+                command, flag, name = args
+                result = run_cli(command, "-d", str(self.run), flag, str(self.run / name))
+                self.assertIn("is an input of this run", self.error_line(result))
+                self.assertEqual(tree(self.run), self.before)
+
+    def test_send_onto_its_request_file_is_refused(self) -> None:
+        requests = self.tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        before = requests.read_bytes()
+        result = run_cli(
+            "send", str(requests), "--base-url", "http://127.0.0.1:9", "-o", str(requests)
+        )
+        self.assertIn("is an input of this run", self.error_line(result))
+        self.assertEqual(requests.read_bytes(), before)
+
+    def test_devices_pipes_and_descriptor_links_are_written_directly(self) -> None:
+        # A private null device, so a regression replaces this node, never the system's.
+        device = self.tmp / "null"
+        try:
+            os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            self.skipTest("creating a device node needs root")
+        link = self.tmp / "null-link"
+        link.symlink_to(device)
+        for target in (device, link):
+            with self.subTest(target=target.name):
+                result = run_cli("score", "-d", str(self.run), "-o", str(target), "-q")
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode))
+        self.assertTrue(link.is_symlink())
+        fifo = self.tmp / "fifo"
+        os.mkfifo(fifo)
+        received: list[bytes] = []
+        reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+        reader.start()
+        result = run_cli("score", "-d", str(self.run), "-o", str(fifo), "-q")
+        reader.join(60)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        self.assertIn("summary", json.loads(received[0]))
+        # /proc/self/fd/1 behind a symlink: the report reaches the process's stdout.
+        out_link = self.tmp / "stdout-link"
+        out_link.symlink_to("/proc/self/fd/1")
+        done = subprocess.run(
+            cli_command("score", "-d", str(self.run), "-o", str(out_link), "-q"),
+            env=cli_env(),
+            capture_output=True,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("summary", json.loads(done.stdout))
+
+
+class UmaskTests(_Tmp):
+    def test_every_file_follows_the_umask(self) -> None:
+        run = self.tmp / "run"
+        done = subprocess.run(
+            cli_command(
+                "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run),
+                "--format", "openai", "--model", "m",
+            ),
+            env=cli_env(), capture_output=True, umask=0o077,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr)
+        shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+        done = subprocess.run(
+            cli_command("score", "-d", str(run), "-q"), env=cli_env(), capture_output=True,
+            umask=0o077,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr)
+        modes = {str(p.relative_to(run)): stat.S_IMODE(p.stat().st_mode) for p in run.rglob("*")}
+        modes.pop("responses.jsonl")
+        for name, mode in modes.items():
+            self.assertEqual(mode & 0o077, 0, f"{name} is {oct(mode)}")
+
+
+class UntrustedTextTests(_Tmp):
+    def test_markup_and_escape_sequences_in_dataset_names_print_as_plain_text(self) -> None:
+        hostile = "[/bold][link=x]evil\x1b]8;;http://e.example\x1b\\x\x1b]0;title\x07\x1b[31m"
+        rows = [make_row("a", dataset=hostile), make_row("b\x1b", dataset="chartqa")]
+        source = self.datbench_source(rows[:1])
+        run = self.tmp / "run"
+        self.assertEqual(self.export(source, run).exit_code, 0)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        result = run_cli("score", "-d", str(run))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("\x1b", result.stdout + result.stderr)
+        self.assertNotIn("\x07", result.stdout + result.stderr)
+        self.assertIn("[/bold][link=x]evil\\x1b]8;;", result.stdout)
+
+    def test_escape_sequences_in_ids_are_escaped_in_messages(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        judges = run / "judge_responses.jsonl"
+        judges.write_text('{"id": "zz\\u001b[2J\\u001b]0;t\\u0007", "raw_judge_output": "?"}\n')
+        result = run_cli("check-judge", "-d", str(run))
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        self.assertNotIn("\x1b", result.stdout + result.stderr)
+        self.assertIn("zz\\x1b[2J", result.stderr)
+
+
+class ResponseFileShapeTests(_Tmp):
+    """A torn last line is forgiven only after complete lines."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), self.run).exit_code, 0)
+
+    def score(self, data: bytes) -> Any:
+        (self.run / "responses.jsonl").write_bytes(data)
+        return run_cli("score", "-d", str(self.run), "--json")
+
+    def test_whole_file_shapes_that_are_not_jsonl(self) -> None:
+        line = b'{"id": "a", "raw_output": "yes"}'
+        cases = {
+            "CR-only": line + b"\r" + line.replace(b'"a"', b'"b"') + b"\r",
+            "glued": line + line.replace(b'"a"', b'"b"'),
+            "gzip": gzip.compress(line + b"\n"),
+            "binary": bytes(range(1, 200)),
+        }
+        for name, data in cases.items():
+            with self.subTest(name):
+                self.error_line(self.score(data))
+
+    def test_a_torn_tail_after_complete_lines_is_still_forgiven(self) -> None:
+        result = self.score(b'{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw')
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("incomplete", result.stderr)
+
+
+class DatasetTextDefectTests(_Tmp):
+    def test_null_question_or_prefix_is_a_named_defect(self) -> None:
+        for field, value in (
+            ("question", None),
+            ("prompt_format", {"prefix": None, "suffix": "x"}),
+        ):
+            with self.subTest(field=field):
+                shutil.rmtree(self.tmp / "src", ignore_errors=True)
+                rows = [make_row("ok"), make_row("bad", **{field: value})]
+                result = self.export(self.datbench_source(rows), self.tmp / "run")
+                line = self.error_line(result)
+                self.assertIn("'bad'", line)
+                self.assertIn("not text", line)
+
+    def test_ids_differing_only_in_case_get_distinct_image_files(self) -> None:
+        run = self.tmp / "run"
+        rows = [make_row("Sample_A"), make_row("sample_a"), make_row("SAMPLE_A")]
+        result = self.export(self.datbench_source(rows), run)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("only in case", result.stderr)
+        names = [p.name.casefold() for p in (run / "images").iterdir()]
+        self.assertEqual(len(set(names)), 3)
+        tasks = [json.loads(x) for x in (run / "tasks.jsonl").read_text().splitlines()]
+        self.assertEqual(len({t["image"].casefold() for t in tasks}), 3)
+
+
+class TamperedManifestTests(_Tmp):
+    def test_tampered_manifests_are_input_errors(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        good = json.loads((run / MANIFEST).read_text())
+        edits = {
+            "unknown benchmark": {**good, "benchmark": "other"},
+            "non-string benchmark": {**good, "benchmark": ["datbench"]},
+            "files null": {**good, "files": None},
+            "files removed": {k: v for k, v in good.items() if k != "files"},
+        }
+        for name, manifest in edits.items():
+            with self.subTest(name):
+                (run / MANIFEST).write_text(json.dumps(manifest))
+                self.error_line(run_cli("score", "-d", str(run), "-o", str(self.tmp / "r.json")))
+                self.error_line(run_cli("make-judge-tasks", "-d", str(run)))
+        self.assertFalse((self.tmp / "r.json").exists())
+
+
+_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+class RunDirectoryLockTests(_Tmp):
+    def test_a_held_run_directory_is_refused_naming_the_holder(self) -> None:
+        run = self.tmp / "run"
+        source = self.datbench_source()
+        self.assertEqual(self.export(source, run).exit_code, 0)
+        before = tree(run)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(run)], stdout=subprocess.PIPE, text=True
+        )
+        self.addCleanup(holder.wait)
+        self.addCleanup(holder.kill)
+        assert holder.stdout is not None
+        self.assertEqual(holder.stdout.readline().strip(), "locked")
+        for args in (
+            ["export-tasks", "math", "--source", str(source), "-d", str(run)],
+            ["make-judge-tasks", "-d", str(run)],
+            ["score", "-d", str(run)],
+        ):
+            with self.subTest(args[0]):
+                line = self.error_line(run_cli(*args))
+                self.assertIn("in use by", line)
+                self.assertIn(str(holder.pid), line)
+                self.assertEqual(tree(run), before)
+
+    def test_two_concurrent_exports_never_both_succeed_with_a_broken_run(self) -> None:
+        from tests.run_builders import make_image_dataset
+
+        first = make_image_dataset(self.tmp / "ds1", 300, image_bytes=20_000)
+        run = self.tmp / "run"
+        for _ in range(2):
+            processes = [
+                subprocess.Popen(
+                    cli_command("export-tasks", "chart", "document", "math", "--source", str(source), "-d", str(run)),
+                    env=cli_env(), stderr=subprocess.PIPE, text=True,
+                )
+                for source in (first, first)
+            ]  # fmt: skip
+            codes = [p.wait(300) for p in processes]
+            errors = [p.stderr.read() for p in processes if p.stderr]
+            self.assertIn(0, codes, errors)
+            for code, err in zip(codes, errors, strict=True):
+                self.assertIn(code, (0, 2), err)
+                if code == 2:
+                    self.assertIn("in use by", err)
+            manifest = RunDir(run).read_manifest()
+            tasks = [json.loads(x) for x in (run / "tasks.jsonl").read_text().splitlines()]
+            self.assertEqual(len(tasks), manifest["counts"]["tasks"])
+            for task in tasks:
+                self.assertTrue((run / task["image"]).is_file(), task["image"])
+
+
+class MessageTests(_Tmp):
+    def test_clear_sentences(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        afile = self.tmp / "afile"
+        afile.write_text("x")
+        cases = {
+            "is a file, not a run directory": ["score", "-d", str(afile)],
+            "--sample-timeout must be": ["score", "-d", str(run), "--sample-timeout", "-1"],
+            "--limit": [
+                "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run), "--limit", "0"],
+            "--num-shards must be at least 1": [
+                "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run),
+                "--num-shards", "0", "--shard-index", "0"],
+        }  # fmt: skip
+        for fragment, args in cases.items():
+            with self.subTest(fragment):
+                self.assertIn(fragment, self.error_line(run_cli(*args)))
+
+    def test_data_files_outside_the_dataset_are_refused_briefly(self) -> None:
+        source = self.tmp / "ds"
+        shutil.copytree(SAMPLE, source)
+        outside = self.tmp / "outside.parquet"
+        shutil.copy(source / "math" / "test-00000-of-00001.parquet", outside)
+        card = source / "README.md"
+        text = card.read_text()
+        for path in (str(outside), "../outside.parquet"):
+            with self.subTest(path=path):
+                card.write_text(text.replace("math/test-00000-of-00001.parquet", path))
+                line = self.error_line(self.export(source, self.tmp / "r"))
+                self.assertIn("outside the dataset's folder", line)
+                self.assertLess(len(line), 400)
+
+    def test_corrupt_or_truncated_parquet_is_one_sentence_naming_the_problem(self) -> None:
+        for name in ("truncated", "corrupt"):
+            with self.subTest(name):
+                source = self.tmp / name
+                shutil.copytree(SAMPLE, source)
+                parquet = source / "math" / "test-00000-of-00001.parquet"
+                data = bytearray(parquet.read_bytes())
+                if name == "truncated":
+                    data = data[: len(data) // 2]
+                else:
+                    for i in range(100, len(data) - 2000, 7):
+                        data[i] ^= 0x5A
+                parquet.write_bytes(bytes(data))
+                line = self.error_line(self.export(source, self.tmp / "r"))
+                self.assertGreater(len(line.removeprefix("error: ").strip()), 20)
+                self.assertIn(str(source), line)
