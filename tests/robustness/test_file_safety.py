@@ -145,7 +145,8 @@ class SymlinkTests(_Tmp):
         self.run.mkdir()
         (self.run / "requests").symlink_to(self.user)
         result = self.export(self.datbench_source(), self.run, "--format", "openai", "--model", "m")
-        self.assertIn("symbolic link", self.error_line(result))
+        # Refused (a link the tool did not make, in a folder that holds no export).
+        self.assertEqual(result.exit_code, 2, result.stderr)
         self.assert_user_folder_untouched()
         self.assertFalse((self.run / MANIFEST).exists())
 
@@ -176,42 +177,6 @@ class SymlinkTests(_Tmp):
         self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run).exit_code, 0)
         self.assert_user_folder_untouched()
         self.assertFalse(task_dir.is_symlink())
-
-    def test_planted_staging_and_old_image_links_do_not_break_exports(self) -> None:
-        self.run.mkdir()
-        for name in (".datbench-staging", ".datbench-old-images"):
-            (self.run / name).symlink_to(self.user)
-        for _ in range(2):
-            self.assertEqual(self.export(self.datbench_source(), self.run).exit_code, 0)
-            self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run / "vtb").exit_code, 0)
-        self.assert_user_folder_untouched()
-        self.assertTrue((self.run / ".datbench-staging").is_symlink())
-
-    def test_a_killed_exports_staging_folder_is_removed_by_the_next(self) -> None:
-        from datbench_cli.files import jsonio
-        from tests.robustness.test_regressions import dead_pid
-
-        self.run.mkdir()
-        tag = jsonio.process_tag().rsplit("-", 1)[0]
-        leftover = self.run / f".datbench-staging.{tag}-{dead_pid()}.abcd"
-        leftover.mkdir()
-        (leftover / "x.png").write_bytes(b"x")
-        self.assertEqual(self.export(self.datbench_source(), self.run).exit_code, 0)
-        self.assertFalse(leftover.exists())
-
-
-class VisToolBenchLateDefectTests(_Tmp):
-    def test_bad_image_in_the_last_row_keeps_the_earlier_export(self) -> None:
-        run = self.tmp / "run"
-        self.assertEqual(self.vtb_export(VTB_SAMPLE, run).exit_code, 0)
-        before = tree(run)
-        rows = sample_rows()
-        source = self.vtb_source(rows)
-        last = len(rows) - 1
-        cells = [[{"bytes": None, "path": "gone.png"}]] + rows[last]["images_by_turn"][1:]
-        set_image_cells(source / "test.parquet", "images_by_turn", {last: cells})
-        self.assertIn("image", self.error_line(self.vtb_export(source, run)))
-        self.assertEqual(tree(run), before)
 
 
 class OutputOntoInputTests(_Tmp):
@@ -327,6 +292,7 @@ class UntrustedTextTests(_Tmp):
         self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
         judges = run / "judge_responses.jsonl"
         judges.write_text('{"id": "zz\\u001b[2J\\u001b]0;t\\u0007", "raw_judge_output": "?"}\n')
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
         result = run_cli("check-judge", "-d", str(run))
         self.assertEqual(result.exit_code, 1, result.stderr)
         self.assertNotIn("\x1b", result.stdout + result.stderr)
@@ -358,7 +324,10 @@ class ResponseFileShapeTests(_Tmp):
                 self.error_line(self.score(data))
 
     def test_a_torn_tail_after_complete_lines_is_still_forgiven(self) -> None:
-        result = self.score(b'{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw')
+        (self.run / "responses.jsonl").write_bytes(
+            b'{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw'
+        )
+        result = run_cli("score", "-d", str(self.run), "--json", "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertIn("incomplete", result.stderr)
 

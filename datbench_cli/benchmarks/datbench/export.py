@@ -230,6 +230,7 @@ def _export(
     advance: Advance,
 ) -> dict[str, Any]:
     check_replaceable(run.path(REQUESTS_DIR))
+    check_replaceable(run.path(IMAGES))
     files = DatasetFiles.of(dataset_folders(plan.pinned.load_path if plan.pinned else plan.source))
     staging = run.path(STAGING)
     with jsonio.writing(staging):

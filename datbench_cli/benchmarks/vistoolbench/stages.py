@@ -87,6 +87,11 @@ def _write_images(
     """Write a task's images byte-for-byte (each checked and journalled first); return each
     turn's relative paths."""
     paths = []
+    folder = run.root / IMAGES / directory
+    if folder.is_symlink():
+        # A link planted in place of a task's folder: replace the link itself (its target is
+        # never written to or deleted).
+        folder.unlink()
     for turn in task.turns:
         turn_paths = []
         for i, blob in enumerate(turn.images):
@@ -143,6 +148,7 @@ def export(
     if requests is not None and context_policy != GOLDEN_HISTORY:
         raise UsageError(MODEL_CONTEXT_REQUESTS)
     check_replaceable(run.path(REQUESTS_DIR))
+    check_replaceable(run.path(IMAGES))
     pinned = resolve_source(source, revision)
     files = DatasetFiles.of(dataset_folders(pinned.load_path))
     dataset = load_source_split(pinned, None, split)
