@@ -24,9 +24,12 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats as _scipy
+
+from datbench_cli.metrics.averaging import float_sum
 
 CONFIDENCE = 0.95
 POWER = 0.80
@@ -185,10 +188,14 @@ def mdd(
 def mdd_single(accuracy: float | None, n: int, **kwargs: float) -> float | None:
     """The minimum detectable difference a single report implies: the paired-difference variance
     taken as ``2 p (1 - p)`` (a second run with the same accuracy and per-sample outcomes
-    uncorrelated with this one's, an upper bound for correlated runs)."""
-    if accuracy is None:
+    uncorrelated with this one's, an upper bound for correlated runs). ``p`` is kept inside
+    ``[1/(2n), 1 - 1/(2n)]`` so an accuracy of 0 or 1 does not claim that any difference is
+    detectable; ``None`` for n < 2, like the standard error."""
+    if accuracy is None or n < 2:
         return None
-    return mdd(2 * accuracy * (1 - accuracy), n, **kwargs)
+    edge = 1 / (2 * n)
+    p = min(max(accuracy, edge), 1 - edge)
+    return mdd(2 * p * (1 - p), n, **kwargs)
 
 
 def mdd_discordance(b: int, c: int, n: int, **kwargs: float) -> float | None:
@@ -197,3 +204,27 @@ def mdd_discordance(b: int, c: int, n: int, **kwargs: float) -> float | None:
     if n <= 0:
         return None
     return mdd((b + c) / n, n, **kwargs)
+
+
+def describe(scores: Sequence[float], clusters: Sequence[Hashable] | None = None) -> dict[str, Any]:
+    """One group's error bars: ``n``, ``mean`` (left-to-right sum, so it equals the report's
+    own mean bit for bit), ``se``, ``ci95``, ``half_width``, ``mdd80``; with ``clusters`` also
+    ``clusters`` (how many), ``se_clustered``, ``ci95_clustered``, ``half_width_clustered``.
+    Undefined numbers are ``None``."""
+    center = float_sum(float(s) for s in scores) / len(scores) if len(scores) else None
+    se = clt_se(scores)
+    entry: dict[str, Any] = {
+        "n": len(scores),
+        "mean": center,
+        "se": se,
+        "ci95": interval(center, se),
+        "half_width": half_width(se),
+        "mdd80": mdd_single(center, len(scores)),
+    }
+    if clusters is not None:
+        clustered = clustered_se(scores, clusters) if len(scores) else None
+        entry["clusters"] = len({str(c) for c in clusters})
+        entry["se_clustered"] = clustered
+        entry["ci95_clustered"] = interval(center, clustered)
+        entry["half_width_clustered"] = half_width(clustered)
+    return entry

@@ -127,6 +127,14 @@ class MddTest(unittest.TestCase):
         self.assertAlmostEqual(stats.mdd_single(0.5, 100), want, places=12)
         self.assertIsNone(stats.mdd_single(None, 10))
         self.assertIsNone(stats.mdd_single(0.5, 0))
+        self.assertIsNone(stats.mdd_single(1.0, 1))
+
+    def test_single_report_at_the_edges(self) -> None:
+        # accuracy 1.0 over 8 samples: p is taken as 1 - 1/16, never a variance of 0
+        p = 1 - 1 / 16
+        want = math.sqrt(2 * p * (1 - p) / 8) * (1.959963984540054 + 0.8416212335729143)
+        self.assertAlmostEqual(stats.mdd_single(1.0, 8), want, places=12)
+        self.assertAlmostEqual(stats.mdd_single(0.0, 8), want, places=12)
 
     def test_from_discordance(self) -> None:
         # 20 discordant pairs of 200: variance 0.1

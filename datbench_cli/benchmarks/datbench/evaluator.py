@@ -17,6 +17,7 @@ from datbench_cli.benchmarks.datbench.schema import (
 )
 from datbench_cli.benchmarks.datbench.scoring import Outcome, ScorerFailed
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
+from datbench_cli.benchmarks.datbench.uncertainty import additions
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import WorkItem, score_all
 
@@ -151,6 +152,7 @@ class DatBenchEvaluator:
                 f"verdict: {name_ids(judge_problems)}"
             )
         summary = builder.summary(coverage, strict=strict)
+        summary.update(additions(results, self.samples_by_id))
         _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
         return DatBenchReport(summary=summary, results=results)
 

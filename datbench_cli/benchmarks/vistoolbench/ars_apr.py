@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.model import Task
+from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty
 from datbench_cli.metrics.averaging import float_sum
 
 MET = "met"
@@ -176,4 +177,5 @@ def summarize(
         "responses": responses or {},
         "official_summary": official_summary(results),
         "diagnostics": diagnostics(results),
+        "uncertainty": uncertainty(results),
     }

@@ -17,11 +17,30 @@ def _pct(value: float, count: int) -> str:
     return f"{value:.2%}" if count else "-"
 
 
+def _bar(value: float, count: int, entry: dict[str, Any] | None) -> str:
+    """``61.2 ±1.4`` (percent, ± the 95% half-width in points when known)."""
+    if not count:
+        return "-"
+    half = (entry or {}).get("half_width")
+    return f"{value * 100:.1f}" + (f" ±{half * 100:.1f}" if half is not None else "")
+
+
+def _cells(stats: dict[str, Any], entry: dict[str, Any] | None) -> tuple[str, str]:
+    entry = entry or {}
+    return (
+        _bar(stats["apr"], stats["n"], entry.get("apr")),
+        _bar(stats["ars"], stats["n"], entry.get("ars")),
+    )
+
+
 def summary_table(report: dict[str, Any]) -> Table:
-    """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS."""
+    """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS (percent, ± the
+    95% half-width)."""
     summary = report["summary"]
+    bars = summary.get("uncertainty") or {}
     table = Table(
-        title=f"VisualToolBench results ({summary['context_policy']})", title_justify="left"
+        title=f"VisualToolBench results ({summary['context_policy']}; %, ±95% interval)",
+        title_justify="left",
     )
     for header in ("group", "tasks", "APR", "ARS"):
         table.add_column(header, justify="left" if header == "group" else "right")
@@ -29,18 +48,17 @@ def summary_table(report: dict[str, Any]) -> Table:
     table.add_row(
         "[bold]overall[/bold]",
         str(n),
-        _pct(summary["apr"], n),
-        _pct(summary["ars"], n),
+        *_cells(summary | {"n": n}, bars.get("overall")),
         end_section=True,
     )
     for key, label in _SECTIONS:
         groups = summary[key]
+        group_bars = bars.get(key) or {}
         for position, (name, stats) in enumerate(groups.items()):
             table.add_row(
                 f"{label}: {name}",
                 str(stats["n"]),
-                _pct(stats["apr"], stats["n"]),
-                _pct(stats["ars"], stats["n"]),
+                *_cells(stats, group_bars.get(str(name))),
                 end_section=position == len(groups) - 1,
             )
     return table
