@@ -199,11 +199,31 @@ def mdd_single(accuracy: float | None, n: int, **kwargs: float) -> float | None:
 
 
 def mdd_discordance(b: int, c: int, n: int, **kwargs: float) -> float | None:
-    """The minimum detectable difference from an observed comparison: the paired-difference
-    variance under no difference is the discordance rate ``(b + c) / n``."""
+    """The minimum detectable difference from an observed comparison of 0/1 outcomes: the
+    paired-difference variance under no difference is the discordance rate ``(b + c) / n``
+    (:func:`mdd_paired` of the outcomes)."""
     if n <= 0:
         return None
-    return mdd((b + c) / n, n, **kwargs)
+    return _mdd_from_mean_square((b + c) / n, n, **kwargs)
+
+
+def mdd_paired(a: Sequence[float], b: Sequence[float], **kwargs: float) -> float | None:
+    """The minimum detectable difference from paired per-sample scores: the variance of the
+    difference under no difference is the mean squared difference (for 0/1 outcomes, the
+    discordance rate). With no discordant pair at all it is taken as half a pair,
+    ``1 / (2n)``, so a comparison of identical runs does not claim that any difference is
+    detectable."""
+    n = len(a)
+    if n != len(b):
+        raise ValueError("a and b differ in length")
+    if n == 0:
+        return None
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    return _mdd_from_mean_square(float(np.mean(diffs * diffs)), n, **kwargs)
+
+
+def _mdd_from_mean_square(mean_square: float, n: int, **kwargs: float) -> float | None:
+    return mdd(mean_square if mean_square > 0 else 1 / (2 * n), n, **kwargs)
 
 
 def describe(scores: Sequence[float], clusters: Sequence[Hashable] | None = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import typer
 
 from datbench_cli import __version__
 from datbench_cli.cli.check_judge import check_judge
+from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
@@ -47,6 +48,7 @@ app.command("make-judge-tasks")(make_judge_tasks)
 app.command("score")(score)
 app.command("check-judge")(check_judge)
 app.command("send")(send)
+app.command("compare")(compare)
 
 
 def main() -> None:

@@ -140,7 +140,17 @@ class MddTest(unittest.TestCase):
         # 20 discordant pairs of 200: variance 0.1
         want = math.sqrt(0.1 / 200) * (1.959963984540054 + 0.8416212335729143)
         self.assertAlmostEqual(stats.mdd_discordance(8, 12, 200), want, places=12)
-        self.assertEqual(stats.mdd_discordance(0, 0, 50), 0.0)
+        # no discordant pair: half a pair, variance 1 / (2n)
+        want_none = math.sqrt((1 / 100) / 50) * (1.959963984540054 + 0.8416212335729143)
+        self.assertAlmostEqual(stats.mdd_discordance(0, 0, 50), want_none, places=12)
+        self.assertIsNone(stats.mdd_discordance(0, 0, 0))
+
+    def test_paired_matches_discordance_on_binary_outcomes(self) -> None:
+        a = [1, 1, 0, 0, 1, 0, 1, 1, 0, 1]
+        b = [1, 0, 1, 0, 1, 1, 1, 0, 0, 1]  # b = 2 (right -> wrong), c = 2
+        self.assertAlmostEqual(stats.mdd_paired(a, b), stats.mdd_discordance(2, 2, 10), places=15)
+        self.assertEqual(stats.mdd_paired(a, a), stats.mdd_discordance(0, 0, 10))
+        self.assertIsNone(stats.mdd_paired([], []))
 
 
 class PairedBootstrapTest(unittest.TestCase):

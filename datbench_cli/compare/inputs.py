@@ -1,0 +1,108 @@
+"""The two sides of a comparison: a report file or a run directory, its manifest, and what
+identifies the data it was scored on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.errors import InputError
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT
+
+DATBENCH = "datbench"
+# Keys of the manifest (and of a report's provenance block) that name the exported data; the
+# tasks file is not among them, so a blind export (no images) still matches its twin.
+_IDENTITY_KEYS = ("revision", "split")
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One side: the path the user gave, the report read from it, and the run's manifest."""
+
+    given: Path
+    report_path: Path
+    report: dict[str, Any]
+    manifest: dict[str, Any] | None
+
+    @property
+    def benchmark(self) -> str:
+        """``vistoolbench`` reports say so; DatBench reports (the seed's shape) do not."""
+        return str(self.report.get("benchmark") or DATBENCH)
+
+    @property
+    def results(self) -> list[Any]:
+        return self.report["results"]
+
+
+def load_run(given: Path) -> RunReport:
+    """A report file, or a run directory holding ``report.json`` (and ``datbench.json``)."""
+    manifest: dict[str, Any] | None = None
+    if given.is_dir():
+        report_path = given / REPORT
+        if not report_path.is_file():
+            raise InputError(f"no {REPORT} in this run directory; run `datbench score`", given)
+        manifest_path = given / MANIFEST
+        if manifest_path.is_file():
+            loaded = jsonio.read_json(manifest_path)
+            if not isinstance(loaded, dict):
+                raise InputError("manifest is not a JSON object", manifest_path)
+            manifest = loaded
+    else:
+        report_path = given
+    report = jsonio.read_json(report_path)
+    if (
+        not isinstance(report, dict)
+        or not isinstance(report.get("summary"), dict)
+        or not isinstance(report.get("results"), list)
+    ):
+        raise InputError(
+            'not a datbench report (expected an object with "summary" and "results")',
+            report_path,
+        )
+    run = RunReport(given, report_path, report, manifest)
+    if manifest is not None and str(manifest.get("benchmark")) != run.benchmark:
+        raise InputError(
+            f"the report is a {run.benchmark} report but the run directory's manifest says "
+            f"{manifest.get('benchmark')!r}",
+            report_path,
+        )
+    return run
+
+
+def identity(run: RunReport) -> dict[str, Any]:
+    """What names the data of one side: the references' SHA-256 and the dataset revision/split
+    (from the manifest, or from a ``provenance`` block in the report)."""
+    out: dict[str, Any] = {}
+    sources = [run.manifest or {}, _provenance(run.report)]
+    for source in sources:
+        files = source.get("files")
+        if isinstance(files, dict):
+            entry = files.get(REFERENCES)
+            if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+                out.setdefault("references_sha256", entry["sha256"])
+        for key in ("references_sha256", *_IDENTITY_KEYS, "source"):
+            value = source.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                out.setdefault(key, value)
+    return out
+
+
+def _provenance(report: dict[str, Any]) -> dict[str, Any]:
+    block = report.get("provenance")
+    if not isinstance(block, dict):
+        return {}
+    flat: dict[str, Any] = {}
+    for value in (block, *[v for v in block.values() if isinstance(v, dict)]):
+        flat.update({k: v for k, v in value.items() if k not in flat})
+    return flat
+
+
+def identity_differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool, list[str]]:
+    """``(verified, differences)``: whether any identifying key is known on both sides, and a
+    sentence per key that differs (the source path alone never counts: the same export can be
+    read from a hub id or a local copy)."""
+    keys = [k for k in ("references_sha256", *_IDENTITY_KEYS) if k in a and k in b]
+    differences = [f"{k} differs ({a[k]} vs {b[k]})" for k in keys if a[k] != b[k]]
+    return bool(keys), differences
