@@ -50,7 +50,7 @@ def comparison_tables(comparison: dict[str, Any]) -> list[Table]:
             label = metric["label"]
             table.add_column(f"{label} A", justify="right")
             table.add_column(f"{label} B", justify="right")
-            table.add_column(f"Δ {label} [95%]", justify="right")
+            table.add_column(f"Δ {label} [95%]", justify="right", no_wrap=True)
             if metric["exact_test"]:
                 table.add_column("b/c", justify="right")
                 table.add_column("p Holm", justify="right")

@@ -37,20 +37,22 @@ class RunReport:
 
 
 def load_run(given: Path) -> RunReport:
-    """A report file, or a run directory holding ``report.json`` (and ``datbench.json``)."""
+    """A report file, or a run directory holding ``report.json``; the manifest
+    (``datbench.json``) is read from the report's folder when it is there."""
     manifest: dict[str, Any] | None = None
     if given.is_dir():
         report_path = given / REPORT
         if not report_path.is_file():
             raise InputError(f"no {REPORT} in this run directory; run `datbench score`", given)
-        manifest_path = given / MANIFEST
-        if manifest_path.is_file():
-            loaded = jsonio.read_json(manifest_path)
-            if not isinstance(loaded, dict):
-                raise InputError("manifest is not a JSON object", manifest_path)
-            manifest = loaded
     else:
         report_path = given
+    # A report inside a run directory (where `datbench score` writes it) has its manifest beside.
+    manifest_path = report_path.parent / MANIFEST
+    if manifest_path.is_file():
+        loaded = jsonio.read_json(manifest_path)
+        if not isinstance(loaded, dict):
+            raise InputError("manifest is not a JSON object", manifest_path)
+        manifest = loaded
     report = jsonio.read_json(report_path)
     if (
         not isinstance(report, dict)
