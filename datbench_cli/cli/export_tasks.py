@@ -118,6 +118,14 @@ def export_tasks(
         ),
     ] = None,
     max_file_mb: MaxFileMbOpt = None,
+    no_image: Annotated[
+        bool,
+        typer.Option(
+            "--no-image",
+            help="A blind run: the same tasks without their images (text-only requests); "
+            "`datbench compare BLIND RUN` is then the vision delta.",
+        ),
+    ] = False,
     num_shards: NumShardsOpt = None,
     shard_index: ShardIndexOpt = None,
     quiet: QuietOpt = False,
@@ -161,6 +169,7 @@ def export_tasks(
             first_image_only=first_image_only,
             shard=shard,
             requests=settings,
+            no_image=no_image,
         )
         return
     for given, flag in ((turncase, "--turncase"), (context, "--context")):
@@ -173,7 +182,13 @@ def export_tasks(
     plan = export.plan_export(capabilities, chosen, split, limit)
     with out.progress("exporting", plan.total, rate_unit="samples") as advance:
         manifest = export.export_datbench(
-            plan, run, shard=shard, requests=settings, warn=out.warn, advance=advance
+            plan,
+            run,
+            shard=shard,
+            requests=settings,
+            no_image=no_image,
+            warn=out.warn,
+            advance=advance,
         )
     counts = manifest["counts"]
     out.info(

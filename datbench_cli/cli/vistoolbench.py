@@ -31,6 +31,7 @@ def export(
     first_image_only: bool,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
+    no_image: bool = False,
 ) -> None:
     """``export-tasks vistoolbench``."""
     out.info(f"loading VisualToolBench from {source} ...")
@@ -45,6 +46,7 @@ def export(
             first_image_only=first_image_only,
             shard=shard,
             requests=requests,
+            no_image=no_image,
             warn=out.warn,
             advance=advance,
         )

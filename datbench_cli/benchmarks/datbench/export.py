@@ -124,11 +124,15 @@ def export_datbench(
     *,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
+    no_image: bool = False,
     warn: Warn = _ignore,
     advance: Advance = _ignore,
 ) -> dict[str, Any]:
     """Write the run directory for ``plan`` (and the OpenAI request files, with ``requests``);
     return the manifest.
+
+    ``no_image``: a blind run: the same tasks and references with ``image`` null and no image
+    written (text-only requests), so ``datbench compare blind-run run`` is the vision delta.
 
     With ``shard``, tasks.jsonl, images and requests hold only that shard's samples, while
     references.jsonl always holds every sample, so any shard's run directory scores the
@@ -142,7 +146,7 @@ def export_datbench(
     check = _IdCheck()
     counts: dict[str, int] = {}
     judge_count = task_count = 0
-    no_image: list[str] = []
+    imageless: list[str] = []
     unknown_format: list[str] = []
     try:
         with (
@@ -160,10 +164,11 @@ def export_datbench(
                     advance(1)
                     if shard is not None and not shard.contains(name):
                         continue
-                    image = image_cell_bytes(row.get("image"))
+                    image = None if no_image else image_cell_bytes(row.get("image"))
                     image_rel = None
                     if image is None:
-                        no_image.append(name)
+                        if not no_image:
+                            imageless.append(name)
                     else:
                         extension = extension_from_bytes(image[0])
                         if extension == "bin":
@@ -186,10 +191,10 @@ def export_datbench(
         _swap_in_images(run, staging)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    if no_image:
+    if imageless:
         warn(
-            f"{len(no_image)} sample(s) have no image bytes; their tasks have image null: "
-            f"{name_ids(no_image)}"
+            f"{len(imageless)} sample(s) have no image bytes; their tasks have image null: "
+            f"{name_ids(imageless)}"
         )
     if unknown_format:
         warn(
@@ -198,6 +203,8 @@ def export_datbench(
         )
     request_files = write_task_requests(run, requests)
     options: dict[str, Any] = {"limit": plan.limit}
+    if no_image:
+        options["no_image"] = True
     if shard is not None:
         options["shard"] = {"index": shard.index, "count": shard.count, "tasks": task_count}
     if requests is not None:
@@ -214,7 +221,7 @@ def export_datbench(
             "samples": sum(counts.values()),
             "by_capability": counts,
             "judge_samples": judge_count,
-            "images": task_count - len(no_image),
+            "images": 0 if no_image else task_count - len(imageless),
             "tasks": task_count,
         },
         "options": options,

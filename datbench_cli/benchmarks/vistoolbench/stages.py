@@ -115,10 +115,14 @@ def export(
     first_image_only: bool,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
+    no_image: bool = False,
     warn: Warn = ignore,
     advance: Advance | None = None,
 ) -> dict[str, Any]:
     """Export a VisualToolBench split into ``run``; return the manifest written last.
+
+    ``no_image``: a blind run: every turn without its images (none written; text-only
+    requests), references unchanged, so ``datbench compare`` pairs it with a normal run.
 
     ``shard``: tasks.jsonl, images and request files hold only the shard's tasks (by task id),
     references.jsonl every task, so any shard's run directory scores the concatenated responses
@@ -161,7 +165,7 @@ def export(
             # Every task takes its image folder name, so names agree across shards.
             directory = dirs.assign(task)
             references_out.write(jsonio.dumps(reference_line(task)) + b"\n")
-            per_turn = [len(turn.images) for turn in task.turns]
+            per_turn = [0 if no_image else len(turn.images) for turn in task.turns]
             counts["tasks"] += 1
             counts["single_turn"] += task.turncase == SINGLE_TURN
             counts["multi_turn"] += task.turncase == MULTI_TURN
@@ -173,7 +177,7 @@ def export(
                 advance(1)
             if shard is not None and not shard.contains(task.id):
                 continue
-            images = _write_images(run, task, directory)
+            images = [[] for _ in task.turns] if no_image else _write_images(run, task, directory)
             written.update(path for paths in images for path in paths)
             tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
             in_shard["tasks"] += 1
@@ -192,6 +196,8 @@ def export(
         "limit": limit,
         "turncase": turncase,
     }
+    if no_image:
+        options["no_image"] = True
     if shard is not None:
         options["shard"] = {"index": shard.index, "count": shard.count, **in_shard}
     if requests is not None:
