@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
+from datbench_cli.errors import name_ids
 
 
 def plain(text: object) -> Text:

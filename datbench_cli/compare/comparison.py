@@ -13,18 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli import stats
-from datbench_cli.benchmarks.datbench import pairing as datbench_pairing
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
-from datbench_cli.benchmarks.vistoolbench import pairing as vistoolbench_pairing
+from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import RunReport, identity, identity_differences, load_run
 from datbench_cli.compare.paired import ALPHA, Sample, finish_table, metric_block
 from datbench_cli.compare.spec import Side, TableSpec
-from datbench_cli.errors import InputError, UsageError
-
-SIDES: dict[str, Side] = {
-    "datbench": datbench_pairing.SIDE,
-    "vistoolbench": vistoolbench_pairing.SIDE,
-}
+from datbench_cli.errors import InputError, UsageError, name_ids
 
 METHOD = {
     "difference": "B - A (B: the second run)",
@@ -127,9 +120,9 @@ def compare(
     a, b = load_run(path_a), load_run(path_b)
     if a.benchmark != b.benchmark:
         raise UsageError(f"cannot compare a {a.benchmark} run with a {b.benchmark} run")
-    side = SIDES.get(a.benchmark)
-    if side is None:
+    if a.benchmark not in BENCHMARKS:
         raise InputError(f"unknown benchmark {a.benchmark!r}", a.report_path)
+    side = BENCHMARKS[a.benchmark].pairing()
     samples_a, samples_b = _index(a, side), _index(b, side)
     only_a = [i for i in samples_a if i not in samples_b]
     only_b = [i for i in samples_b if i not in samples_a]

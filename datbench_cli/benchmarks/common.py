@@ -1,0 +1,39 @@
+"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, and the
+terminal cells of an accuracy with its error bar."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.benchmarks.base import Warn, ignore
+
+
+def done_judge_ids(
+    skip_done: Path | None, judged: Callable[[Path], set[str]], warn: Warn = ignore
+) -> set[str]:
+    """The judge-task ids ``--skip-done`` skips: ``judged(skip_done)``, the ids with a parsed
+    verdict as the benchmark reads them (none without the option; a missing file means nothing
+    is done yet)."""
+    if skip_done is None:
+        return set()
+    if not skip_done.is_file():
+        warn(f"{skip_done} does not exist yet; no judge task is skipped")
+        return set()
+    return judged(skip_done)
+
+
+def bar_cell(value: float | None, count: int, entry: dict[str, Any] | None = None) -> str:
+    """A terminal cell ``61.2 ±1.4``: percent, ± the 95% half-width in points when the
+    ``summary.uncertainty`` entry knows it ("-" over nothing)."""
+    if not count or value is None:
+        return "-"
+    half = (entry or {}).get("half_width")
+    return f"{value * 100:.1f}" + (f" ±{half * 100:.1f}" if half is not None else "")
+
+
+def mdd_cell(entry: dict[str, Any] | None) -> str:
+    """The minimum detectable difference at 80% power, in points ("-" when undefined)."""
+    value = (entry or {}).get("mdd80")
+    return "-" if value is None else f"{value * 100:.1f}"
