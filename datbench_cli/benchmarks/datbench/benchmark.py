@@ -157,6 +157,15 @@ class DatBench:
 
         s = report.summary
         bars = s.get("uncertainty") or {}
+        censored = s.get("censoring") or {}
+
+        def extra(entry: dict[str, Any] | None) -> list[str]:
+            if entry is None:
+                return ["-", "-"]
+            return [
+                str(entry["censored"]),
+                bar_cell(entry["accuracy_completed"], entry["completed"]),
+            ]
 
         def row(name: str, stats: GroupStats, entry: dict[str, Any] | None) -> list[str]:
             return [
@@ -168,6 +177,7 @@ class DatBench:
                 str(stats.judge.count),
                 bar_cell(stats.judge.accuracy, stats.judge.count),
                 mdd_cell(entry),
+                *extra((censored.get(key) or {}).get(name.strip())),
             ]
 
         overall = [
@@ -175,17 +185,20 @@ class DatBench:
             str(s["total_samples"]),
             bar_cell(s["overall_accuracy"], s["total_samples"], bars.get("overall")),
             str(s["direct_samples"]),
-            bar_cell(s["direct_accuracy"], s["direct_samples"], bars.get("direct")),
+            bar_cell(s["direct_accuracy"], s["direct_samples"]),
             str(s["judge_samples"]),
-            bar_cell(s["judge_accuracy"], s["judge_samples"], bars.get("judge")),
+            bar_cell(s["judge_accuracy"], s["judge_samples"]),
             mdd_cell(bars.get("overall")),
+            *extra(censored.get("overall")),
         ]
         by_capability = bars.get("capabilities") or {}
         by_dataset = bars.get("datasets") or {}
+        key = "capabilities"
         capabilities = [
             row(n, st, by_capability.get(n))
             for n, st in group_stats(report.results, "capability").items()
         ]
+        key = "datasets"
         datasets = [
             row(f"  {n}", st, by_dataset.get(n))
             for n, st in sorted(group_stats(report.results, "dataset").items())
@@ -194,13 +207,15 @@ class DatBench:
             title="DatBench results (%, ±95% interval)",
             columns=[
                 "group",
-                "samples",
-                "accuracy",
+                "n",
+                "acc ±95%",
                 "direct",
-                "direct acc",
+                "dir acc",
                 "judge",
-                "judge acc",
+                "jdg acc",
                 "MDD80",
+                "censored",
+                "compl. acc",
             ],
             sections=[[overall], capabilities, datasets],
         )
@@ -210,7 +225,10 @@ class DatBench:
         s = report.summary
         notes = [
             "± is the 95% interval half-width (CLT); MDD80 is the smallest paired difference a "
-            "comparison with another run of this size detects with 80% power (points)"
+            "comparison with another run of this size detects with 80% power (points); "
+            "censored: truncated, empty, refused or errored responses, unclosed <think> or "
+            "thinking only, unparsed/missing/stale verdicts; compl. acc leaves them out "
+            "(the official accuracy keeps them)"
         ]
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
             notes.append(

@@ -19,6 +19,7 @@ from datbench_cli.batch.requests import InferenceUnit, RequestSettings
 from datbench_cli.batch.responses import LoadedResponses, load_judge_responses, load_vlm_responses
 from datbench_cli.benchmarks.base import JudgeTasksWritten
 from datbench_cli.benchmarks.common import done_judge_ids
+from datbench_cli.benchmarks.datbench.censoring import censoring
 from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
@@ -176,7 +177,7 @@ def score_run(
         judges = load_judge_responses(judge_responses)
         _report_set_aside(judges, "judge responses", judge_responses, warn)
     with forwarded_warnings(warn):
-        return evaluator.compute_metrics(
+        report = evaluator.compute_metrics(
             loaded.vlm,
             judges.judge,
             strict_judge=strict_judge,
@@ -189,3 +190,7 @@ def score_run(
             jobs=jobs,
             progress=progress,
         )
+    # The response files know which outputs stopped at the token limit; the library call
+    # above does not, so the censoring counts are taken again with them.
+    report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
+    return report

@@ -7,6 +7,7 @@ dataset's own per-item statistics (``eval_metrics``) say.
   the standard error clustered by source dataset (Miller 2024, eq. 4).
 - ``summary["item_statistics"]``: per capability, accuracy on ``eval_metrics.is_frontier``
   items vs the rest, and the discrimination-weighted accuracy, only where rows carry them.
+- ``summary["censoring"]``: see :mod:`datbench_cli.benchmarks.datbench.censoring`.
 
 Definitions: ``docs/statistics.md``.
 """
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from datbench_cli import stats
+from datbench_cli.benchmarks.datbench.censoring import censoring
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
 from datbench_cli.metrics.averaging import float_sum
 
@@ -141,4 +143,5 @@ def additions(
     return {
         "uncertainty": uncertainty(results),
         "item_statistics": item_statistics(results, samples),
+        "censoring": censoring(results),
     }

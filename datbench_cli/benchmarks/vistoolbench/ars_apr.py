@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from datbench_cli.benchmarks.vistoolbench.censoring import censoring
 from datbench_cli.benchmarks.vistoolbench.model import Task
 from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty
 from datbench_cli.metrics.averaging import float_sum
@@ -180,4 +181,5 @@ def summarize(
         "official_summary": official_summary(results),
         "diagnostics": diagnostics(results),
         "uncertainty": uncertainty(results),
+        "censoring": censoring(results),
     }

@@ -148,27 +148,37 @@ class VisToolBench:
 
         summary = report.summary
         bars = summary.get("uncertainty") or {}
+        censored = summary.get("censoring") or {}
 
-        def cells(stats: dict[str, Any], entry: dict[str, Any] | None) -> list[str]:
+        def cells(stats: dict[str, Any], key: str | None, name: str) -> list[str]:
+            entry = bars.get("overall") if key is None else (bars.get(key) or {}).get(name)
+            done = censored.get("overall") if key is None else (censored.get(key) or {}).get(name)
             entry = entry or {}
+            extra = ["-", "-", "-"]
+            if done:
+                extra = [
+                    str(done["censored"]),
+                    bar_cell(done["apr_completed"], done["completed"]),
+                    bar_cell(done["ars_completed"], done["completed"]),
+                ]
             return [
                 bar_cell(stats["apr"], stats["n"], entry.get("apr")),
                 bar_cell(stats["ars"], stats["n"], entry.get("ars")),
+                *extra,
             ]
 
         n = summary["num_tasks"]
-        sections = [[["overall", str(n), *cells(summary | {"n": n}, bars.get("overall"))]]]
+        sections = [[["overall", str(n), *cells(summary | {"n": n}, None, "")]]]
         for key, label in _SECTIONS:
-            group_bars = bars.get(key) or {}
             sections.append(
                 [
-                    [f"{label}: {name}", str(stats["n"]), *cells(stats, group_bars.get(str(name)))]
+                    [f"{label}: {name}", str(stats["n"]), *cells(stats, key, str(name))]
                     for name, stats in summary[key].items()
                 ]
             )
         return SummaryTable(
             title=f"VisualToolBench results ({summary['context_policy']}; %, ±95% interval)",
-            columns=["group", "tasks", "APR", "ARS"],
+            columns=["group", "tasks", "APR", "ARS", "censored", "compl. APR", "compl. ARS"],
             sections=sections,
         )
 
@@ -176,7 +186,11 @@ class VisToolBench:
         """Lines under the table: the context policy, gaps and duplicates in the responses,
         and the non-official diagnostic."""
         summary = report.summary
-        notes = []
+        notes = [
+            "± is the 95% interval half-width (CLT, per task); censored: tasks with a truncated, "
+            "empty, refused, errored or missing answer or an unparsed/missing/stale verdict; the "
+            "compl. columns leave them out (the official APR and ARS keep them)"
+        ]
         if summary["context_policy"] != "golden_history":
             notes.append(
                 f"context policy {summary['context_policy']}: not comparable with official numbers"
