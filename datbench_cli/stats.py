@@ -35,6 +35,9 @@ CONFIDENCE = 0.95
 POWER = 0.80
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
+_CHUNK_CELLS = 1 << 21  # draws held at once (16 MB of int64)
+# Below this many samples per distinct value, drawing ids is faster than a multinomial.
+_MULTINOMIAL_RATIO = 8
 
 
 def z_value(confidence: float = CONFIDENCE) -> float:
@@ -116,10 +119,12 @@ def paired_bootstrap(
     """Percentile interval of ``mean(b) - mean(a)`` over paired resamples of sample ids.
 
     Each resample draws, inside every stratum, as many ids as it holds, with replacement, and
-    takes the mean difference over all drawn ids. Drawing ids with replacement is the same as
-    drawing how often each distinct difference value occurs (a multinomial over the values'
-    frequencies), which is what is computed: exact in distribution, and fast for 0/1 scores.
-    The generator is ``numpy.random.default_rng(seed)``, so a seed reproduces every digit.
+    takes the mean difference over all drawn ids. For a stratum with few distinct differences
+    (0/1 scores) this is computed as a draw of how often each distinct value occurs (a
+    multinomial over the values' frequencies: the same distribution, much faster); otherwise
+    the ids are drawn from the sorted differences. Either way the result does not depend on
+    the order of the samples. The generator is ``numpy.random.default_rng(seed)``, so a seed
+    reproduces every digit.
     ``None`` over no samples.
     """
     if len(a) != len(b):
@@ -139,17 +144,40 @@ def paired_bootstrap(
     for index, label in enumerate(labels):
         order.setdefault(label, []).append(index)
     for label in sorted(order):
-        values, counts = np.unique(diffs[order[label]], return_counts=True)
-        size = int(counts.sum())
+        stratum = np.sort(diffs[order[label]])
+        values, counts = np.unique(stratum, return_counts=True)
+        size = len(stratum)
         if len(values) == 1:
             totals += values[0] * size
-            continue
-        draws = rng.multinomial(size, counts / size, size=resamples)
-        totals += draws @ values
+        elif len(values) * _MULTINOMIAL_RATIO <= size:
+            _add_multinomial(totals, rng, values, counts, size)
+        else:
+            _add_drawn_ids(totals, rng, stratum)
     means = totals / n
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return Bootstrap(float(diffs.mean()), float(low), float(high), resamples, seed)
+
+
+def _add_multinomial(
+    totals: np.ndarray, rng: np.random.Generator, values: np.ndarray, counts: np.ndarray, size: int
+) -> None:
+    """Few distinct values: draw how often each occurs (one multinomial per resample)."""
+    step = max(1, _CHUNK_CELLS // len(values))
+    for start in range(0, len(totals), step):
+        stop = min(start + step, len(totals))
+        totals[start:stop] += rng.multinomial(size, counts / size, size=stop - start) @ values
+
+
+def _add_drawn_ids(totals: np.ndarray, rng: np.random.Generator, stratum: np.ndarray) -> None:
+    """Many distinct values: draw the ids themselves (``stratum`` sorted, so the result does
+    not depend on the order of the samples)."""
+    size = len(stratum)
+    step = max(1, _CHUNK_CELLS // size)
+    for start in range(0, len(totals), step):
+        stop = min(start + step, len(totals))
+        picks = rng.integers(0, size, size=(stop - start, size))
+        totals[start:stop] += stratum[picks].sum(axis=1)
 
 
 def mcnemar_exact(b: int, c: int) -> float:

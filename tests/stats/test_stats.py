@@ -195,6 +195,28 @@ class PairedBootstrapTest(unittest.TestCase):
         self.assertAlmostEqual(got.high, high, delta=0.006)
         self.assertAlmostEqual(got.difference, d.mean(), places=12)
 
+    def test_many_distinct_values_draw_ids(self) -> None:
+        """Partial-credit scores (every difference distinct): ids are drawn; still independent
+        of the sample order, and the same distribution as a naive resampling."""
+        rng = np.random.default_rng(8)
+        a = rng.random(400)
+        b = np.clip(a + rng.normal(0.02, 0.2, 400), 0, 1)
+        strata = ["x" if i % 3 else "y" for i in range(400)]
+        got = stats.paired_bootstrap(a, b, strata, resamples=4000, seed=2)
+        order = rng.permutation(400)
+        shuffled = stats.paired_bootstrap(
+            a[order], b[order], [strata[i] for i in order], resamples=4000, seed=2
+        )
+        self.assertEqual((got.low, got.high), (shuffled.low, shuffled.high))
+        d = b - a
+        groups = [np.flatnonzero(np.asarray(strata) == s) for s in ("x", "y")]
+        naive = np.array(
+            [sum(d[rng.choice(g, size=len(g))].sum() for g in groups) / len(d) for _ in range(4000)]
+        )
+        low, high = np.percentile(naive, [2.5, 97.5])
+        self.assertAlmostEqual(got.low, low, delta=0.006)
+        self.assertAlmostEqual(got.high, high, delta=0.006)
+
     def test_identical_runs_give_a_point_interval(self) -> None:
         got = stats.paired_bootstrap(self.a, self.a, self.strata, resamples=500)
         self.assertEqual((got.difference, got.low, got.high), (0.0, 0.0, 0.0))
