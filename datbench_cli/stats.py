@@ -34,6 +34,7 @@ from datbench_cli.metrics.averaging import float_sum
 CONFIDENCE = 0.95
 POWER = 0.80
 DEFAULT_RESAMPLES = 10_000
+MAX_RESAMPLES = 1_000_000  # bounds the time and memory of one comparison row
 DEFAULT_SEED = 0
 _CHUNK_CELLS = 1 << 21  # draws held at once (16 MB of int64)
 # Below this many samples per distinct value, drawing ids is faster than a multinomial.
@@ -132,8 +133,10 @@ def paired_bootstrap(
     n = len(a)
     if n == 0:
         return None
-    if resamples < 1:
-        raise ValueError("resamples must be at least 1")
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise ValueError(f"resamples must be between 1 and {MAX_RESAMPLES}")
+    if seed < 0:
+        raise ValueError("the seed must be 0 or more")
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     labels = ["" for _ in range(n)] if strata is None else [str(s) for s in strata]
     if len(labels) != n:

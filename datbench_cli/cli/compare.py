@@ -20,10 +20,12 @@ from datbench_cli.files import jsonio
 @handle_errors
 def compare(
     run_a: Annotated[
-        Path, typer.Argument(help="Run A (the baseline): report file or run directory.")
+        Path,
+        typer.Argument(metavar="A", help="Run A (the baseline): report file or run directory."),
     ],
     run_b: Annotated[
-        Path, typer.Argument(help="Run B (the candidate): report file or run directory.")
+        Path,
+        typer.Argument(metavar="B", help="Run B (the candidate): report file or run directory."),
     ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the comparison as one JSON object on stdout.")
@@ -34,9 +36,12 @@ def compare(
             "--out", "-o", help="Also write the comparison JSON to this file.", show_default=False
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap.")] = stats.DEFAULT_SEED,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the paired bootstrap.")
+    ] = stats.DEFAULT_SEED,
     resamples: Annotated[
-        int, typer.Option(min=1, help="Paired-bootstrap resamples.")
+        int,
+        typer.Option(min=1, max=stats.MAX_RESAMPLES, help="Paired-bootstrap resamples."),
     ] = stats.DEFAULT_RESAMPLES,
     allow_different_data: Annotated[
         bool,
@@ -51,8 +56,8 @@ def compare(
             "--fail-if-worse",
             metavar="MARGIN",
             help="Exit 1 when B is worse than A beyond MARGIN (a fraction: 0.02 = 2 points): "
-            "an upper 95% bound of B - A below -MARGIN overall or in any capability "
-            "(vistoolbench: overall ARS or APR).",
+            "an upper 95% bound of B - A below -MARGIN in a gated row (overall and, where "
+            "the benchmark has them, each capability); the rule is printed.",
             show_default=False,
         ),
     ] = None,

@@ -115,8 +115,10 @@ def compare(
     allow_different_data: bool = False,
 ) -> dict[str, Any]:
     """The comparison of run B against run A (report files or run directories)."""
-    if resamples < 1:
-        raise UsageError("--resamples must be at least 1")
+    if not 1 <= resamples <= stats.MAX_RESAMPLES:
+        raise UsageError(f"--resamples must be between 1 and {stats.MAX_RESAMPLES}")
+    if seed < 0:
+        raise UsageError("--seed must be 0 or more")
     a, b = load_run(path_a), load_run(path_b)
     if a.benchmark != b.benchmark:
         raise UsageError(f"cannot compare a {a.benchmark} run with a {b.benchmark} run")

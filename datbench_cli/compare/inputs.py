@@ -12,9 +12,9 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT
 
 DATBENCH = "datbench"
-# Keys of the manifest (and of a report's provenance block) that name the exported data; the
-# tasks file is not among them, so a blind export (no images) still matches its twin.
-_IDENTITY_KEYS = ("revision", "split")
+# The keys that name the exported data. Neither the tasks file nor the manifest digest is among
+# them, so a blind export (no images) still matches its twin.
+_COMPARED = ("references_sha256", "revision", "split")
 
 
 @dataclass(frozen=True)
@@ -73,38 +73,44 @@ def load_run(given: Path) -> RunReport:
     return run
 
 
+def _revision(value: Any) -> str | None:
+    """A revision as a manifest records it: a string, or ``{"requested", "resolved"}``."""
+    if isinstance(value, dict):
+        value = value.get("resolved") or value.get("requested")
+    return value if isinstance(value, str) and value else None
+
+
 def identity(run: RunReport) -> dict[str, Any]:
-    """What names the data of one side: the references' SHA-256 and the dataset revision/split
-    (from the manifest, or from a ``provenance`` block in the report)."""
+    """What names the data of one side: the SHA-256 of ``references.jsonl`` (what scoring
+    read), the dataset revision and split, from the manifest or else from the report's
+    ``provenance`` block; the source and the manifest digest are recorded, not compared."""
     out: dict[str, Any] = {}
-    sources = [run.manifest or {}, _provenance(run.report)]
-    for source in sources:
-        files = source.get("files")
-        if isinstance(files, dict):
-            entry = files.get(REFERENCES)
-            if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
-                out.setdefault("references_sha256", entry["sha256"])
-        for key in ("references_sha256", *_IDENTITY_KEYS, "source"):
-            value = source.get(key)
-            if isinstance(value, str | int) and not isinstance(value, bool):
-                out.setdefault(key, value)
+    manifest = run.manifest or {}
+    block = run.report.get("provenance")
+    dataset = block.get("dataset") if isinstance(block, dict) else None
+    dataset = dataset if isinstance(dataset, dict) else {}
+    files = manifest.get("files")
+    entry = files.get(REFERENCES) if isinstance(files, dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+        out["references_sha256"] = entry["sha256"]
+    revision = _revision(manifest.get("revision")) or _revision(
+        dataset.get("resolved_revision") or dataset.get("revision")
+    )
+    if revision is not None:
+        out["revision"] = revision
+    for key in ("split", "source"):
+        value = manifest.get(key, dataset.get(key))
+        if isinstance(value, str):
+            out[key] = value
+    if isinstance(dataset.get("manifest_sha256"), str):
+        out["manifest_sha256"] = dataset["manifest_sha256"]
     return out
-
-
-def _provenance(report: dict[str, Any]) -> dict[str, Any]:
-    block = report.get("provenance")
-    if not isinstance(block, dict):
-        return {}
-    flat: dict[str, Any] = {}
-    for value in (block, *[v for v in block.values() if isinstance(v, dict)]):
-        flat.update({k: v for k, v in value.items() if k not in flat})
-    return flat
 
 
 def identity_differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool, list[str]]:
     """``(verified, differences)``: whether any identifying key is known on both sides, and a
     sentence per key that differs (the source path alone never counts: the same export can be
     read from a hub id or a local copy)."""
-    keys = [k for k in ("references_sha256", *_IDENTITY_KEYS) if k in a and k in b]
+    keys = [k for k in _COMPARED if k in a and k in b]
     differences = [f"{k} differs ({a[k]} vs {b[k]})" for k in keys if a[k] != b[k]]
     return bool(keys), differences

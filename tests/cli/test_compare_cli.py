@@ -198,6 +198,31 @@ class DatBenchCompareTest(unittest.TestCase):
         self.assertFalse(data["data"]["same"])
         self.assertTrue(data["data"]["allowed_different_data"])
 
+    def test_a_different_revision_is_refused(self) -> None:
+        c = scored_run("datbench", self.tmp / "c-other-revision")
+        d = scored_run("datbench", self.tmp / "d-other-revision")
+        for run, resolved in ((c, "aaaa"), (d, "bbbb")):
+            manifest = json.loads((run / "datbench.json").read_text())
+            manifest["revision"] = {"requested": "main", "resolved": resolved}
+            (run / "datbench.json").write_text(json.dumps(manifest))
+        result = run_cli("compare", str(c), str(d))
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("revision differs (aaaa vs bbbb)", result.stderr)
+
+    def test_provenance_blocks_of_report_files_are_checked(self) -> None:
+        loose = self.tmp / "provenance"
+        loose.mkdir(exist_ok=True)
+        report = json.loads((self.a / "report.json").read_text())
+        for name, revision in (("a.json", "r1"), ("b.json", "r1"), ("c.json", "r2")):
+            report["provenance"] = {"dataset": {"revision": "main", "resolved_revision": revision}}
+            (loose / name).write_text(json.dumps(report))
+        same, data = _compare(str(loose / "a.json"), str(loose / "b.json"), "--resamples", "100")
+        self.assertEqual(same.exit_code, 0, same.stderr)
+        self.assertTrue(data["data"]["verified"])
+        other = run_cli("compare", str(loose / "a.json"), str(loose / "c.json"))
+        self.assertEqual(other.exit_code, 2)
+        self.assertIn("revision differs (r1 vs r2)", other.stderr)
+
     def test_a_changed_reference_is_refused_even_between_report_files(self) -> None:
         report = json.loads((self.a / "report.json").read_text())
         report["results"][5]["ground_truth"] = "something else"
