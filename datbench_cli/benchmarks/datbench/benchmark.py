@@ -222,6 +222,8 @@ class DatBench:
 
     def summary_notes(self, report: Report) -> list[str]:
         """Lines under the table: judge and coverage problems, known defects."""
+        from datbench_cli.benchmarks.common import bar_cell
+
         s = report.summary
         notes = [
             "± is the 95% interval half-width (CLT); MDD80 is the smallest paired difference a "
@@ -230,6 +232,24 @@ class DatBench:
             "thinking only, unparsed/missing/stale verdicts; compl. acc leaves them out "
             "(the official accuracy keeps them)"
         ]
+        items = []
+        for name, entry in (s.get("item_statistics") or {}).items():
+            parts = []
+            if "frontier" in entry:
+                front, rest = entry["frontier"], entry["non_frontier"]
+                parts.append(
+                    f"frontier {bar_cell(front['accuracy'], front['n'])} (n {front['n']}) vs "
+                    f"{bar_cell(rest['accuracy'], rest['n'])}"
+                )
+            if entry.get("discrimination_weighted_accuracy") is not None:
+                parts.append(
+                    "discrimination-weighted "
+                    f"{bar_cell(entry['discrimination_weighted_accuracy'], 1)}"
+                )
+            if parts:
+                items.append(f"{name}: {', '.join(parts)}")
+        if items:
+            notes.append("item statistics (our addition, %): " + "; ".join(items))
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
             notes.append(
                 f"judge verdicts: {s['judge_missing_responses']} missing, "
