@@ -155,3 +155,29 @@ class SampleReportsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TerminalTablesTest(unittest.TestCase):
+    """``score`` shows ``61.2 ±1.4`` cells for both benchmarks."""
+
+    def test_both_benchmarks(self) -> None:
+        import re
+        import shutil
+        import tempfile
+        from pathlib import Path
+
+        from tests.cli_helpers import run_cli
+        from tests.compare_support import scored_run
+
+        tmp = Path(tempfile.mkdtemp())
+        try:
+            for benchmark, label in (("datbench", "│ overall"), ("vistoolbench", "│ overall")):
+                run = scored_run(benchmark, tmp / benchmark)
+                result = run_cli("score", "-d", str(run))
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                overall = next(line for line in result.stdout.splitlines() if label in line)
+                self.assertRegex(overall, r"\d+\.\d ±\d+\.\d")
+                self.assertIn("censored", result.stdout)
+                self.assertTrue(re.search(r"95% interval half-width", result.stderr))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
