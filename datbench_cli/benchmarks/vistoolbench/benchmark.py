@@ -35,10 +35,6 @@ _SECTIONS = (
 )
 
 
-def _pct(value: float | None, count: int) -> str:
-    return f"{value:.2%}" if count and value is not None else "-"
-
-
 class VisToolBench:
     """ScaleAI/VisualToolBench: multi-turn tasks graded by rubrics (ARS and APR)."""
 
@@ -142,8 +138,8 @@ class VisToolBench:
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS (percent, ±
-        the 95% half-width)."""
+        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS (± the 95%
+        half-width), censored tasks and APR/ARS without them."""
         from datbench_cli.benchmarks.common import bar_cell
 
         summary = report.summary
@@ -177,20 +173,22 @@ class VisToolBench:
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results ({summary['context_policy']}; %, ±95% interval)",
+            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']})",
             columns=["group", "tasks", "APR", "ARS", "censored", "compl. APR", "compl. ARS"],
             sections=sections,
+            optional=[4, 5, 6],
+            legend=[
+                "± the 95% interval half-width (CLT, per task); censored: tasks with a "
+                "truncated, empty, refused, errored or missing answer or an unparsed/missing/"
+                "stale verdict; compl. leaves them out (the official APR and ARS keep them)"
+            ],
         )
 
     def summary_notes(self, report: Report) -> list[str]:
         """Lines under the table: the context policy, gaps and duplicates in the responses
         (the non-official diagnostics stay in the report)."""
         summary = report.summary
-        notes = [
-            "± is the 95% interval half-width (CLT, per task); censored: tasks with a truncated, "
-            "empty, refused, errored or missing answer or an unparsed/missing/stale verdict; the "
-            "compl. columns leave them out (the official APR and ARS keep them)"
-        ]
+        notes = []
         if summary["context_policy"] != "golden_history":
             notes.append(
                 f"context policy {summary['context_policy']}: not comparable with official numbers"
