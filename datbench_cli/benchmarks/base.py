@@ -16,11 +16,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from datbench_cli.batch.requests import RequestSettings
 from datbench_cli.batch.shards import Shard
 from datbench_cli.files.rundir import RunDir
+
+if TYPE_CHECKING:
+    from datbench_cli.compare.spec import Side
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -63,6 +66,7 @@ class ExportRequest:
     # directory that holds no export (files there are never deleted or overwritten).
     revision: str | None = None
     force: bool = False
+    no_image: bool = False  # a blind run: the same tasks without images
 
 
 @dataclass(frozen=True)
@@ -187,3 +191,7 @@ class Benchmark(Protocol):
     def summary_notes(self, report: Report) -> list[str]: ...
 
     def headline(self, report: Report) -> Headline: ...
+
+    def pairing(self) -> Side:
+        """How ``datbench compare`` reads this benchmark's reports: samples, metrics, tables."""
+        ...

@@ -1,10 +1,11 @@
-"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, and the digests
-the judge tasks recorded."""
+"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, the digests the
+judge tasks recorded, and the terminal cells of an accuracy with its error bar."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from datbench_cli.batch.digests import DIGEST_FIELD, is_digest
 from datbench_cli.benchmarks.base import Warn, ignore
@@ -36,3 +37,18 @@ def judge_task_digests(path: Path) -> dict[str, str]:
         if isinstance(ident, str) and isinstance(digest, str) and is_digest(digest):
             digests[ident] = digest
     return digests
+
+
+def bar_cell(value: float | None, count: int, entry: dict[str, Any] | None = None) -> str:
+    """A terminal cell ``61.2 ±1.4``: percent, ± the 95% half-width in points when the
+    ``summary.uncertainty`` entry knows it ("-" over nothing)."""
+    if not count or value is None:
+        return "-"
+    half = (entry or {}).get("half_width")
+    return f"{value * 100:.1f}" + (f" ±{half * 100:.1f}" if half is not None else "")
+
+
+def mdd_cell(entry: dict[str, Any] | None) -> str:
+    """The minimum detectable difference at 80% power, in points ("-" when undefined)."""
+    value = (entry or {}).get("mdd80")
+    return "-" if value is None else f"{value * 100:.1f}"

@@ -12,6 +12,7 @@ import typer
 
 from datbench_cli.cli.check_judge import check_judge
 from datbench_cli.cli.command import DatbenchCommand, DatbenchGroup, quiet_other_libraries
+from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
@@ -53,6 +54,7 @@ app.command("make-judge-tasks", cls=DatbenchCommand)(make_judge_tasks)
 app.command("score", cls=DatbenchCommand)(score)
 app.command("check-judge", cls=DatbenchCommand)(check_judge)
 app.command("send", cls=DatbenchCommand)(send)
+app.command("compare", cls=DatbenchCommand)(compare)
 
 
 def main() -> None:

@@ -142,6 +142,14 @@ def export_tasks(
         ),
     ] = None,
     max_file_mb: MaxFileMbOpt = None,
+    no_image: Annotated[
+        bool,
+        typer.Option(
+            "--no-image",
+            help="A blind run: the same tasks without their images (text-only requests); "
+            "`datbench compare BLIND RUN` is then the vision delta.",
+        ),
+    ] = False,
     num_shards: NumShardsOpt = None,
     shard_index: ShardIndexOpt = None,
     quiet: QuietOpt = False,
@@ -185,6 +193,7 @@ def export_tasks(
         options=options,
         revision=revision,
         force=force,
+        no_image=no_image,
     )
     manifest = bench.export(run, request, events(out))
     for name in manifest["options"].get("openai_requests", {}).get("files", []):

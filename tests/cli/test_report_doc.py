@@ -28,6 +28,13 @@ MAPS = (
     "summary.dataset_metrics.*.accuracy-by-*",
     "summary.coverage.by_*",
     "summary.responses.by_*",
+    "summary.uncertainty.capabilities",
+    "summary.uncertainty.datasets",
+    "summary.uncertainty.by_*",
+    "summary.censoring.capabilities",
+    "summary.censoring.datasets",
+    "summary.censoring.by_*",
+    "summary.item_statistics",
 )
 # Values documented with their parent key, not walked further.
 LEAVES = (

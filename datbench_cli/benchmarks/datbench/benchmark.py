@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datbench_cli.batch.requests import RequestSettings
 from datbench_cli.benchmarks.base import (
@@ -24,13 +24,12 @@ from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.provenance import score_options
 from datbench_cli.files.rundir import RunDir
 
+if TYPE_CHECKING:
+    from datbench_cli.compare.spec import Side
+
 _OPTIONS: dict[str, frozenset[str]] = {
     "score": frozenset({"strict", "sample_timeout", "jobs", "profile"}),
 }
-
-
-def _pct(value: float | None, count: int) -> str:
-    return f"{100 * value:.2f}" if count and value is not None else "-"
 
 
 class DatBench:
@@ -81,6 +80,7 @@ class DatBench:
                 shard=request.shard,
                 requests=request.requests,
                 force=request.force,
+                no_image=request.no_image,
                 warn=events.warn,
                 advance=advance,
             )
@@ -177,35 +177,56 @@ class DatBench:
 
     def summary_table(self, report: Report) -> SummaryTable:
         """Overall, then every capability of the export with its source datasets under it:
-        coverage (answered / exported), samples and mean score, direct and judge; datasets
-        with a known reference defect are marked."""
+        coverage (answered / exported), samples, mean score with its 95% half-width, direct and
+        judge, MDD80 and censoring; datasets with a known reference defect are marked."""
+        from datbench_cli.benchmarks.common import bar_cell, mdd_cell
         from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
 
-        defects = report.summary.get("known_reference_defects") or {}
+        s = report.summary
+        defects = s.get("known_reference_defects") or {}
+        bars = s.get("uncertainty") or {}
+        censored = s.get("censoring") or {}
 
         def answered(coverage: dict[str, Any] | None) -> str:
             return f"{coverage['answered']}/{coverage['expected']}" if coverage else ""
 
-        def row(name: str, stats: GroupStats, coverage: dict[str, Any] | None = None) -> list[str]:
+        def extra(entry: dict[str, Any] | None, done: dict[str, Any] | None) -> list[str]:
+            if done is None:
+                return [mdd_cell(entry), "-", "-"]
+            return [
+                mdd_cell(entry),
+                str(done["censored"]),
+                bar_cell(done["accuracy_completed"], done["completed"]),
+            ]
+
+        def row(
+            name: str,
+            stats: GroupStats,
+            key: str,
+            group: str,
+            coverage: dict[str, Any] | None = None,
+        ) -> list[str]:
+            entry = (bars.get(key) or {}).get(group)
             return [
                 name,
                 answered(coverage),
                 str(stats.samples),
-                _pct(stats.accuracy, stats.samples),
-                _pct(stats.direct.accuracy, stats.direct.count),
-                _pct(stats.judge.accuracy, stats.judge.count),
+                bar_cell(stats.accuracy, stats.samples, entry),
+                bar_cell(stats.direct.accuracy, stats.direct.count),
+                bar_cell(stats.judge.accuracy, stats.judge.count),
+                *extra(entry, (censored.get(key) or {}).get(group)),
                 str(stats.direct.count),
                 str(stats.judge.count),
             ]
 
-        s = report.summary
         overall = [
             "overall",
             answered(s.get("coverage")),
             str(s["total_samples"]),
-            _pct(s["overall_accuracy"], s["total_samples"]),
-            _pct(s["direct_accuracy"], s["direct_samples"]),
-            _pct(s["judge_accuracy"], s["judge_samples"]),
+            bar_cell(s["overall_accuracy"], s["total_samples"], bars.get("overall")),
+            bar_cell(s["direct_accuracy"], s["direct_samples"]),
+            bar_cell(s["judge_accuracy"], s["judge_samples"]),
+            *extra(bars.get("overall"), censored.get("overall")),
             str(s["direct_samples"]),
             str(s["judge_samples"]),
         ]
@@ -218,30 +239,64 @@ class DatBench:
         groups = group_stats(report.results, "capability")
         marked = False
         for capability in [*groups, *(n for n in coverage if n not in groups)]:
-            rows = [row(capability, groups.get(capability, GroupStats()), coverage.get(capability))]
+            stats = groups.get(capability, GroupStats())
+            rows = [row(capability, stats, "capabilities", capability, coverage.get(capability))]
             datasets = group_stats(by_capability.get(capability, []), "dataset")
             for dataset, dstats in sorted(datasets.items()):
                 mark = " *" if dataset in defects else ""
                 marked = marked or bool(mark)
-                rows.append(row(f"  {dataset}{mark}", dstats))
+                rows.append(row(f"  {dataset}{mark}", dstats, "datasets", dataset))
             sections.append(rows)
         legend = (
             ["* known reference defect, kept for parity (docs/known-defects.md)"] if marked else []
         )
         return SummaryTable(
-            title="DatBench results (mean score, %"
-            + (f"; {report.summary['profile']} profile)" if "profile" in report.summary else ")"),
-            columns=["group", "answered", "n", "score", "direct", "judge", "n direct", "n judge"],
+            title="DatBench results (mean score, %, ±95% interval"
+            + (f"; {s['profile']} profile)" if "profile" in s else ")"),
+            columns=[
+                "group",
+                "answered",
+                "n",
+                "score",
+                "direct",
+                "judge",
+                "MDD80",
+                "censored",
+                "compl.",
+                "n direct",
+                "n judge",
+            ],
             sections=sections,
-            optional=[4, 5, 6, 7],
+            # dropped last first on a narrow terminal
+            optional=[4, 5, 6, 7, 8, 9, 10],
             legend=legend,
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: judge problems, unanswered and as-is-scored responses, the
-        profile's fixes."""
+        """Lines under the table: item statistics, judge problems, unanswered and as-is-scored
+        responses, the profile's fixes."""
+        from datbench_cli.benchmarks.common import bar_cell
+
         s = report.summary
         notes = []
+        items = []
+        for name, entry in (s.get("item_statistics") or {}).items():
+            parts = []
+            if "frontier" in entry:
+                front, rest = entry["frontier"], entry["non_frontier"]
+                parts.append(
+                    f"frontier {bar_cell(front['accuracy'], front['n'])} (n {front['n']}) vs "
+                    f"{bar_cell(rest['accuracy'], rest['n'])}"
+                )
+            if entry.get("discrimination_weighted_accuracy") is not None:
+                parts.append(
+                    "discrimination-weighted "
+                    f"{bar_cell(entry['discrimination_weighted_accuracy'], 1)}"
+                )
+            if parts:
+                items.append(f"{name}: {', '.join(parts)}")
+        if items:
+            notes.append("item statistics (our addition, %): " + "; ".join(items))
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
             notes.append(
                 f"judge verdicts: {s['judge_missing_responses']} missing, "
@@ -279,3 +334,8 @@ class DatBench:
 
     def headline(self, report: Report) -> Headline:
         return Headline("overall_accuracy", report.summary.get("overall_accuracy"))
+
+    def pairing(self) -> Side:
+        from datbench_cli.benchmarks.datbench import pairing
+
+        return pairing.SIDE

@@ -19,6 +19,7 @@ from datbench_cli.benchmarks.datbench.schema import (
 )
 from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, check_profile
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
+from datbench_cli.benchmarks.datbench.uncertainty import additions
 from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import WorkItem, score_all
@@ -172,6 +173,7 @@ class DatBenchEvaluator:
                 f"judge verdict: {name_ids(judge_problems)}"
             )
         summary = builder.summary(coverage, strict=strict, profile=profile)
+        summary.update(additions(results, self.samples_by_id))
         _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
         if builder.judge_stale:
             warnings.warn(

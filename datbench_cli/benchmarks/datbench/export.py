@@ -197,11 +197,15 @@ def export_datbench(
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
     force: bool = False,
+    no_image: bool = False,
     warn: Warn = _ignore,
     advance: Advance = _ignore,
 ) -> dict[str, Any]:
     """Write the run directory for ``plan`` (and the OpenAI request files, with ``requests``);
     return the manifest.
+
+    ``no_image``: a blind run: the same tasks and references with ``image`` null and no image
+    written (text-only requests), so ``datbench compare blind-run run`` is the vision delta.
 
     With ``shard``, tasks.jsonl, images and requests hold only that shard's samples, while
     references.jsonl always holds every sample, so any shard's run directory scores the
@@ -212,7 +216,7 @@ def export_datbench(
     with run.lock("export-tasks", create=True):
         guard = ExportGuard.begin(run.root, force=force)
         try:
-            manifest = _export(plan, run, guard, shard, requests, warn, advance)
+            manifest = _export(plan, run, guard, shard, requests, warn, advance, no_image)
         except BaseException:
             guard.fail()
             raise
@@ -228,6 +232,7 @@ def _export(
     requests: RequestSettings | None,
     warn: Warn,
     advance: Advance,
+    no_image: bool = False,
 ) -> dict[str, Any]:
     check_replaceable(run.path(REQUESTS_DIR))
     check_replaceable(run.path(IMAGES))
@@ -241,7 +246,7 @@ def _export(
     check = _IdCheck()
     counts: dict[str, int] = {}
     judge_count = task_count = 0
-    no_image: list[str] = []
+    imageless: list[str] = []
     unknown_format: list[str] = []
     image_names: list[str] = []
     written: dict[str, str] = {}
@@ -271,10 +276,12 @@ def _export(
                     rows[name] = row_digest(record, [image_sha] if image_sha else [])
                     if shard is not None and not shard.contains(name):
                         continue
+                    if no_image:
+                        image = None
                     image_rel = None
                     if image is None:
-                        if not outside or outside[-1] != name:
-                            no_image.append(name)
+                        if not no_image and (not outside or outside[-1] != name):
+                            imageless.append(name)
                     else:
                         extension = extension_from_bytes(image[0])
                         if extension == "bin":
@@ -307,10 +314,10 @@ def _export(
             f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "
             f"is never read; they are exported without an image: {name_ids(outside)}"
         )
-    if no_image:
+    if imageless:
         warn(
-            f"{len(no_image)} sample(s) have no image bytes; their tasks have image null: "
-            f"{name_ids(no_image)}"
+            f"{len(imageless)} sample(s) have no image bytes; their tasks have image null: "
+            f"{name_ids(imageless)}"
         )
     if unknown_format:
         warn(
@@ -326,6 +333,8 @@ def _export(
     request_files = write_task_requests(run, requests)
     guard.record(p.relative_to(run.root).as_posix() for p in request_files)
     options: dict[str, Any] = {"limit": plan.limit}
+    if no_image:
+        options["no_image"] = True
     if shard is not None:
         options["shard"] = {"index": shard.index, "count": shard.count, "tasks": task_count}
     if requests is not None:
@@ -347,7 +356,7 @@ def _export(
             "samples": sum(counts.values()),
             "by_capability": counts,
             "judge_samples": judge_count,
-            "images": task_count - len(no_image) - len(outside),
+            "images": 0 if no_image else task_count - len(imageless) - len(outside),
             "tasks": task_count,
         },
         "options": options,

@@ -35,6 +35,7 @@ from datbench_cli.benchmarks.checks import (
 )
 from datbench_cli.benchmarks.checks import record as record_checks
 from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
+from datbench_cli.benchmarks.datbench.censoring import censoring
 from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
@@ -277,6 +278,8 @@ def _score(
         if status is None or status == ERRORED:
             status = text_status(result.vlm_output)
         result.metadata["response_status"] = status
+    # After the statuses are known: censoring counts them (and the token-limit stops).
+    report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
     report.provenance = provenance
     return report, account_judges(samples, loaded.vlm, judges)
 

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from datbench_cli.benchmarks.vistoolbench.censoring import censoring
 from datbench_cli.benchmarks.vistoolbench.model import Task
+from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty
 from datbench_cli.metrics.averaging import mean
 
 MET = "met"
@@ -180,4 +182,6 @@ def summarize(
         "responses": responses or {},
         "official_summary": official_summary(results),
         "diagnostics": diagnostics(results),
+        "uncertainty": uncertainty(results),
+        "censoring": censoring(results),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datbench_cli.batch.requests import RequestSettings
 from datbench_cli.benchmarks.base import (
@@ -23,6 +23,9 @@ from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
 from datbench_cli.files.provenance import score_options
 from datbench_cli.files.rundir import RunDir
 
+if TYPE_CHECKING:
+    from datbench_cli.compare.spec import Side
+
 _OPTIONS: dict[str, frozenset[str]] = {
     "export-tasks": frozenset({"turncase", "context", "first_image_only"}),
     "score": frozenset({"turncase"}),
@@ -32,10 +35,6 @@ _SECTIONS = (
     ("by_domain", "domain"),
     ("by_eval_focus", "eval focus"),
 )
-
-
-def _pct(value: float | None, count: int) -> str:
-    return f"{100 * value:.2f}" if count and value is not None else "-"
 
 
 class VisToolBench:
@@ -79,6 +78,7 @@ class VisToolBench:
                 force=request.force,
                 shard=request.shard,
                 requests=request.requests,
+                no_image=request.no_image,
                 warn=events.warn,
                 advance=advance,
             )
@@ -165,21 +165,42 @@ class VisToolBench:
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS; overall and
-        every turncase of the export (also one without a scored task) with the turns answered."""
+        """Overall, per turncase, per domain and per eval focus: turns answered (overall and per
+        turncase, every turncase of the export), tasks, APR and ARS (± the 95% half-width),
+        censored tasks and APR/ARS without them."""
+        from datbench_cli.benchmarks.common import bar_cell
+
         summary = report.summary
+        bars = summary.get("uncertainty") or {}
+        censored = summary.get("censoring") or {}
         responses = summary.get("responses") or {}
         by_turncase = responses.get("by_turncase") or {}
 
         def answered(turns: dict[str, Any] | None) -> str:
             return f"{turns['answered_turns']}/{turns['turns']}" if turns else ""
 
-        def row(label: str, stats: dict[str, Any], turns: dict[str, Any] | None) -> list[str]:
-            n = stats["n"]
-            return [label, answered(turns), str(n), _pct(stats["apr"], n), _pct(stats["ars"], n)]
+        def cells(stats: dict[str, Any], key: str | None, name: str) -> list[str]:
+            entry = bars.get("overall") if key is None else (bars.get(key) or {}).get(name)
+            done = censored.get("overall") if key is None else (censored.get(key) or {}).get(name)
+            entry = entry or {}
+            extra = ["-", "-", "-"]
+            if done:
+                extra = [
+                    str(done["censored"]),
+                    bar_cell(done["apr_completed"], done["completed"]),
+                    bar_cell(done["ars_completed"], done["completed"]),
+                ]
+            return [
+                bar_cell(stats["apr"], stats["n"], entry.get("apr")),
+                bar_cell(stats["ars"], stats["n"], entry.get("ars")),
+                *extra,
+            ]
 
-        overall = {"n": summary["num_tasks"], "apr": summary["apr"], "ars": summary["ars"]}
-        sections = [[row("overall", overall, responses if "turns" in responses else None)]]
+        n = summary["num_tasks"]
+        overall_turns = responses if "turns" in responses else None
+        sections = [
+            [["overall", answered(overall_turns), str(n), *cells(summary | {"n": n}, None, "")]]
+        ]
         empty = {"n": 0, "apr": None, "ars": None}
         for key, label in _SECTIONS:
             groups = dict(summary[key])
@@ -187,18 +208,34 @@ class VisToolBench:
                 groups.update({name: empty for name in by_turncase if name not in groups})
             sections.append(
                 [
-                    row(
+                    [
                         f"{label}: {name}",
-                        stats,
-                        by_turncase.get(name) if key == "by_turncase" else None,
-                    )
+                        answered(by_turncase.get(name)) if key == "by_turncase" else "",
+                        str(stats["n"]),
+                        *cells(stats, key, str(name)),
+                    ]
                     for name, stats in groups.items()
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results (%, {summary['context_policy']})",
-            columns=["group", "answered", "tasks", "APR", "ARS"],
+            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']})",
+            columns=[
+                "group",
+                "answered",
+                "tasks",
+                "APR",
+                "ARS",
+                "censored",
+                "compl. APR",
+                "compl. ARS",
+            ],
             sections=sections,
+            optional=[5, 6, 7],
+            legend=[
+                "± the 95% interval half-width (CLT, per task); censored: tasks with a "
+                "truncated, empty, refused, errored or missing answer or an unparsed/missing/"
+                "stale verdict; compl. leaves them out (the official APR and ARS keep them)"
+            ],
         )
 
     def summary_notes(self, report: Report) -> list[str]:
@@ -226,3 +263,8 @@ class VisToolBench:
 
     def headline(self, report: Report) -> Headline:
         return Headline("APR", report.summary.get("apr"))
+
+    def pairing(self) -> Side:
+        from datbench_cli.benchmarks.vistoolbench import pairing
+
+        return pairing.SIDE

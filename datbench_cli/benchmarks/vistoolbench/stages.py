@@ -130,10 +130,14 @@ def export(
     force: bool = False,
     shard: Shard | None = None,
     requests: RequestSettings | None = None,
+    no_image: bool = False,
     warn: Warn = ignore,
     advance: Advance | None = None,
 ) -> dict[str, Any]:
     """Export a VisualToolBench split into ``run``; return the manifest written last.
+
+    ``no_image``: a blind run: every turn without its images (none written; text-only
+    requests), references unchanged, so ``datbench compare`` pairs it with a normal run.
 
     ``shard``: tasks.jsonl, images and request files hold only the shard's tasks (by task id),
     references.jsonl every task, so any shard's run directory scores the concatenated responses
@@ -187,6 +191,7 @@ def export(
             requests,
             warn,
             advance,
+            no_image=no_image,
         )
     except BaseException:
         guard.fail()
@@ -211,6 +216,8 @@ def _export(
     requests: RequestSettings | None,
     warn: Warn,
     advance: Advance | None,
+    *,
+    no_image: bool = False,
 ) -> dict[str, Any]:
     guard.start_placing()
     dirs = ImageDirs()
@@ -231,7 +238,7 @@ def _export(
             reference = reference_line(task)
             references_out.write(jsonio.dumps(reference) + b"\n")
             rows[task.id] = row_digest(reference, _image_digests(task))
-            per_turn = [len(turn.images) for turn in task.turns]
+            per_turn = [0 if no_image else len(turn.images) for turn in task.turns]
             counts["tasks"] += 1
             counts["single_turn"] += task.turncase == SINGLE_TURN
             counts["multi_turn"] += task.turncase == MULTI_TURN
@@ -243,7 +250,11 @@ def _export(
                 advance(1)
             if shard is not None and not shard.contains(task.id):
                 continue
-            images = _write_images(run, task, directory, guard, written)
+            images = (
+                [[] for _ in task.turns]
+                if no_image
+                else _write_images(run, task, directory, guard, written)
+            )
             tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
             in_shard["tasks"] += 1
             in_shard["turns"] += len(task.turns)
@@ -261,6 +272,8 @@ def _export(
         "limit": limit,
         "turncase": turncase,
     }
+    if no_image:
+        options["no_image"] = True
     if shard is not None:
         options["shard"] = {"index": shard.index, "count": shard.count, **in_shard}
     if requests is not None:

@@ -1,0 +1,99 @@
+"""Censoring beside accuracy (our addition, ``summary["censoring"]``): per group, how many
+scored samples did not get a complete answer or verdict, and the accuracy over the rest.
+
+A scored sample is *censored* when its response was truncated (``finish_reason: length``),
+empty, refused or errored (``metadata.response_status`` where the report carries it), its
+output has an unclosed ``<think>`` block or is thinking only (nothing after ``</think>``), or
+its judge verdict is unparsed, missing or stale. ``accuracy_completed`` is the mean score over
+the other samples; it is an extra number and never replaces the official accuracy (censored
+samples count, as scored, in every seed key).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from datbench_cli.benchmarks.datbench.schema import SampleScore
+from datbench_cli.metrics.averaging import float_sum
+
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_STATUSES = ("truncated", "empty", "refused", "errored")
+_VERDICTS = ("unparsed", "missing", "stale")
+KEYS = (
+    *_STATUSES,
+    "unclosed_think",
+    "thinking_only",
+    *(f"judge_{v}" for v in _VERDICTS),
+)
+
+
+def thinking(output: str) -> str | None:
+    """``unclosed_think`` (a ``<think>`` never closed), ``thinking_only`` (nothing but
+    whitespace after the last ``</think>``), or ``None``."""
+    opens = [m.start() for m in _THINK_OPEN.finditer(output)]
+    closes = [m.end() for m in _THINK_CLOSE.finditer(output)]
+    if opens and (not closes or max(opens) > max(closes)):
+        return "unclosed_think"
+    if closes and not output[max(closes) :].strip():
+        return "thinking_only"
+    return None
+
+
+def reasons(result: SampleScore, truncated_ids: Collection[str] = ()) -> list[str]:
+    """Why one scored sample is censored (empty list: completed)."""
+    meta = result.metadata if isinstance(result.metadata, dict) else {}
+    found: list[str] = []
+    status = meta.get("response_status")
+    if status is None and result.id in truncated_ids:
+        status = "truncated"
+    if status is None and not str(result.vlm_output or "").strip():
+        status = "empty"
+    if status in _STATUSES:
+        found.append(str(status))
+    think = thinking(str(result.vlm_output or ""))
+    if think is not None:
+        found.append(think)
+    details = meta.get("score_details")
+    verdict = details.get("judge_verdict") if isinstance(details, dict) else None
+    if meta.get("eval_mode") == "judge" and verdict in _VERDICTS:
+        found.append(f"judge_{verdict}")
+    return found
+
+
+def _entry(results: Sequence[SampleScore], truncated_ids: Collection[str]) -> dict[str, Any]:
+    counts = dict.fromkeys(KEYS, 0)
+    completed: list[float] = []
+    for result in results:
+        found = reasons(result, truncated_ids)
+        for reason in found:
+            counts[reason] += 1
+        if not found:
+            completed.append(float(result.score))
+    return {
+        "samples": len(results),
+        **counts,
+        "censored": len(results) - len(completed),
+        "completed": len(completed),
+        "accuracy_completed": float_sum(completed) / len(completed) if completed else None,
+    }
+
+
+def censoring(
+    results: Sequence[SampleScore], truncated_ids: Collection[str] = ()
+) -> dict[str, Any]:
+    """``summary["censoring"]``: ``overall``, ``capabilities`` and ``datasets`` entries.
+    ``truncated_ids``: responses cut at the token limit, for reports whose results do not carry
+    ``response_status``."""
+    groups: dict[str, dict[str, list[SampleScore]]] = {"capabilities": {}, "datasets": {}}
+    for result in results:
+        meta = result.metadata
+        groups["capabilities"].setdefault(str(meta.get("capability")), []).append(result)
+        groups["datasets"].setdefault(str(meta.get("dataset")), []).append(result)
+    return {
+        "overall": _entry(results, truncated_ids),
+        "capabilities": {k: _entry(v, truncated_ids) for k, v in groups["capabilities"].items()},
+        "datasets": {k: _entry(v, truncated_ids) for k, v in sorted(groups["datasets"].items())},
+    }

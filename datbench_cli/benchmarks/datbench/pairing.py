@@ -1,0 +1,70 @@
+"""DatBench's side of ``datbench compare``: samples from report results, metric and tables."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.compare.paired import Sample
+from datbench_cli.compare.spec import Metric, Side, TableSpec
+from datbench_cli.errors import InputError
+
+ACCURACY = "accuracy"
+
+
+def _bad(path: Path, index: int, what: str) -> InputError:
+    return InputError(f"results[{index}] {what}", path)
+
+
+def _sample(entry: Any, index: int, path: Path) -> Sample:
+    if not isinstance(entry, dict):
+        raise _bad(path, index, "is not an object")
+    sample_id, score, correct = entry.get("id"), entry.get("score"), entry.get("is_correct")
+    meta = entry.get("metadata")
+    if not isinstance(sample_id, str):
+        raise _bad(path, index, 'has no string "id"')
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise _bad(path, index, f'({sample_id}) has no finite number "score"')
+    if not isinstance(correct, bool):
+        raise _bad(path, index, f'({sample_id}) has no true/false "is_correct"')
+    if not isinstance(meta, dict):
+        raise _bad(path, index, f'({sample_id}) has no "metadata" object')
+    groups = {
+        "capability": str(meta.get("capability")),
+        "dataset": str(meta.get("dataset")),
+        "eval_mode": str(meta.get("eval_mode")),
+    }
+    check = (entry.get("ground_truth"), groups["capability"], groups["dataset"])
+    return Sample(sample_id, groups, {ACCURACY: float(score)}, {ACCURACY: correct}, check)
+
+
+def read(results: list[Any], path: Path) -> list[Sample]:
+    """The samples of a DatBench report's ``results``."""
+    return [_sample(entry, index, path) for index, entry in enumerate(results)]
+
+
+def pair_fields(a: Sample, b: Sample) -> dict[str, Any]:
+    """One joined sample as the comparison lists it."""
+    return {
+        "id": a.id,
+        "capability": a.groups["capability"],
+        "dataset": a.groups["dataset"],
+        "eval_mode": a.groups["eval_mode"],
+        "score_a": a.values[ACCURACY],
+        "score_b": b.values[ACCURACY],
+        "correct_a": a.correct[ACCURACY],
+        "correct_b": b.correct[ACCURACY],
+    }
+
+
+SIDE = Side(
+    metrics=(Metric(ACCURACY, "accuracy", exact_test=True),),
+    tables=(
+        TableSpec("overall", "overall", None, "dataset", gated=True),
+        TableSpec("capabilities", "per capability", "capability", "dataset", gated=True),
+        TableSpec("datasets", "per source dataset", "dataset", None, gated=False),
+    ),
+    read=read,
+    pair_fields=pair_fields,
+)

@@ -1,0 +1,88 @@
+"""``datbench compare A B``: is run B better or worse than run A, beyond noise?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli import stats
+from datbench_cli.cli.common import QuietOpt, handle_errors
+from datbench_cli.cli.compare_table import comparison_notes, comparison_tables
+from datbench_cli.cli.output import Output
+from datbench_cli.compare.comparison import compare as compare_runs
+from datbench_cli.compare.comparison import gate
+from datbench_cli.errors import CheckFailed
+from datbench_cli.files import jsonio
+
+
+@handle_errors
+def compare(
+    run_a: Annotated[
+        Path,
+        typer.Argument(metavar="A", help="Run A (the baseline): report file or run directory."),
+    ],
+    run_b: Annotated[
+        Path,
+        typer.Argument(metavar="B", help="Run B (the candidate): report file or run directory."),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the comparison as one JSON object on stdout.")
+    ] = False,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Also write the comparison JSON to this file.", show_default=False
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the paired bootstrap.")
+    ] = stats.DEFAULT_SEED,
+    resamples: Annotated[
+        int,
+        typer.Option(min=1, max=stats.MAX_RESAMPLES, help="Paired-bootstrap resamples."),
+    ] = stats.DEFAULT_RESAMPLES,
+    allow_different_data: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different-data",
+            help="Compare runs scored on different exports (manifest digest or revision).",
+        ),
+    ] = False,
+    fail_if_worse: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-if-worse",
+            metavar="MARGIN",
+            help="Exit 1 when B is worse than A beyond MARGIN (a fraction: 0.02 = 2 points): "
+            "an upper 95% bound of B - A below -MARGIN in a gated row (overall and, where "
+            "the benchmark has them, each capability); the rule is printed.",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Compare two runs sample by sample: paired differences with bootstrap intervals,
+    McNemar's exact test, flips, Holm-adjusted p-values."""
+    out = Output(quiet)
+    comparison = compare_runs(
+        run_a, run_b, seed=seed, resamples=resamples, allow_different_data=allow_different_data
+    )
+    if fail_if_worse is not None:
+        comparison["gate"] = gate(comparison, fail_if_worse)
+    if out_path is not None:
+        jsonio.write_bytes_atomic(out_path, jsonio.dumps_pretty(comparison) + b"\n")
+    if as_json:
+        out.data(jsonio.dumps(comparison).decode())
+    else:
+        for table in comparison_tables(comparison):
+            out.table(table)
+        for note in comparison_notes(comparison):
+            out.info(note)
+    verdict = comparison.get("gate")
+    if verdict is not None and verdict["failed"]:
+        raise CheckFailed(
+            f"B is worse than A beyond the margin of {verdict['margin']:g} in "
+            f"{len(verdict['failing'])} row(s)"
+        )

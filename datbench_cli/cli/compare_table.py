@@ -1,0 +1,112 @@
+"""The terminal view of a comparison: one rich table per grouping, from the comparison data
+alone (no statistics computed here), and the lines under it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from datbench_cli.errors import name_ids
+
+
+def plain(text: object) -> Text:
+    """Untrusted text (ids, dataset names) as literal text: no markup, control characters
+    shown escaped."""
+    value = str(text)
+    if not value.isprintable():
+        value = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value)
+    return Text(value)
+
+
+def _points(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 100:+.1f}" if signed else f"{value * 100:.1f}"
+
+
+def _difference(block: dict[str, Any]) -> str:
+    low, high = block["ci95"]
+    return f"{_points(block['difference'], True)} [{_points(low, True)}, {_points(high, True)}]"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
+
+
+def comparison_tables(comparison: dict[str, Any]) -> list[Table]:
+    """A table per grouping: both means (percent), B - A with its 95% paired-bootstrap
+    interval (points), McNemar's b/c and Holm-adjusted p, MDD80, and * on significant rows."""
+    metrics = comparison["metrics"]
+    tables = []
+    for spec in comparison["tables"]:
+        table = Table(title=f"B vs A, {spec['title']}", title_justify="left")
+        table.add_column("group", no_wrap=True)
+        table.add_column("n", justify="right")
+        for metric in metrics:
+            label = metric["label"]
+            table.add_column(f"{label} A", justify="right")
+            table.add_column(f"{label} B", justify="right")
+            table.add_column(f"Δ {label} [95%]", justify="right", no_wrap=True)
+            if metric["exact_test"]:
+                table.add_column("b/c", justify="right")
+                table.add_column("p Holm", justify="right")
+            table.add_column("MDD80", justify="right")
+        table.add_column("", no_wrap=True)
+        for row in spec["rows"]:
+            cells: list[Any] = [plain(row["name"]), str(row["n"])]
+            marked = False
+            for metric in metrics:
+                block = row["metrics"][metric["key"]]
+                cells += [_points(block["a"]), _points(block["b"]), _difference(block)]
+                if metric["exact_test"]:
+                    test = block["mcnemar"]
+                    cells += [f"{test['b']}/{test['c']}", _p(test["p_holm"])]
+                cells.append(_points(block["mdd80"]))
+                marked = marked or block["significant"]
+            cells.append("*" if marked else "")
+            table.add_row(*cells)
+        tables.append(table)
+    return tables
+
+
+def comparison_notes(comparison: dict[str, Any]) -> list[str]:
+    """The join, the data check, what the columns mean, and the gate."""
+    join, data = comparison["join"], comparison["data"]
+    notes = [f"A: {comparison['a']['path']}  B: {comparison['b']['path']}"]
+    line = f"{join['paired']} sample(s) in both runs"
+    for key, label in (("only_in_a_ids", "only in A"), ("only_in_b_ids", "only in B")):
+        if join[key]:
+            shown = name_ids([plain(i).plain for i in join[key]])
+            line += f"; {len(join[key])} {label} (not compared): {shown}"
+    notes.append(line)
+    if data["differences"]:
+        differences = "; ".join(plain(d).plain for d in data["differences"])
+        notes.append(f"different exports, compared on request: {differences}")
+    elif not data["verified"]:
+        notes.append(
+            "could not verify that both runs used the same export (no manifest or provenance "
+            "on both sides); compare run directories to check"
+        )
+    settings = comparison["settings"]
+    notes.append(
+        "percent; Δ = B - A in points with its 95% paired-bootstrap interval "
+        f"({settings['resamples']} resamples, seed {settings['seed']}); b/c = right->wrong / "
+        "wrong->right (McNemar exact, p Holm-adjusted per table); MDD80 = smallest difference "
+        "detectable at 80% power; * = significant (Holm p < 0.05, or an interval excluding 0 "
+        "where there is no exact test)"
+    )
+    gate = comparison.get("gate")
+    if gate is not None:
+        verdict = "FAIL" if gate["failed"] else "pass"
+        notes.append(f"gate ({verdict}): {gate['rule']}")
+        for row in gate["failing"]:
+            where = "overall" if row["table"] == "overall" else f"{row['table']}: {row['row']}"
+            notes.append(
+                f"  {plain(where)}: {row['metric']} upper bound {_points(row['upper'], True)} "
+                "points"
+            )
+    return notes

@@ -1,0 +1,116 @@
+"""The two sides of a comparison: a report file or a run directory, its manifest, and what
+identifies the data it was scored on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.errors import InputError
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT
+
+DATBENCH = "datbench"
+# The keys that name the exported data. Neither the tasks file nor the manifest digest is among
+# them, so a blind export (no images) still matches its twin.
+_COMPARED = ("references_sha256", "revision", "split")
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One side: the path the user gave, the report read from it, and the run's manifest."""
+
+    given: Path
+    report_path: Path
+    report: dict[str, Any]
+    manifest: dict[str, Any] | None
+
+    @property
+    def benchmark(self) -> str:
+        """``vistoolbench`` reports say so; DatBench reports (the seed's shape) do not."""
+        return str(self.report.get("benchmark") or DATBENCH)
+
+    @property
+    def results(self) -> list[Any]:
+        return self.report["results"]
+
+
+def load_run(given: Path) -> RunReport:
+    """A report file, or a run directory holding ``report.json``; the manifest
+    (``datbench.json``) is read from the report's folder when it is there."""
+    manifest: dict[str, Any] | None = None
+    if given.is_dir():
+        report_path = given / REPORT
+        if not report_path.is_file():
+            raise InputError(f"no {REPORT} in this run directory; run `datbench score`", given)
+    else:
+        report_path = given
+    # A report inside a run directory (where `datbench score` writes it) has its manifest beside.
+    manifest_path = report_path.parent / MANIFEST
+    if manifest_path.is_file():
+        loaded = jsonio.read_json(manifest_path)
+        if not isinstance(loaded, dict):
+            raise InputError("manifest is not a JSON object", manifest_path)
+        manifest = loaded
+    report = jsonio.read_json(report_path)
+    if (
+        not isinstance(report, dict)
+        or not isinstance(report.get("summary"), dict)
+        or not isinstance(report.get("results"), list)
+    ):
+        raise InputError(
+            'not a datbench report (expected an object with "summary" and "results")',
+            report_path,
+        )
+    run = RunReport(given, report_path, report, manifest)
+    if manifest is not None and str(manifest.get("benchmark")) != run.benchmark:
+        raise InputError(
+            f"the report is a {run.benchmark} report but the run directory's manifest says "
+            f"{manifest.get('benchmark')!r}",
+            report_path,
+        )
+    return run
+
+
+def _revision(value: Any) -> str | None:
+    """A revision as a manifest records it: a string, or ``{"requested", "resolved"}``."""
+    if isinstance(value, dict):
+        value = value.get("resolved") or value.get("requested")
+    return value if isinstance(value, str) and value else None
+
+
+def identity(run: RunReport) -> dict[str, Any]:
+    """What names the data of one side: the SHA-256 of ``references.jsonl`` (what scoring
+    read), the dataset revision and split, from the manifest or else from the report's
+    ``provenance`` block; the source and the manifest digest are recorded, not compared."""
+    out: dict[str, Any] = {}
+    manifest = run.manifest or {}
+    block = run.report.get("provenance")
+    dataset = block.get("dataset") if isinstance(block, dict) else None
+    dataset = dataset if isinstance(dataset, dict) else {}
+    files = manifest.get("files")
+    entry = files.get(REFERENCES) if isinstance(files, dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+        out["references_sha256"] = entry["sha256"]
+    revision = _revision(manifest.get("revision")) or _revision(
+        dataset.get("resolved_revision") or dataset.get("revision")
+    )
+    if revision is not None:
+        out["revision"] = revision
+    for key in ("split", "source"):
+        value = manifest.get(key, dataset.get(key))
+        if isinstance(value, str):
+            out[key] = value
+    if isinstance(dataset.get("manifest_sha256"), str):
+        out["manifest_sha256"] = dataset["manifest_sha256"]
+    return out
+
+
+def identity_differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool, list[str]]:
+    """``(verified, differences)``: whether any identifying key is known on both sides, and a
+    sentence per key that differs (the source path alone never counts: the same export can be
+    read from a hub id or a local copy)."""
+    keys = [k for k in _COMPARED if k in a and k in b]
+    differences = [f"{k} differs ({a[k]} vs {b[k]})" for k in keys if a[k] != b[k]]
+    return bool(keys), differences

@@ -1,0 +1,281 @@
+"""Pure statistics on per-sample scores: standard errors, intervals, the paired bootstrap,
+McNemar's exact test, Holm's adjustment and the minimum detectable difference.
+
+Every function takes plain sequences of numbers and returns plain floats (``None`` where the
+quantity is undefined, e.g. a standard error over fewer than two samples). Nothing here knows
+about benchmarks; the report and comparison modules group the samples and call these.
+
+Definitions (written out in ``docs/statistics.md``):
+
+- CLT standard error: ``sqrt(s^2 / n)`` with ``s^2`` the sample variance (``n - 1``).
+- Clustered standard error (Miller 2024, "Adding Error Bars to Evals", eq. 4):
+  ``sqrt(SE_CLT^2 + (1/n^2) * sum_c sum_i sum_{j != i} (s_ic - m)(s_jc - m))``.
+- 95% interval: ``mean +- z * SE`` with ``z = Phi^-1(0.975)``.
+- Paired bootstrap: the percentile interval of ``mean(b - a)`` over resamples of sample ids,
+  drawn with replacement inside each stratum (source dataset) so a resample keeps the
+  benchmark's mix of datasets.
+- McNemar's exact test: two-sided binomial test of ``b`` successes in ``b + c`` trials, p = 1/2.
+- Minimum detectable paired difference at 80% power:
+  ``(z_{1-alpha/2} + z_{power}) * sqrt(var_d / n)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as _scipy
+
+from datbench_cli.metrics.averaging import float_sum
+
+CONFIDENCE = 0.95
+POWER = 0.80
+DEFAULT_RESAMPLES = 10_000
+MAX_RESAMPLES = 1_000_000  # bounds the time and memory of one comparison row
+DEFAULT_SEED = 0
+_CHUNK_CELLS = 1 << 21  # draws held at once (16 MB of int64)
+# Below this many samples per distinct value, drawing ids is faster than a multinomial.
+_MULTINOMIAL_RATIO = 8
+
+
+def z_value(confidence: float = CONFIDENCE) -> float:
+    """The two-sided normal quantile for ``confidence`` (1.959963... for 0.95)."""
+    return float(_scipy.norm.ppf(0.5 + confidence / 2))
+
+
+def mean(scores: Sequence[float]) -> float | None:
+    """The arithmetic mean (``None`` over no samples)."""
+    return float(np.mean(np.asarray(scores, dtype=float))) if len(scores) else None
+
+
+def clt_se(scores: Sequence[float]) -> float | None:
+    """CLT standard error of the mean: ``sqrt(var / n)``, sample variance (``None`` for n < 2)."""
+    n = len(scores)
+    if n < 2:
+        return None
+    values = np.asarray(scores, dtype=float)
+    return float(math.sqrt(float(np.var(values, ddof=1)) / n))
+
+
+def clustered_se(scores: Sequence[float], clusters: Sequence[Hashable]) -> float | None:
+    """Standard error clustered by ``clusters`` (Miller 2024, eq. 4).
+
+    The CLT variance plus the within-cluster cross products of deviations from the overall
+    mean, ``(1/n^2) * sum_c [(sum_i d_ic)^2 - sum_i d_ic^2]``. ``None`` for n < 2. The cross
+    term can be negative; the variance is floored at 0.
+    """
+    n = len(scores)
+    if n != len(clusters):
+        raise ValueError("scores and clusters differ in length")
+    base = clt_se(scores)
+    if base is None:
+        return None
+    values = np.asarray(scores, dtype=float)
+    deviations = values - values.mean()
+    _, codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    sums = np.bincount(codes, weights=deviations)
+    squares = np.bincount(codes, weights=deviations * deviations)
+    cross = float(np.sum(sums * sums - squares))
+    return float(math.sqrt(max(base * base + cross / (n * n), 0.0)))
+
+
+def interval(
+    center: float | None, se: float | None, confidence: float = CONFIDENCE
+) -> list[float] | None:
+    """``[center - z * se, center + z * se]`` (``None`` when either is undefined)."""
+    if center is None or se is None:
+        return None
+    half = z_value(confidence) * se
+    return [center - half, center + half]
+
+
+def half_width(se: float | None, confidence: float = CONFIDENCE) -> float | None:
+    """The half-width ``z * se`` of the normal interval."""
+    return None if se is None else z_value(confidence) * se
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """A paired-bootstrap result: the observed mean difference and its percentile interval."""
+
+    difference: float
+    low: float
+    high: float
+    resamples: int
+    seed: int
+
+
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    strata: Sequence[Hashable] | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> Bootstrap | None:
+    """Percentile interval of ``mean(b) - mean(a)`` over paired resamples of sample ids.
+
+    Each resample draws, inside every stratum, as many ids as it holds, with replacement, and
+    takes the mean difference over all drawn ids. For a stratum with few distinct differences
+    (0/1 scores) this is computed as a draw of how often each distinct value occurs (a
+    multinomial over the values' frequencies: the same distribution, much faster); otherwise
+    the ids are drawn from the sorted differences. Either way the result does not depend on
+    the order of the samples. The generator is ``numpy.random.default_rng(seed)``, so a seed
+    reproduces every digit.
+    ``None`` over no samples.
+    """
+    if len(a) != len(b):
+        raise ValueError("a and b differ in length")
+    n = len(a)
+    if n == 0:
+        return None
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise ValueError(f"resamples must be between 1 and {MAX_RESAMPLES}")
+    if seed < 0:
+        raise ValueError("the seed must be 0 or more")
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    labels = ["" for _ in range(n)] if strata is None else [str(s) for s in strata]
+    if len(labels) != n:
+        raise ValueError("strata and scores differ in length")
+    rng = np.random.default_rng(seed)
+    totals = np.zeros(resamples)
+    order: dict[str, list[int]] = {}
+    for index, label in enumerate(labels):
+        order.setdefault(label, []).append(index)
+    for label in sorted(order):
+        stratum = np.sort(diffs[order[label]])
+        values, counts = np.unique(stratum, return_counts=True)
+        size = len(stratum)
+        if len(values) == 1:
+            totals += values[0] * size
+        elif len(values) * _MULTINOMIAL_RATIO <= size:
+            _add_multinomial(totals, rng, values, counts, size)
+        else:
+            _add_drawn_ids(totals, rng, stratum)
+    means = totals / n
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return Bootstrap(float(diffs.mean()), float(low), float(high), resamples, seed)
+
+
+def _add_multinomial(
+    totals: np.ndarray, rng: np.random.Generator, values: np.ndarray, counts: np.ndarray, size: int
+) -> None:
+    """Few distinct values: draw how often each occurs (one multinomial per resample)."""
+    step = max(1, _CHUNK_CELLS // len(values))
+    for start in range(0, len(totals), step):
+        stop = min(start + step, len(totals))
+        totals[start:stop] += rng.multinomial(size, counts / size, size=stop - start) @ values
+
+
+def _add_drawn_ids(totals: np.ndarray, rng: np.random.Generator, stratum: np.ndarray) -> None:
+    """Many distinct values: draw the ids themselves (``stratum`` sorted, so the result does
+    not depend on the order of the samples)."""
+    size = len(stratum)
+    step = max(1, _CHUNK_CELLS // size)
+    for start in range(0, len(totals), step):
+        stop = min(start + step, len(totals))
+        picks = rng.integers(0, size, size=(stop - start, size))
+        totals[start:stop] += stratum[picks].sum(axis=1)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts ``b`` and ``c``
+    (``scipy.stats.binomtest(b, b + c, 0.5)``; 1.0 when there is no discordant pair)."""
+    if b < 0 or c < 0:
+        raise ValueError("discordant counts must be non-negative")
+    if b + c == 0:
+        return 1.0
+    return float(_scipy.binomtest(b, b + c, 0.5).pvalue)
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment over the defined p-values (``None`` stays ``None``)."""
+    defined = [(p, i) for i, p in enumerate(pvalues) if p is not None]
+    m = len(defined)
+    adjusted: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, index) in enumerate(sorted(defined)):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def mdd(
+    variance: float | None, n: int, *, power: float = POWER, confidence: float = CONFIDENCE
+) -> float | None:
+    """Minimum detectable paired difference: ``(z_{1-alpha/2} + z_power) * sqrt(variance / n)``,
+    ``variance`` being the per-sample variance of the paired difference (``None`` for n = 0)."""
+    if variance is None or n <= 0:
+        return None
+    factor = z_value(confidence) + float(_scipy.norm.ppf(power))
+    return float(factor * math.sqrt(max(variance, 0.0) / n))
+
+
+def mdd_single(accuracy: float | None, n: int, **kwargs: float) -> float | None:
+    """The minimum detectable difference a single report implies: the paired-difference variance
+    taken as ``2 p (1 - p)`` (a second run with the same accuracy and per-sample outcomes
+    uncorrelated with this one's, an upper bound for correlated runs). ``p`` is kept inside
+    ``[1/(2n), 1 - 1/(2n)]`` so an accuracy of 0 or 1 does not claim that any difference is
+    detectable; ``None`` for n < 2, like the standard error."""
+    if accuracy is None or n < 2:
+        return None
+    edge = 1 / (2 * n)
+    p = min(max(accuracy, edge), 1 - edge)
+    return mdd(2 * p * (1 - p), n, **kwargs)
+
+
+def mdd_discordance(b: int, c: int, n: int, **kwargs: float) -> float | None:
+    """The minimum detectable difference from an observed comparison of 0/1 outcomes: the
+    paired-difference variance under no difference is the discordance rate ``(b + c) / n``
+    (:func:`mdd_paired` of the outcomes)."""
+    if n <= 0:
+        return None
+    return _mdd_from_mean_square((b + c) / n, n, **kwargs)
+
+
+def mdd_paired(a: Sequence[float], b: Sequence[float], **kwargs: float) -> float | None:
+    """The minimum detectable difference from paired per-sample scores: the variance of the
+    difference under no difference is the mean squared difference (for 0/1 outcomes, the
+    discordance rate). With no discordant pair at all it is taken as half a pair,
+    ``1 / (2n)``, so a comparison of identical runs does not claim that any difference is
+    detectable."""
+    n = len(a)
+    if n != len(b):
+        raise ValueError("a and b differ in length")
+    if n == 0:
+        return None
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    return _mdd_from_mean_square(float(np.mean(diffs * diffs)), n, **kwargs)
+
+
+def _mdd_from_mean_square(mean_square: float, n: int, **kwargs: float) -> float | None:
+    return mdd(mean_square if mean_square > 0 else 1 / (2 * n), n, **kwargs)
+
+
+def describe(scores: Sequence[float], clusters: Sequence[Hashable] | None = None) -> dict[str, Any]:
+    """One group's error bars: ``n``, ``mean`` (left-to-right sum, so it equals the report's
+    own mean bit for bit), ``se``, ``ci95``, ``half_width``, ``mdd80``; with ``clusters`` also
+    ``clusters`` (how many), ``se_clustered``, ``ci95_clustered``, ``half_width_clustered``.
+    Undefined numbers are ``None``."""
+    center = float_sum(float(s) for s in scores) / len(scores) if len(scores) else None
+    se = clt_se(scores)
+    entry: dict[str, Any] = {
+        "n": len(scores),
+        "mean": center,
+        "se": se,
+        "ci95": interval(center, se),
+        "half_width": half_width(se),
+        "mdd80": mdd_single(center, len(scores)),
+    }
+    if clusters is not None:
+        clustered = clustered_se(scores, clusters) if len(scores) else None
+        entry["clusters"] = len({str(c) for c in clusters})
+        entry["se_clustered"] = clustered
+        entry["ci95_clustered"] = interval(center, clustered)
+        entry["half_width_clustered"] = half_width(clustered)
+    return entry
