@@ -178,7 +178,7 @@ class PipelineTests(unittest.TestCase):
         result = run_cli("score", "-d", str(work), "--json")
         # The errored line leaves its sample unanswered: coverage fails unless allowed.
         self.assertEqual(result.exit_code, 1, result.stderr)
-        self.assertIn("coverage check failed: 1 of 147", result.stderr)
+        self.assertIn("coverage check failed: 1 of 152", result.stderr)
         result = run_cli("score", "-d", str(work), "--json", "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         summary = json.loads(result.stdout)

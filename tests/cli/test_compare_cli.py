@@ -57,7 +57,7 @@ class DatBenchCompareTest(unittest.TestCase):
                 row["raw_output"] = "zzz"
                 row.pop("parsed_answer", None)
         write_jsonl(cls.b / "responses.jsonl", responses)
-        result = run_cli("score", "-d", str(cls.b), "-q")
+        result = run_cli("score", "-d", str(cls.b), "-q", "--allow-missing")
         assert result.exit_code == 0, result.stderr
 
     @classmethod
@@ -172,7 +172,7 @@ class DatBenchCompareTest(unittest.TestCase):
         responses = read_jsonl(c / "responses.jsonl")
         dropped = [row["id"] for row in responses[:2]]
         write_jsonl(c / "responses.jsonl", responses[2:])
-        self.assertEqual(run_cli("score", "-d", str(c), "-q").exit_code, 0)
+        self.assertEqual(run_cli("score", "-d", str(c), "-q", "--allow-missing").exit_code, 0)
         result, data = _compare(str(self.a), str(c), "--resamples", "500")
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertEqual(data["join"]["only_in_a"], 2)
@@ -237,7 +237,10 @@ class DatBenchCompareTest(unittest.TestCase):
     def test_report_files_work_and_say_when_unverified(self) -> None:
         loose = self.tmp / "loose-copy"
         loose.mkdir(exist_ok=True)
-        shutil.copy(self.b / "report.json", loose / "b.json")
+        # A report file with no provenance (an older report, or one edited by hand).
+        report = json.loads((self.b / "report.json").read_text(encoding="utf-8"))
+        report.pop("provenance", None)
+        (loose / "b.json").write_text(json.dumps(report), encoding="utf-8")
         result, data = _compare(str(self.a / "report.json"), str(loose / "b.json"))
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertFalse(data["data"]["verified"])
@@ -314,7 +317,7 @@ class VisToolBenchCompareTest(unittest.TestCase):
                         row.pop(key)
                 row["raw_judge_output"] = '{"judge_result": "Not Met"}'
         write_jsonl(cls.b / "judge_responses.jsonl", judges)
-        result = run_cli("score", "-d", str(cls.b), "-q")
+        result = run_cli("score", "-d", str(cls.b), "-q", "--allow-missing")
         assert result.exit_code == 0, result.stderr
 
     @classmethod
