@@ -10,8 +10,10 @@ from typing import Annotated
 import typer
 
 from datbench_cli import __version__
+from datbench_cli.cli.agent import agent
 from datbench_cli.cli.check_judge import check_judge
 from datbench_cli.cli.export_tasks import export_tasks
+from datbench_cli.cli.import_responses import import_responses
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
@@ -47,6 +49,8 @@ app.command("make-judge-tasks")(make_judge_tasks)
 app.command("score")(score)
 app.command("check-judge")(check_judge)
 app.command("send")(send)
+app.command("agent")(agent)
+app.command("import-responses")(import_responses)
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from datbench_cli.benchmarks.datbench.stages import (
     write_judge_requests,
     write_task_requests,
 )
+from datbench_cli.benchmarks.vistoolbench.agent.settings import protocol_summary
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
 from datbench_cli.benchmarks.vistoolbench.evaluator import (
     VisToolBenchEvaluator,
@@ -47,7 +48,7 @@ from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.images import write_if_changed
 from datbench_cli.files.loading import load_split
-from datbench_cli.files.rundir import IMAGES, REFERENCES, TASKS, RunDir
+from datbench_cli.files.rundir import IMAGES, REFERENCES, RESPONSES, TASKS, RunDir
 
 __all__ = [
     "check_judge",
@@ -271,7 +272,14 @@ def score(
         warn("no judge responses given: every rubric of an answered turn counts as missing")
     if evaluator.context_policy != "golden_history":
         warn(f"context policy {evaluator.context_policy}: not comparable with official numbers")
-    return evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
+    report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
+    agent = protocol_summary(run.root) if responses == run.path(RESPONSES) else None
+    if agent is not None:
+        report["summary"]["agent"] = agent
+        if not agent["comparable"]:
+            reasons = "; ".join(agent["not_comparable_because"])
+            warn(f"agent run not comparable with the official protocol: {reasons}")
+    return report
 
 
 def check_judge(path: Path) -> tuple[dict[str, int], list[str]]:
