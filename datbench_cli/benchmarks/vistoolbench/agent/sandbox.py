@@ -253,6 +253,7 @@ def run_code(
         "workdir": str(workdir),
         "result_fd": result_write,
         "uid": uid,
+        "parent_pid": os.getpid(),
         "preload": [list(item) for item in preload],
         "cpu_seconds": limits.cpu_seconds,
         "memory_mb": limits.memory_mb,

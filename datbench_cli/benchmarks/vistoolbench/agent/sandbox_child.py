@@ -177,6 +177,18 @@ def _read_roots() -> list[str]:
     return [*roots, *_READ_EXTRA]
 
 
+def _die_with_parent(parent: int) -> None:
+    """Be killed when the agent dies (a SIGKILLed run leaves no code running behind it)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the CPU limit still ends the process
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _install_hook(workdir: str, max_writes: int, read_roots: list[str]) -> None:
     work = os.path.realpath(workdir) + os.sep
     writes = [0]
@@ -251,6 +263,7 @@ def main() -> None:
     read_roots = _read_roots()
     _drop_root(config.get("uid"))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    _die_with_parent(int(config["parent_pid"]))  # after the uid change, which clears it
     os.environ.clear()
     out, err = _Capture(config["max_output_chars"]), _Capture(config["max_output_chars"])
     namespace = _namespace(config["tool"], loaded, config["workdir"])
