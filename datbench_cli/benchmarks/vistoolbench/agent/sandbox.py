@@ -108,6 +108,7 @@ def _pids_cgroup_root() -> Path | None:
             continue
         try:
             (probe / "pids.max").write_text("4")
+            _remove_stale_cgroups(root)
             return root
         except OSError:
             continue
@@ -188,6 +189,15 @@ class _Drain(threading.Thread):
         finally:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
+
+
+def _remove_stale_cgroups(root: Path) -> None:
+    """Remove the empty cgroups of killed agents (``datbench-sandbox-<dead pid>-*``)."""
+    for group in root.glob("datbench-sandbox-*"):
+        pid = group.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                group.rmdir()
 
 
 def _join_cgroup(root: Path | None, pid: int) -> Path | None:
