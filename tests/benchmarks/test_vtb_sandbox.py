@@ -102,9 +102,7 @@ class SandboxTests(unittest.TestCase):
             "    threading.Thread(target=time.sleep, args=(30,)).start()",
         ):
             content, _ = self.interpret(code)
-            self.assertTrue(
-                "PermissionError" in content or "start new thread" in content, content
-            )
+            self.assertTrue("PermissionError" in content or "start new thread" in content, content)
         self.assert_unharmed()
 
     def test_allocating_10_gb_fails(self) -> None:
