@@ -3,7 +3,7 @@
 Each conversation is keyed by the turn's prompt (the text of the last user message that is not
 a saved-images message). ``script[prompt]`` lists one step per round: ``{"tool_calls":
 [(name, arguments)]}`` (``arguments`` a string sent verbatim, or an object sent as JSON) or
-``{"content": text}``; past the list's end the last step repeats. Prompts without a script get
+``{"content": text}`` or ``{"status": 400}`` (an error answer); past the list's end the last step repeats. Prompts without a script get
 ``answer for: <prompt>``. Every request body is kept in ``requests`` (by prompt). Listens on
 127.0.0.1 only.
 """
@@ -64,6 +64,11 @@ class ToolChatServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
+    def status(self, body: dict[str, Any]) -> int:
+        """The HTTP status scripted for this request (200 unless a step says otherwise)."""
+        steps = self.script.get(turn_prompt(body)) or [{}]
+        return int(steps[min(round_of(body), len(steps) - 1)].get("status", 200))
+
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = turn_prompt(body)
         number = round_of(body)
@@ -112,9 +117,13 @@ class ToolChatServer:
                 body = json.loads(self.rfile.read(length))
                 if server.delay:
                     time.sleep(server.delay)
-                payload = json.dumps(server.reply(body)).encode()
+                status = server.status(body)
+                if status == 200:
+                    payload = json.dumps(server.reply(body)).encode()
+                else:
+                    payload = json.dumps({"error": {"message": "scripted failure"}}).encode()
                 try:
-                    self.send_response(200)
+                    self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()

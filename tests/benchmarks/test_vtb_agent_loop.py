@@ -193,6 +193,59 @@ class AgentLoopTests(TempDirCase):
         self.assertEqual(changed.exit_code, 2)
         self.assertIn("tools differ", changed.stderr)
 
+    def test_a_failing_turn_is_errored_counted_and_retried(self) -> None:
+        with ToolChatServer() as server:
+            server.script[self._full(B0)] = [{"status": 400}]
+            failed = self._agent(server, "--no-code-tools")
+            self.assertEqual(failed.exit_code, 1)
+            self.assertIn("1 turn(s) errored: vtb-b-maths-002::0", failed.stderr)
+            lines = read_jsonl(self.root / "responses.jsonl")
+            errored = [line for line in lines if line.get("custom_id") == "vtb-b-maths-002::0"]
+            self.assertEqual(len(errored), 1)
+            self.assertIn("HTTP 400", errored[0]["error"]["message"])
+            self.assertEqual(run_cli("make-judge-tasks", "-d", str(self.root)).exit_code, 0)
+            scored = run_cli("score", "-d", str(self.root), "--json")
+            summary = json.loads(scored.stdout.strip().splitlines()[-1])
+            self.assertEqual(summary["responses"]["errored_turns"], 1)
+            del server.script[self._full(B0)]
+            retried = self._agent(server, "--no-code-tools")
+        self.assertEqual(retried.exit_code, 0, retried.stderr)
+        answers = {
+            line["id"]: line["raw_output"]
+            for line in read_jsonl(self.root / "responses.jsonl")
+            if "raw_output" in line
+        }
+        self.assertEqual(len(answers), 9)
+        statuses = [t["status"] for t in read_jsonl(self.root / "trajectories.jsonl")]
+        self.assertEqual((statuses.count("answered"), statuses.count("errored")), (9, 1))
+
+    def test_model_history_feeds_back_the_models_own_answers(self) -> None:
+        run, _, _ = self.export(name="model", context="model")
+        self.root = run.root
+        with ToolChatServer() as server:
+            result = self._agent(server, "--no-code-tools")
+            b1 = server.requests[self._full(B1)][0]["messages"]
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(b1[2], {"role": "assistant", "content": "answer for: " + self._full(B0)})
+        agent = json.loads((self.root / "agent.json").read_text())
+        self.assertIn(
+            "context model_history (official: golden_history)",
+            agent["protocol"]["not_comparable_because"],
+        )
+
+    def test_code_tools_are_refused_without_network_isolation(self) -> None:
+        from unittest import mock
+
+        with mock.patch(
+            "datbench_cli.benchmarks.vistoolbench.agent.setup.detect_isolation", return_value=None
+        ):
+            result = run_cli(
+                "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+            )
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("--unsafe-no-network-isolation", result.stderr)
+        self.assertFalse((self.root / "responses.jsonl").exists())
+
 
 if __name__ == "__main__":
     unittest.main()
