@@ -10,7 +10,7 @@ DEMO_DIR ?= demo-run
 help:
 	@echo "make demo   - export the bundled sample data, build judge tasks, score the example responses"
 	@echo "make test   - run the test suite"
-	@echo "make lint   - ruff check + ruff format --check"
+	@echo "make lint   - ruff check + ruff format --check + mypy (type check of datbench_cli)"
 	@echo "make bench  - speed and memory ratios (BENCH_ARGS='--samples 1500 --score-samples 200000')"
 	@echo "make fuzz   - the property tests and kill loops with many more examples (minutes)"
 
@@ -54,6 +54,7 @@ fuzz: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

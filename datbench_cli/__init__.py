@@ -11,10 +11,13 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import ScorerFailed
-from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator, parse_vtb_verdict
-
-__version__ = "0.1.0"
+from datbench_cli.benchmarks.vistoolbench import (
+    VisToolBenchEvaluator,
+    VisToolBenchReport,
+    parse_vtb_verdict,
+)
+from datbench_cli.errors import ScorerFailed, StrictJudgeError
+from datbench_cli.version import __version__
 
 __all__ = [
     "DatBenchEvaluator",
@@ -25,8 +28,10 @@ __all__ = [
     "JudgeResponse",
     "SampleScore",
     "ScorerFailed",
+    "StrictJudgeError",
     "VLMResponse",
     "VisToolBenchEvaluator",
+    "VisToolBenchReport",
     "parse_judge_verdict",
     "parse_vtb_verdict",
     "__version__",

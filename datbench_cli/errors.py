@@ -6,6 +6,17 @@ message as one sentence on stderr and exits with its ``exit_code``. Anything els
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+_MAX_IDS_NAMED = 10
+
+
+def name_ids(ids: Sequence[str]) -> str:
+    """A short, readable list of ids for a message ("a, b, c and 12 more")."""
+    shown = ", ".join(ids[:_MAX_IDS_NAMED])
+    extra = len(ids) - _MAX_IDS_NAMED
+    return f"{shown} and {extra} more" if extra > 0 else shown
+
 
 class DatbenchError(Exception):
     """Base class: a message for the user and an exit code."""
@@ -56,3 +67,12 @@ class OutputError(DatbenchError):
         self.path = str(path)
         self.reason = exc.strerror or str(exc) or type(exc).__name__
         super().__init__(f"cannot write {self.path}: {self.reason}")
+
+
+class StrictJudgeError(ValueError):
+    """Strict judging found samples (or rubrics) without a usable verdict: missing, unparsed
+    or stale. A ``ValueError``, as the seed's ``compute_metrics(strict_judge=True)`` promises."""
+
+
+class ScorerFailed(RuntimeError):
+    """A scorer raised (on a sample, or aggregating a dataset) and strict scoring was requested."""

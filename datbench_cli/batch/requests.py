@@ -176,112 +176,35 @@ def prompt_request(
     return request_line(custom_id, chat_messages(prompt, urls, history), settings)
 
 
-def task_requests(
-    task: dict[str, Any], run_root: Path, settings: RequestSettings
-) -> Iterator[dict[str, Any]]:
-    """The requests of one tasks.jsonl line.
+InferenceUnit = tuple[str, str, Sequence[str], Sequence[dict[str, Any]]]
+"""One request's worth of a task: ``(custom_id, prompt, image paths, history)``."""
 
-    A DatBench task (``question`` + ``image``) gives one request; a VisualToolBench task (with
-    ``turns``, each ``{id, prompt, images, history}``) gives one request per turn, its history
-    sent as prior user/assistant messages.
-    """
-    if isinstance(task.get("turns"), list):
-        for turn in task["turns"]:
-            yield prompt_request(
-                turn["id"],
-                turn["prompt"],
-                turn.get("images") or [],
-                turn.get("history") or [],
-                run_root,
-                settings,
-            )
-        return
-    image = task.get("image")
-    yield prompt_request(
-        task["id"], task["question"], [image] if image else [], [], run_root, settings
-    )
+
+def task_requests(
+    units: Iterable[InferenceUnit], run_root: Path, settings: RequestSettings
+) -> Iterator[dict[str, Any]]:
+    """The requests of a task's inference units (a benchmark says what its units are)."""
+    for custom_id, prompt, images, history in units:
+        yield prompt_request(custom_id, prompt, images, history, run_root, settings)
 
 
 # --------------------------------------------------------------------------- judge requests
 
 # JSON output mode: the server only returns a JSON object (the prompt must mention JSON).
 JSON_OUTPUT: dict[str, str] = {"type": "json_object"}
-JUDGE_FIELDS = ("question", "correct_answer", "model_answer")
-_PLACEHOLDER_RE = re.compile(r"\{(question|correct_answer|model_answer)\}")
-DEFAULT_JUDGE_INSTRUCTION = (
-    "Decide whether the model answer below is correct, given the question and the reference "
-    "answer. Output exactly one boolean token: true or false."
-)
-_LABELS = {
-    "question": "Question:",
-    "correct_answer": "Reference answer:",
-    "model_answer": "Model answer:",
-}
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else value if isinstance(value, str) else str(value)
-
-
-def judge_text(task: dict[str, Any]) -> str:
-    """What the judge sees for one judge_tasks.jsonl line (one user message, text only).
-
-    DatBench: ``{question}``, ``{correct_answer}`` and ``{model_answer}`` in ``judge_prompt`` are
-    replaced literally (never ``str.format``: prompts hold LaTeX and JSON braces) by ``question``,
-    ``ground_truth`` and ``vlm_response``; a value containing a placeholder is not expanded again.
-    Each of the three that has no placeholder is appended after the prompt under its label
-    ("Question:", "Reference answer:" (with "Other accepted answers:" listing the other
-    ``all_answers``), "Model answer:"); an empty prompt becomes
-    :data:`DEFAULT_JUDGE_INSTRUCTION`. A VisualToolBench judge task (it has ``rubric_id``)
-    already carries its rendered prompt and is sent as is.
-    """
-    prompt = _text(task.get("judge_prompt"))
-    if "rubric_id" in task:
-        return prompt
-    values = {
-        "question": _text(task.get("question")),
-        "correct_answer": _text(task.get("ground_truth")),
-        "model_answer": _text(task.get("vlm_response")),
-    }
-    present = set(_PLACEHOLDER_RE.findall(prompt))
-    text = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], prompt)
-    if not text.strip():
-        text = DEFAULT_JUDGE_INSTRUCTION
-    sections = [text.rstrip()]
-    for name in JUDGE_FIELDS:
-        if name in present:
-            continue
-        sections.append(f"{_LABELS[name]}\n{values[name]}")
-        if name == "correct_answer":
-            others = _other_answers(task.get("all_answers"), values["correct_answer"])
-            if others:
-                sections.append("Other accepted answers:\n" + "\n".join(others))
-    return "\n\n".join(sections) if len(sections) > 1 else text
-
-
-def _other_answers(all_answers: Any, answer: str) -> list[str]:
-    if not isinstance(all_answers, list):
-        return []
-    seen = {answer}
-    others = []
-    for item in all_answers:
-        text = _text(item)
-        if text not in seen:
-            seen.add(text)
-            others.append(text)
-    return others
 
 
 def judge_request(
-    task: dict[str, Any],
+    custom_id: str,
+    text: str,
     settings: RequestSettings,
     *,
     response_format: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The text-only request for one judge task (``response_format``: e.g.
-    :data:`JSON_OUTPUT` for a judge asked for a JSON object)."""
-    messages = [{"role": "user", "content": judge_text(task)}]
-    return request_line(task["id"], messages, settings, response_format=response_format)
+    """The text-only request for one judge task: ``text`` is what the judge sees, one user
+    message (``response_format``: e.g. :data:`JSON_OUTPUT` for a judge asked for JSON)."""
+    messages = [{"role": "user", "content": text}]
+    return request_line(custom_id, messages, settings, response_format=response_format)
 
 
 # --------------------------------------------------------------------------- part files

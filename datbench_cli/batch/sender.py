@@ -36,11 +36,11 @@ from typing import Any
 
 import orjson
 
-from datbench_cli import __version__
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.responses import batch_line_result
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.version import __version__
 
 _FATAL_STATUSES = frozenset({401, 403, 404})
 _MAX_BODY_CHARS = 2000

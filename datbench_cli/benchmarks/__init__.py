@@ -1,1 +1,55 @@
-"""The benchmarks, as peers: ``datbench/`` and ``vistoolbench/``."""
+"""The benchmarks, as peers, behind one protocol (:mod:`datbench_cli.benchmarks.base`).
+
+:data:`BENCHMARKS` is the one table of them: adding a benchmark is one folder beside
+``datbench/`` and ``vistoolbench/`` and one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from datbench_cli.benchmarks.base import Benchmark
+from datbench_cli.benchmarks.datbench.benchmark import DatBench
+from datbench_cli.benchmarks.vistoolbench.benchmark import VisToolBench
+from datbench_cli.errors import InputError
+
+BENCHMARKS: dict[str, Benchmark] = {
+    "datbench": DatBench(),
+    "vistoolbench": VisToolBench(),
+}
+
+
+def targets_help() -> str:
+    """Every benchmark's export targets, for help texts and errors."""
+    return "; ".join(b.target_help() for b in BENCHMARKS.values())
+
+
+def for_targets(targets: Sequence[str]) -> tuple[Benchmark, list[str]]:
+    """The benchmark that the export targets name, and what it made of them."""
+    if not targets:
+        raise InputError(f"name at least one target: {targets_help()}")
+    for benchmark in BENCHMARKS.values():
+        selection = benchmark.select(targets)
+        if selection is None:
+            continue
+        for other in BENCHMARKS.values():
+            if other is not benchmark and any(other.select([t]) is not None for t in targets):
+                raise InputError(
+                    f"{other.name} cannot be exported together with {benchmark.name} targets"
+                )
+        return benchmark, selection
+    raise InputError(f"unknown target {targets[0]!r}; valid targets: {targets_help()}")
+
+
+def named(name: object, where: object = None) -> Benchmark:
+    """The benchmark a manifest names (an unknown name is an input error)."""
+    if isinstance(name, str) and name in BENCHMARKS:
+        return BENCHMARKS[name]
+    raise InputError(
+        f"unknown benchmark {name!r} in the manifest (known: {', '.join(BENCHMARKS)})", where
+    )
+
+
+def command_options(command: str) -> frozenset[str]:
+    """Every benchmark-specific option of ``command`` (accepted by some benchmark only)."""
+    return frozenset().union(*(b.options(command) for b in BENCHMARKS.values()))

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.vistoolbench.agent import images, protocol
 from datbench_cli.benchmarks.vistoolbench.agent.run import AgentResult, run_agent
 from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits
@@ -20,7 +19,7 @@ from datbench_cli.benchmarks.vistoolbench.agent.setup import (
 from datbench_cli.benchmarks.vistoolbench.agent.transport import ChatClient, ServerConfig
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.errors import CheckFailed, UsageError, name_ids
 from datbench_cli.files.rundir import RunDir
 
 _SANDBOX = "Sandbox"

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import __version__
 from datbench_cli.cli.agent import agent
 from datbench_cli.cli.check_judge import check_judge
 from datbench_cli.cli.export_tasks import export_tasks
@@ -17,6 +16,7 @@ from datbench_cli.cli.import_responses import import_responses
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
+from datbench_cli.version import __version__
 
 app = typer.Typer(
     name="datbench",

@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
-from datbench_cli.benchmarks.datbench.judge_check import check_judge_file
-from datbench_cli.cli import vistoolbench
+from datbench_cli import benchmarks
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import CheckFailed
+from datbench_cli.errors import CheckFailed, name_ids
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RunDir
+
+# Outside a run directory, the verdicts are read as the first benchmark of the table reads them.
+DEFAULT_BENCHMARK = next(iter(benchmarks.BENCHMARKS.values()))
 
 
 @handle_errors
@@ -33,14 +33,10 @@ def check_judge(
     out = Output(quiet)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
-    if run.benchmark() == VISTOOLBENCH:
-        vistoolbench.check_judge(out, path, quiet)
-        return
-    counts = check_judge_file(path)
+    name = run.benchmark()
+    bench = benchmarks.named(name, run.root) if name is not None else DEFAULT_BENCHMARK
+    check = bench.check_judge(path)
     if not quiet:
-        out.data(
-            f"{counts.total} verdicts: {counts.true} true, {counts.false} false, "
-            f"{len(counts.unparsed_ids)} unparsed"
-        )
-    if counts.unparsed_ids:
-        raise CheckFailed(f"unparsed verdicts for: {name_ids(counts.unparsed_ids)}")
+        out.data(check.line)
+    if check.unparsed_ids:
+        raise CheckFailed(f"unparsed verdicts for: {name_ids(check.unparsed_ids)}")

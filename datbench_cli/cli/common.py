@@ -13,7 +13,9 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from datbench_cli.batch.requests import DEFAULT_MAX_FILE_MB, MB, RequestSettings
-from datbench_cli.cli.output import error_line
+from datbench_cli.benchmarks import BENCHMARKS, command_options
+from datbench_cli.benchmarks.base import Benchmark, Events
+from datbench_cli.cli.output import Output, error_line
 from datbench_cli.errors import DatbenchError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -88,17 +90,26 @@ ShardIndexOpt = Annotated[
 ]
 
 
-def max_tokens_opt(default: int) -> Any:
-    """The ``--max-tokens`` option with a stage's default."""
-    return Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help=f"max_tokens of each request (default {default}).",
-            rich_help_panel=_OPENAI,
-            show_default=False,
-        ),
-    ]
+DEFAULT_TASK_MAX_TOKENS = 2048
+DEFAULT_JUDGE_MAX_TOKENS = 512
+TaskMaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help=f"max_tokens of each request (default {DEFAULT_TASK_MAX_TOKENS}).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
+JudgeMaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help=f"max_tokens of each request (default {DEFAULT_JUDGE_MAX_TOKENS}).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
 
 
 def request_settings(
@@ -167,3 +178,32 @@ def handle_errors(command: F) -> F:
             raise typer.Exit(3) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was set on the command line or from the environment (typer ships
+    its own click, so the source is compared by name)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def benchmark_options(ctx: typer.Context, benchmark: Benchmark, command: str) -> dict[str, Any]:
+    """The benchmark's own options of ``command``, by name; an option that only another
+    benchmark accepts, given on the command line, is a usage error (never silently ignored)."""
+    accepted = benchmark.options(command)
+    flags = {param.name: param.opts[0] for param in ctx.command.params if param.name}
+    refused = [name for name in sorted(command_options(command) - accepted) if _given(ctx, name)]
+    if refused:
+        name = refused[0]
+        owners = ", ".join(b.name for b in BENCHMARKS.values() if name in b.options(command))
+        others = f" (and {', '.join(flags.get(n, n) for n in refused[1:])})" if refused[1:] else ""
+        raise UsageError(
+            f"{flags.get(name, name)}{others} applies only to {owners}, not to "
+            f"{benchmark.name} ({command})"
+        )
+    return {name: ctx.params.get(name) for name in accepted}
+
+
+def events(out: Output) -> Events:
+    """The library's callbacks, printing through ``out``."""
+    return Events(info=out.info, warn=out.warn, progress=out.progress)

@@ -9,17 +9,12 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli import benchmarks
 from datbench_cli.batch.requests import IMAGE_MODES
 from datbench_cli.batch.shards import Shard
-from datbench_cli.benchmarks.datbench import export
-from datbench_cli.benchmarks.datbench.capabilities import (
-    DEFAULT_DATBENCH_SOURCE,
-    DEFAULT_VISTOOLBENCH_SOURCE,
-    VISTOOLBENCH,
-    resolve_targets,
-)
-from datbench_cli.cli import vistoolbench
+from datbench_cli.benchmarks.base import ExportRequest
 from datbench_cli.cli.common import (
+    DEFAULT_TASK_MAX_TOKENS,
     DirOpt,
     FormatOpt,
     MaxFileMbOpt,
@@ -28,29 +23,39 @@ from datbench_cli.cli.common import (
     QuietOpt,
     RequestFormat,
     ShardIndexOpt,
+    TaskMaxTokensOpt,
     TemperatureOpt,
+    benchmark_options,
+    events,
     handle_errors,
-    max_tokens_opt,
     request_settings,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import UsageError
 from datbench_cli.files.loading import SOURCE_ENV
 from datbench_cli.files.rundir import RunDir
 
-DEFAULT_TASK_MAX_TOKENS = 2048
-TaskMaxTokensOpt = max_tokens_opt(DEFAULT_TASK_MAX_TOKENS)
 _OPENAI = "OpenAI requests"
-ImageMode = StrEnum("ImageMode", {mode.replace("-", "_"): mode for mode in IMAGE_MODES})
+
+
+class ImageMode(StrEnum):
+    """``--image-mode``: how request files carry images (one member per request image mode)."""
+
+    data_url = "data-url"
+    file = "file"
+    url = "url"
+
+
+if tuple(ImageMode) != IMAGE_MODES:  # pragma: no cover - a new mode needs a member here
+    raise RuntimeError("ImageMode and IMAGE_MODES disagree")
 
 
 @handle_errors
 def export_tasks(
+    ctx: typer.Context,
     targets: Annotated[
         list[str],
         typer.Argument(
-            help="Capabilities (chart counting document general grounding math scene spatial "
-            "table), 'all', or 'vistoolbench'.",
+            help=f"What to export: {benchmarks.targets_help()}.",
             show_default=False,
         ),
     ],
@@ -58,8 +63,9 @@ def export_tasks(
         str | None,
         typer.Option(
             help="Hub dataset id or local directory with the hub's layout "
-            f"(env {SOURCE_ENV}; default {DEFAULT_DATBENCH_SOURCE}, for vistoolbench "
-            f"{DEFAULT_VISTOOLBENCH_SOURCE}).",
+            f"(env {SOURCE_ENV}; default: "
+            + "; ".join(f"{b.name} {b.default_source}" for b in benchmarks.BENCHMARKS.values())
+            + ").",
             show_default=False,
         ),
     ] = None,
@@ -136,7 +142,8 @@ def export_tasks(
     (vistoolbench: one request per turn, the golden history as earlier messages).
     """
     out = Output(quiet)
-    benchmark, capabilities = resolve_targets(targets)
+    bench, selection = benchmarks.for_targets(targets)
+    options = benchmark_options(ctx, bench, "export-tasks")
     shard = Shard.from_options(num_shards, shard_index)
     settings = request_settings(
         fmt,
@@ -149,41 +156,15 @@ def export_tasks(
         image_base_url=image_base_url,
     )
     run = RunDir(run_dir)
-    if benchmark == VISTOOLBENCH:
-        vistoolbench.export(
-            out,
-            run,
-            source=source or os.environ.get(SOURCE_ENV) or DEFAULT_VISTOOLBENCH_SOURCE,
-            split=split,
-            limit=limit,
-            turncase=turncase,
-            context=context or "golden",
-            first_image_only=first_image_only,
-            shard=shard,
-            requests=settings,
-        )
-        return
-    for given, flag in ((turncase, "--turncase"), (context, "--context")):
-        if given is not None:
-            raise UsageError(f"{flag} applies only to vistoolbench")
-    if first_image_only:
-        raise UsageError("--first-image-only applies only to vistoolbench")
-    chosen = source or os.environ.get(SOURCE_ENV) or DEFAULT_DATBENCH_SOURCE
-    out.info(f"loading {', '.join(capabilities)} from {chosen} ...")
-    plan = export.plan_export(capabilities, chosen, split, limit)
-    with out.progress("exporting", plan.total, rate_unit="samples") as advance:
-        manifest = export.export_datbench(
-            plan, run, shard=shard, requests=settings, warn=out.warn, advance=advance
-        )
-    counts = manifest["counts"]
-    out.info(
-        f"exported {counts['samples']} samples ({counts['judge_samples']} judge-mode, "
-        f"{counts['images']} images) to {run.root}"
+    request = ExportRequest(
+        selection=selection,
+        source=source or os.environ.get(SOURCE_ENV) or None,
+        split=split,
+        limit=limit,
+        shard=shard,
+        requests=settings,
+        options=options,
     )
-    if shard is not None:
-        out.info(
-            f"shard {shard.index} of {shard.count}: {counts['tasks']} task(s) in tasks.jsonl; "
-            "references.jsonl holds all samples"
-        )
+    manifest = bench.export(run, request, events(out))
     for name in manifest["options"].get("openai_requests", {}).get("files", []):
         out.info(f"wrote {run.root / name}")

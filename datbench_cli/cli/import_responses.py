@@ -7,13 +7,12 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK
 from datbench_cli.benchmarks.vistoolbench.official_import import import_official
 from datbench_cli.benchmarks.vistoolbench.records import load_references
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import UsageError
+from datbench_cli.errors import UsageError, name_ids
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import REFERENCES, RESPONSES, RunDir
 

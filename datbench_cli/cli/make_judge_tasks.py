@@ -7,26 +7,23 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench import stages as pipeline
-from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.cli import vistoolbench
+from datbench_cli import benchmarks
 from datbench_cli.cli.common import (
+    DEFAULT_JUDGE_MAX_TOKENS,
     DirOpt,
     FormatOpt,
+    JudgeMaxTokensOpt,
     MaxFileMbOpt,
     ModelOpt,
     QuietOpt,
     RequestFormat,
     TemperatureOpt,
+    events,
     handle_errors,
-    max_tokens_opt,
     request_settings,
 )
 from datbench_cli.cli.output import Output
 from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES, RunDir
-
-DEFAULT_JUDGE_MAX_TOKENS = 512
-JudgeMaxTokensOpt = max_tokens_opt(DEFAULT_JUDGE_MAX_TOKENS)
 
 
 @handle_errors
@@ -77,26 +74,16 @@ def make_judge_tasks(
         max_file_mb=max_file_mb,
     )
     run = RunDir(run_dir)
-    manifest = run.read_manifest()
+    bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     target = run.resolve_input(out_path, JUDGE_TASKS)
-    if manifest["benchmark"] == VISTOOLBENCH:
-        written = vistoolbench.make_judge_tasks(
-            out,
-            run,
-            run.resolve_input(responses, RESPONSES),
-            target,
-            skip_done=skip_done,
-            requests=settings,
-        )
-    else:
-        written = pipeline.make_judge_tasks(
-            run,
-            run.resolve_input(responses, RESPONSES),
-            target,
-            skip_done=skip_done,
-            requests=settings,
-            warn=out.warn,
-        )
+    written = bench.make_judge_tasks(
+        run,
+        run.resolve_input(responses, RESPONSES),
+        target,
+        skip_done=skip_done,
+        requests=settings,
+        events=events(out),
+    )
     if skip_done is not None:
         out.info(f"skipped {written.skipped_done} judge task(s) with a verdict in {skip_done}")
     out.info(f"wrote {written.count} judge task(s) to {target}")

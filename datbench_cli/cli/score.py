@@ -7,14 +7,12 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.datbench import stages as pipeline
-from datbench_cli.benchmarks.datbench.capabilities import VISTOOLBENCH
-from datbench_cli.benchmarks.datbench.scoring import ScorerFailed
-from datbench_cli.cli import vistoolbench
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli import benchmarks
+from datbench_cli.benchmarks.base import ScoreRequest
+from datbench_cli.cli.common import DirOpt, QuietOpt, benchmark_options, events, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.cli.summary_table import summary_notes, summary_table
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.cli.summary_table import render
+from datbench_cli.errors import CheckFailed, ScorerFailed, StrictJudgeError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
@@ -22,6 +20,7 @@ from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
 @handle_errors
 def score(
+    ctx: typer.Context,
     responses: Annotated[
         Path | None,
         typer.Argument(
@@ -81,53 +80,35 @@ def score(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Score the responses and write the report (vistoolbench: APR and ARS per group;
-    --fail-under gates on APR)."""
+    """Score the responses and write the report (--fail-under gates on the benchmark's
+    headline number: DatBench overall_accuracy, VisualToolBench APR)."""
     out = Output(quiet)
     run = RunDir(run_dir)
-    manifest = run.read_manifest()
+    bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
+    options = benchmark_options(ctx, bench, "score")
     judge_path = judge_responses
     if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
         judge_path = run.path(JUDGE_RESPONSES)
-    if manifest["benchmark"] == VISTOOLBENCH:
-        vistoolbench.score(
-            out,
-            run,
-            run.resolve_input(responses, RESPONSES),
-            judge_path,
-            run.resolve_input(out_path, REPORT),
-            strict_judge=strict_judge,
-            turncase=turncase,
-            as_json=as_json,
-            fail_under=fail_under,
-        )
-        return
-    if turncase is not None:
-        raise UsageError("--turncase applies only to vistoolbench run directories")
+    request = ScoreRequest(
+        responses=run.resolve_input(responses, RESPONSES),
+        judge_responses=judge_path,
+        strict_judge=strict_judge,
+        options=options,
+    )
     try:
-        with out.progress("scoring", None, rate_unit="samples") as advance:
-            report = pipeline.score_run(
-                run,
-                run.resolve_input(responses, RESPONSES),
-                judge_path,
-                strict_judge=strict_judge,
-                strict=strict,
-                sample_timeout=sample_timeout or None,
-                jobs=jobs,
-                warn=out.warn,
-                progress=advance,
-            )
-    except (ValueError, ScorerFailed) as exc:
+        report = bench.score(run, request, events(out))
+    except (StrictJudgeError, ScorerFailed) as exc:
         raise CheckFailed(f"{exc}; no report written") from None
     target = run.resolve_input(out_path, REPORT)
     report.save(target)
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
-        out.table(summary_table(report))
-        for note in summary_notes(report):
+        out.table(render(bench.summary_table(report)))
+        for note in bench.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
-    overall = report.summary["overall_accuracy"]
-    if fail_under is not None and overall < fail_under:
-        raise CheckFailed(f"overall_accuracy {overall:.4f} is below --fail-under {fail_under}")
+    headline = bench.headline(report)
+    if fail_under is not None and (headline.value is None or headline.value < fail_under):
+        shown = "null" if headline.value is None else f"{headline.value:.4f}"
+        raise CheckFailed(f"{headline.name} {shown} is below --fail-under {fail_under}")

@@ -10,10 +10,9 @@ import typer
 
 from datbench_cli.batch.requests import REQUESTS_DIR
 from datbench_cli.batch.sender import OutputFile, SendConfig, plan_send, send_requests
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.errors import CheckFailed, UsageError, name_ids
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -23,8 +22,9 @@ _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
 def default_output(requests: list[Path], run_dir: Path | None) -> Path:
     """``responses.jsonl`` for task requests, ``judge_responses.jsonl`` for judge requests, in
     ``--dir`` or else the run directory holding the ``requests/`` folder (else ``.``)."""
-    names = {_OUTPUT_BY_STEM.get(p.name.split(".openai.")[0]) for p in requests}
-    if len(names) != 1 or None in names:
+    found = {_OUTPUT_BY_STEM.get(p.name.split(".openai.")[0]) for p in requests}
+    names = {name for name in found if name is not None}
+    if len(found) != 1 or len(names) != 1:
         raise UsageError(
             "cannot tell from the request file names whether they are tasks or judge tasks; "
             "pass --out/-o"

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datbench_cli import __version__
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.version import __version__
 
 MANIFEST = "datbench.json"
 TASKS = "tasks.jsonl"

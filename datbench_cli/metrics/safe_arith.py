@@ -26,7 +26,7 @@ import ast
 import math
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 MAX_INT_BITS = 100_000
 
@@ -59,19 +59,16 @@ class ResultTooLargeError(ArithmeticError):
     """An integer result would exceed :data:`MAX_INT_BITS` bits."""
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int)  # bool included, as in Python arithmetic
-
-
 def _check_product(left: object, right: object) -> None:
-    if _is_int(left) and _is_int(right):
+    # bool counts as int, as in Python arithmetic
+    if isinstance(left, int) and isinstance(right, int):
         bits = abs(left).bit_length() + abs(right).bit_length() - 1
         if bits > MAX_INT_BITS:
             raise ResultTooLargeError(f"product of about {bits} bits refused")
 
 
 def _check_power(base: object, exponent: object) -> None:
-    if not (_is_int(base) and _is_int(exponent)) or exponent <= 0 or abs(base) <= 1:
+    if not (isinstance(base, int) and isinstance(exponent, int)) or exponent <= 0 or abs(base) <= 1:
         return  # float/complex powers overflow or finish fast; |base| <= 1 stays tiny
     if exponent > MAX_INT_BITS or exponent * math.log2(abs(base)) > MAX_INT_BITS:
         raise ResultTooLargeError("power too large refused")
@@ -142,7 +139,8 @@ def _schedule(node: ast.AST, work: list[tuple[Any, ...]], values: list[Any]) -> 
     elif isinstance(node, ast.UnaryOp):
         work += [("apply", node), ("eval", node.operand)]
     else:
-        work += [("apply", node, 0), ("eval", node.comparators[0]), ("eval", node.left)]
+        compare = cast(ast.Compare, node)
+        work += [("apply", compare, 0), ("eval", compare.comparators[0]), ("eval", compare.left)]
 
 
 def _compare_step(

@@ -34,6 +34,12 @@ def _fenced_body(text: str) -> str | None:
     return None if close == -1 else text[opening.end() : close]
 
 
+def _run_end(run: re.Pattern[str], text: str, pos: int) -> int:
+    """Where ``run`` matched at ``pos`` ends (the callers' runs always match there)."""
+    found = run.match(text, pos)
+    return pos if found is None else found.end()
+
+
 def _pair_at(text: str, pos: int) -> tuple[tuple[str, str] | None, int]:
     """One attempt of the reference's key/value regex at ``pos``.
 
@@ -50,20 +56,20 @@ def _pair_at(text: str, pos: int) -> tuple[tuple[str, str] | None, int]:
     key_end = key_run.end()
     assign = key_end
     if assign < len(text) and text[assign] in _QUOTES:
-        assign = _SPACE_RUN_RE.match(text, assign + 1).end()
+        assign = _run_end(_SPACE_RUN_RE, text, assign + 1)
     if assign >= len(text) or text[assign] not in _ASSIGN:
         return None, key_end
     value_start = _value_start(text, assign + 1)
     if value_start is None:
         return None, key_end
-    value_end = _VALUE_RUN_RE.match(text, value_start).end()
+    value_end = _run_end(_VALUE_RUN_RE, text, value_start)
     end = value_end + 1 if value_end < len(text) and text[value_end] in _QUOTES else value_end
     return (text[key_start:key_end], text[value_start:value_end]), end
 
 
 def _value_start(text: str, after_assign: int) -> int | None:
     """Where ``\\s*["']?([^\\n,"'{}]+)`` starts its group when matched at ``after_assign``."""
-    spaces_end = _SPACE_RUN_RE.match(text, after_assign).end()
+    spaces_end = _run_end(_SPACE_RUN_RE, text, after_assign)
     size = len(text)
     if spaces_end < size and text[spaces_end] in _QUOTES:
         if spaces_end + 1 < size and text[spaces_end + 1] not in _NOT_VALUE:

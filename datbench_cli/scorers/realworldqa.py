@@ -127,9 +127,9 @@ def _map_to_choice(final: str, prediction: str, model_output: Any, choices: dict
     letter = (final or "").strip().upper()
     if letter in _LETTERS and letter.lower() in choices:
         return letter
-    letter = predicted_letter(model_output)
-    if letter and letter.lower() in choices:
-        return letter
+    predicted = predicted_letter(model_output)
+    if predicted and predicted.lower() in choices:
+        return predicted
     return _fuzzy_choice(prediction, choices) or prediction
 
 

@@ -13,15 +13,16 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from datbench_cli.batch.requests import (
-    DEFAULT_JUDGE_INSTRUCTION,
     PartWriter,
     RequestSettings,
     existing_parts,
     judge_request,
-    judge_text,
     task_requests,
     write_parts,
 )
+from datbench_cli.benchmarks.datbench.judge_prompt import DEFAULT_JUDGE_INSTRUCTION, judge_text
+from datbench_cli.benchmarks.vistoolbench.stages import inference_units
+from datbench_cli.benchmarks.vistoolbench.stages import judge_text as vtb_judge_text
 from datbench_cli.errors import UsageError
 from tests.cli_helpers import (
     SAMPLE,
@@ -326,10 +327,11 @@ class JudgeTextTests(unittest.TestCase):
     def test_vistoolbench_prompts_are_sent_as_they_are(self) -> None:
         rendered = "Grade this {question} as is."
         task = {"id": "t::0::r1", "rubric_id": "r1", "judge_prompt": rendered, "question": "q"}
-        self.assertEqual(judge_text(task), rendered)
+        self.assertEqual(vtb_judge_text(task), rendered)
 
     def test_judge_request_is_text_only(self) -> None:
-        request = judge_request(self.task("{question}"), RequestSettings("judge", 16))
+        task = self.task("{question}")
+        request = judge_request(task["id"], judge_text(task), RequestSettings("judge", 16))
         assert_batch_request(self, request)
         self.assertEqual(request["custom_id"], "j1")
         self.assertIsInstance(request["body"]["messages"][0]["content"], str)
@@ -359,7 +361,7 @@ class VisToolBenchTurnTests(unittest.TestCase):
                 },
             ],
         }
-        requests = list(task_requests(task, tmp, RequestSettings("m", 32)))
+        requests = list(task_requests(inference_units(task), tmp, RequestSettings("m", 32)))
         self.assertEqual([r["custom_id"] for r in requests], ["t1::0", "t1::1"])
         for request in requests:
             assert_batch_request(self, request)

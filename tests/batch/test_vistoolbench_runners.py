@@ -440,11 +440,9 @@ class JudgeRequestTests(unittest.TestCase):
 
     def test_datbench_judge_requests_have_no_response_format(self) -> None:
         settings = RequestSettings(model="j", max_tokens=5)
-        plain = judge_request({"id": "x", "judge_prompt": "p"}, settings)
+        plain = judge_request("x", "p", settings)
         self.assertNotIn("response_format", plain["body"])
-        shaped = judge_request(
-            {"id": "x", "judge_prompt": "p"}, settings, response_format=JSON_OUTPUT
-        )
+        shaped = judge_request("x", "p", settings, response_format=JSON_OUTPUT)
         self.assertEqual(shaped["body"]["response_format"], {"type": "json_object"})
 
     def test_without_openai_the_judge_request_files_are_removed(self) -> None:

@@ -7,7 +7,7 @@ import unittest
 from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench import stages as pipeline
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
-from datbench_cli.errors import CheckFailed
+from datbench_cli.errors import StrictJudgeError
 from datbench_cli.files.rundir import JUDGE_TASKS
 from tests.vtb_support import (
     SAMPLE_JUDGE,
@@ -235,16 +235,16 @@ class AccountingTests(TempDirCase):
         self.assertTrue(any("no judge response" in w for w in self.warnings))
 
     def test_strict_judge_fails_with_counts_and_ids(self) -> None:
-        with self.assertRaises(CheckFailed) as caught:
+        with self.assertRaises(StrictJudgeError) as caught:
             self.score(strict=True)
         message = str(caught.exception)
-        self.assertEqual(caught.exception.exit_code, 1)
+        self.assertIsInstance(caught.exception, ValueError)
         self.assertIn("1 unparsed, 1 missing, 0 missing_answer", message)
         self.assertIn(f"{C}::0::r1", message)
         self.assertIn(f"{D}::0::r1", message)
 
     def test_strict_judge_names_at_most_ten_ids(self) -> None:
-        with self.assertRaises(CheckFailed) as caught:
+        with self.assertRaises(StrictJudgeError) as caught:
             self.score(judge=None, strict=True)
         message = str(caught.exception)
         self.assertIn("12 rubric(s)", message)

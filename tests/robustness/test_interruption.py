@@ -339,7 +339,7 @@ class CtrlCTests(unittest.TestCase):
             "make-judge-tasks": ("datbench_cli.benchmarks.datbench.stages.make_judge_tasks",
                                  ["make-judge-tasks", *run]),
             "score": ("datbench_cli.benchmarks.datbench.stages.score_run", ["score", *run]),
-            "check-judge": ("datbench_cli.cli.check_judge.check_judge_file",
+            "check-judge": ("datbench_cli.benchmarks.datbench.judge_check.check_judge_file",
                             ["check-judge", *run]),
             "send": ("datbench_cli.cli.send.plan_send", send),
         }  # fmt: skip

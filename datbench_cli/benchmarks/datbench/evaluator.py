@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import (
@@ -15,19 +15,11 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import Outcome, ScorerFailed
+from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
+from datbench_cli.errors import ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import WorkItem, score_all
-
-_MAX_IDS_NAMED = 10
-
-
-def name_ids(ids: Sequence[str]) -> str:
-    """A short, readable list of ids ("a, b, c and 12 more")."""
-    shown = ", ".join(ids[:_MAX_IDS_NAMED])
-    extra = len(ids) - _MAX_IDS_NAMED
-    return f"{shown} and {extra} more" if extra > 0 else shown
 
 
 class DatBenchEvaluator:
@@ -146,7 +138,7 @@ class DatBenchEvaluator:
         judge_expected = sum(1 for item in work if item.judge_mode)
 
         if strict_judge and judge_problems:
-            raise ValueError(
+            raise StrictJudgeError(
                 f"{len(judge_problems)} judge-mode sample(s) have a missing or unparsed judge "
                 f"verdict: {name_ids(judge_problems)}"
             )

@@ -19,10 +19,9 @@ from typing import Any
 
 from datbench_cli.batch.requests import RequestSettings
 from datbench_cli.batch.shards import Shard
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, name_ids
 from datbench_cli.files import jsonio
 from datbench_cli.files.images import extension_from_bytes, image_cell_bytes
 from datbench_cli.files.loading import load_split

@@ -14,10 +14,6 @@ from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
 
 
-class ScorerFailed(RuntimeError):
-    """A scorer raised (on a sample, or aggregating a dataset) and strict scoring was requested."""
-
-
 @dataclass
 class Outcome:
     """What scoring one sample produced, before it becomes a :class:`SampleScore`."""

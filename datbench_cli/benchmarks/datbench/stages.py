@@ -11,25 +11,21 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.requests import (
-    REQUESTS_DIR,
-    RequestSettings,
-    judge_request,
-    remove_parts,
-    task_requests,
-    write_parts,
-)
+from datbench_cli.batch import run_requests
+from datbench_cli.batch.requests import InferenceUnit, RequestSettings
 from datbench_cli.batch.responses import LoadedResponses, load_judge_responses, load_vlm_responses
+from datbench_cli.benchmarks.base import JudgeTasksWritten
+from datbench_cli.benchmarks.common import done_judge_ids
 from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir
+from datbench_cli.files.rundir import REFERENCES, RunDir
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -44,19 +40,15 @@ def _ignore(_: Any) -> None:
 # --------------------------------------------------------------------------- requests
 
 
+def inference_units(task: dict[str, Any]) -> list[InferenceUnit]:
+    """A DatBench tasks.jsonl line is one request: its question and its image, if any."""
+    image = task.get("image")
+    return [(task["id"], task["question"], [image] if image else [], [])]
+
+
 def write_task_requests(run: RunDir, settings: RequestSettings | None) -> list[Path]:
-    """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl (a DatBench or a
-    VisualToolBench one); without ``settings``, stale task request files are removed."""
-    directory = run.path(REQUESTS_DIR)
-    if settings is None:
-        remove_parts(directory, "tasks")
-        return []
-    rows = (
-        request
-        for _, task in jsonio.iter_jsonl(run.path(TASKS))
-        for request in task_requests(task, run.root, settings)
-    )
-    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
+    """``requests/tasks.openai.NNNNN.jsonl`` from a DatBench run's tasks.jsonl."""
+    return run_requests.write_task_requests(run, settings, inference_units)
 
 
 # --------------------------------------------------------------------------- reading a run
@@ -102,53 +94,12 @@ def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn
 # --------------------------------------------------------------------------- judge tasks
 
 
-@dataclass
-class JudgeTasksWritten:
-    """What :func:`make_judge_tasks` wrote."""
-
-    count: int
-    skipped_done: int = 0
-    request_files: list[Path] = field(default_factory=list)
-
-
 def verdict_ids(path: Path) -> set[str]:
     """Ids that have a parsed verdict (true or false) in a judge-response file."""
     loaded = load_judge_responses(path)
     return {
         r.id for r in loaded.judge if parse_judge_verdict(r.verdict, r.raw_judge_output) is not None
     }
-
-
-def done_judge_ids(
-    skip_done: Path | None, judged: Callable[[Path], set[str]], warn: Warn = _ignore
-) -> set[str]:
-    """The judge-task ids ``--skip-done`` skips: ``judged(skip_done)``, the ids with a parsed
-    verdict as the benchmark reads them (none without the option; a missing file means nothing
-    is done yet)."""
-    if skip_done is None:
-        return set()
-    if not skip_done.is_file():
-        warn(f"{skip_done} does not exist yet; no judge task is skipped")
-        return set()
-    return judged(skip_done)
-
-
-def write_judge_requests(
-    run: RunDir,
-    out: Path,
-    lines: list[dict[str, Any]],
-    settings: RequestSettings | None,
-    *,
-    response_format: dict[str, Any] | None = None,
-) -> list[Path]:
-    """``requests/<out stem>.openai.NNNNN.jsonl``: one text-only request per judge task line;
-    without ``settings``, stale request files of that stem are removed."""
-    directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
-    if settings is None:
-        remove_parts(directory, stem)
-        return []
-    rows = (judge_request(line, settings, response_format=response_format) for line in lines)
-    return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)
 
 
 def make_judge_tasks(
@@ -197,7 +148,7 @@ def make_judge_tasks(
     ]
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, lines))
     written.skipped_done = len(judge_tasks) - len(lines)
-    written.request_files = write_judge_requests(run, out, lines, requests)
+    written.request_files = run_requests.write_judge_requests(run, out, lines, requests, judge_text)
     return written
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-from datbench_cli.benchmarks.datbench.scoring import Outcome, ScorerFailed
+from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.errors import ScorerFailed
 from datbench_cli.scorers import get_scorer
 
 

@@ -35,10 +35,12 @@ class RubricOutcome:
 def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, Any]:
     """The report entry of one task; ``outcomes[k][j]`` is rubric j of turn k."""
     turns = []
-    total = met = 0
+    total: float = 0
+    met: float = 0
     passed = 1
     for turn, turn_outcomes in zip(task.turns, outcomes, strict=True):
-        turn_total = turn_met = 0
+        turn_total: float = 0
+        turn_met: float = 0
         rubrics = []
         for rubric, outcome in zip(turn.rubrics, turn_outcomes, strict=True):
             turn_total += rubric.weight

@@ -6,7 +6,6 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, collect_answers
 from datbench_cli.benchmarks.vistoolbench.ars_apr import (
     MISSING,
@@ -24,17 +23,17 @@ from datbench_cli.benchmarks.vistoolbench.judging import (
     match_judge_lines,
 )
 from datbench_cli.benchmarks.vistoolbench.model import (
-    BENCHMARK,
     CONTEXT_POLICIES,
     TURNCASES,
     Task,
     judge_id,
 )
 from datbench_cli.benchmarks.vistoolbench.records import task_line
+from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.errors import StrictJudgeError, UsageError, name_ids
 
 
 def _python_warning(message: str) -> None:
@@ -134,8 +133,8 @@ class VisToolBenchEvaluator:
         strict_judge: bool = False,
         *,
         turncase: str | None = None,
-    ) -> dict[str, Any]:
-        """The report (spec §4.4). ``strict_judge``: raise :class:`CheckFailed` instead of
+    ) -> VisToolBenchReport:
+        """The report (spec §4.4). ``strict_judge``: raise :class:`StrictJudgeError` instead of
         scoring unparsed, missing or unanswered rubrics as not satisfied."""
         check_turncase(turncase)
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
@@ -162,7 +161,7 @@ class VisToolBenchEvaluator:
             judge=judge,
             responses=answers.coverage(in_scope),
         )
-        return {"benchmark": BENCHMARK, "summary": summary, "results": results}
+        return VisToolBenchReport(summary=summary, results=results)
 
     # ------------------------------------------------------------------ helpers
 
@@ -223,9 +222,9 @@ class VisToolBenchEvaluator:
             f"{judge[MISSING_ANSWER]} missing_answer"
         )
         if offending and strict_judge:
-            raise CheckFailed(
+            raise StrictJudgeError(
                 f"--strict-judge: {len(offending)} rubric(s) of scored tasks have no usable "
-                f"verdict ({counts}): {name_ids(offending)}; no report written"
+                f"verdict ({counts}): {name_ids(offending)}"
             )
         if offending:
             self.warn(f"rubrics scored as not satisfied without a verdict: {counts}")

@@ -111,9 +111,10 @@ def judge_line(
             raise fail('"turn_index" must be an integer')
         key: str | RubricKey = (task_id, turn_index, rubric_id)
     else:
-        key = obj.get("id")
-        if not isinstance(key, str) or not key:
+        given = obj.get("id")
+        if not isinstance(given, str) or not given:
             raise fail('each line needs an "id" that is a non-empty string')
+        key = given
     if "raw_judge_output" not in obj and "verdict" not in obj:
         raise fail('line has no "raw_judge_output" field')
     raw = obj.get("raw_judge_output")

@@ -11,14 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings
+from datbench_cli.batch.requests import JSON_OUTPUT, InferenceUnit, RequestSettings
+from datbench_cli.batch.run_requests import write_judge_requests, write_task_requests
 from datbench_cli.batch.shards import Shard
-from datbench_cli.benchmarks.datbench.stages import (
-    JudgeTasksWritten,
-    done_judge_ids,
-    write_judge_requests,
-    write_task_requests,
-)
+from datbench_cli.benchmarks.base import JudgeTasksWritten
+from datbench_cli.benchmarks.common import done_judge_ids
 from datbench_cli.benchmarks.vistoolbench.agent.settings import protocol_summary
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
 from datbench_cli.benchmarks.vistoolbench.evaluator import (
@@ -34,6 +31,7 @@ from datbench_cli.benchmarks.vistoolbench.records import (
     reference_line,
     task_line,
 )
+from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import (
     IMAGE_COLUMNS,
     USED_COLUMNS,
@@ -41,7 +39,6 @@ from datbench_cli.benchmarks.vistoolbench.rows import (
     iter_dataset_rows,
     iter_tasks,
 )
-from datbench_cli.benchmarks.vistoolbench.table import summary_notes, summary_table
 from datbench_cli.benchmarks.vistoolbench.tally import Warn, ignore
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 from datbench_cli.errors import InputError, UsageError
@@ -55,8 +52,6 @@ __all__ = [
     "export",
     "make_judge_tasks",
     "score",
-    "summary_notes",
-    "summary_table",
 ]
 
 Advance = Callable[[int], None]
@@ -181,7 +176,7 @@ def export(
             in_shard["turns"] += len(task.turns)
             in_shard["images"] += sum(per_turn)
     _remove_stale_images(run, written)
-    request_files = write_task_requests(run, requests)
+    request_files = write_task_requests(run, requests, inference_units)
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
@@ -210,6 +205,20 @@ def export(
     }
     run.write_manifest(manifest)
     return manifest
+
+
+def inference_units(task: dict[str, Any]) -> list[InferenceUnit]:
+    """One request per turn of a tasks.jsonl line, its golden history as earlier messages."""
+    return [
+        (turn["id"], turn["prompt"], turn.get("images") or [], turn.get("history") or [])
+        for turn in task["turns"]
+    ]
+
+
+def judge_text(line: dict[str, Any]) -> str:
+    """A rubric judge task carries its rendered prompt (spec §2.3); it is sent as is."""
+    prompt = line.get("judge_prompt")
+    return prompt if isinstance(prompt, str) else ""
 
 
 def _evaluator(run: RunDir, warn: Warn) -> VisToolBenchEvaluator:
@@ -249,7 +258,7 @@ def make_judge_tasks(
     kept = [line for line in lines if line["id"] not in done]
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, kept), len(lines) - len(kept))
     written.request_files = write_judge_requests(
-        run, out, kept, requests, response_format=JSON_OUTPUT
+        run, out, kept, requests, judge_text, response_format=JSON_OUTPUT
     )
     return written
 
@@ -262,8 +271,8 @@ def score(
     strict_judge: bool,
     turncase: str | None,
     warn: Warn = ignore,
-) -> dict[str, Any]:
-    """The report of a run directory (raises ``CheckFailed`` under ``strict_judge``)."""
+) -> VisToolBenchReport:
+    """The report of a run directory (raises ``StrictJudgeError`` under ``strict_judge``)."""
     check_turncase(turncase)
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses))
@@ -275,7 +284,7 @@ def score(
     report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
     agent = protocol_summary(run.root) if responses == run.path(RESPONSES) else None
     if agent is not None:
-        report["summary"]["agent"] = agent
+        report.summary["agent"] = agent
         if not agent["comparable"]:
             reasons = "; ".join(agent["not_comparable_because"])
             warn(f"agent run not comparable with the official protocol: {reasons}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from datbench_cli.benchmarks.datbench.evaluator import name_ids
+from datbench_cli.errors import name_ids
 
 Warn = Callable[[str], None]
 

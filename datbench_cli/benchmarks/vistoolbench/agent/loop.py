@@ -103,7 +103,7 @@ def _first_message(answer: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     choices = answer.get("choices") or []
     choice = choices[0] if choices and isinstance(choices[0], dict) else None
     message = choice.get("message") if choice else None
-    if not isinstance(message, dict):
+    if choice is None or not isinstance(message, dict):
         raise RequestFailed("the server's answer has no message", 1)
     reason = choice.get("finish_reason")
     return message, reason if isinstance(reason, str) else None
@@ -212,8 +212,9 @@ def _run_calls(
     image_messages: list[tuple[dict[str, Any], list[tuple[str, bytes]]]] = []
     for position, call in enumerate(calls):
         call = call if isinstance(call, dict) else {}
+        function: dict[str, Any]
         call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{number}_{position}"
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = call["function"] if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
         outcome = box.call(name, function.get("arguments"))
         conversation.add(

@@ -103,7 +103,7 @@ def load_tasks(run: RunDir, read_images: bool = True) -> list[_Task]:
         task_id, turns = obj.get("id"), obj.get("turns")
         if not isinstance(task_id, str) or not isinstance(turns, list):
             raise InputError('a task line needs an "id" string and a "turns" list', path, number)
-        inputs = []
+        inputs: list[TurnInput] = []
         for item in turns:
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):
                 raise InputError('each turn needs an "id"', path, number)

@@ -144,7 +144,7 @@ def detect_isolation(allow_unsafe: bool) -> Isolation | None:
     binary = shutil.which("unshare") or "unshare"
     # Root is dropped only when the interpreter stays readable for an unprivileged uid.
     drop = root and all(
-        _world_reachable(Path(p))
+        _world_reachable(Path(str(p)))
         for p in (sys.executable, sys.prefix, sys.base_prefix, _CHILD, *site.getsitepackages())
     )
     cgroup = _pids_cgroup_root() if root else None

@@ -26,6 +26,7 @@ import signal
 import sys
 import sysconfig
 import traceback
+from typing import Any
 
 _CUT = "\n[... {n} more characters cut by the sandbox]"
 
@@ -84,7 +85,8 @@ class _Capture(io.TextIOBase):
     """A text stream keeping the first ``limit`` characters and counting the rest."""
 
     def __init__(self, limit: int) -> None:
-        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
+        self.limit, self.kept, self.dropped = limit, 0, 0
+        self.parts: list[str] = []
 
     def writable(self) -> bool:
         return True
@@ -141,7 +143,7 @@ def _preload(names: list[list[str]]) -> dict:
 
     for module in _PRELOADED_STDLIB:
         __import__(module)
-    loaded = {}
+    loaded: dict[str, object] = {}
     for alias, target, lazy in names:
         module, _, attribute = target.partition(":")
         try:
@@ -154,7 +156,7 @@ def _preload(names: list[list[str]]) -> dict:
             loaded[alias] = getattr(value, attribute) if attribute else value
         except Exception:  # noqa: BLE001 - a broken package is simply not offered
             continue
-    image = loaded.get("Image")
+    image: Any = loaded.get("Image")
     if image is not None:
         image.Image.show = lambda *args, **kwargs: None  # no viewer windows
     return loaded
@@ -198,7 +200,7 @@ def _install_hook(workdir: str, max_writes: int, read_roots: list[str]) -> None:
     def deny(what: str) -> None:
         raise PermissionError(f"the sandbox does not allow {what}")
 
-    def inside(path: object, roots: tuple) -> bool:
+    def inside(path: Any, roots: tuple) -> bool:
         if isinstance(path, int):
             return True  # an already open descriptor
         try:

@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from datbench_cli import __version__
 from datbench_cli.errors import DatbenchError, UsageError
+from datbench_cli.version import __version__
 
 _FATAL = frozenset({401, 403, 404})
 

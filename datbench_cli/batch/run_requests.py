@@ -1,0 +1,67 @@
+"""A run directory's OpenAI request files: ``requests/tasks.openai.NNNNN.jsonl`` from
+tasks.jsonl and ``requests/<judge stem>.openai.NNNNN.jsonl`` from judge task lines.
+
+The benchmark says what a task's inference units are and what its judge sees; this module only
+writes the part files (and removes stale ones when no request format is asked for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.batch.requests import (
+    REQUESTS_DIR,
+    InferenceUnit,
+    RequestSettings,
+    judge_request,
+    remove_parts,
+    task_requests,
+    write_parts,
+)
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import TASKS, RunDir
+
+UnitsOf = Callable[[dict[str, Any]], Iterable[InferenceUnit]]
+JudgeTextOf = Callable[[dict[str, Any]], str]
+
+
+def write_task_requests(
+    run: RunDir, settings: RequestSettings | None, units_of: UnitsOf
+) -> list[Path]:
+    """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl; without
+    ``settings``, stale task request files are removed."""
+    directory = run.path(REQUESTS_DIR)
+    if settings is None:
+        remove_parts(directory, "tasks")
+        return []
+    rows = (
+        request
+        for _, task in jsonio.iter_jsonl(run.path(TASKS))
+        for request in task_requests(units_of(task), run.root, settings)
+    )
+    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
+
+
+def write_judge_requests(
+    run: RunDir,
+    out: Path,
+    lines: list[dict[str, Any]],
+    settings: RequestSettings | None,
+    text_of: JudgeTextOf,
+    *,
+    response_format: dict[str, Any] | None = None,
+) -> list[Path]:
+    """``requests/<out stem>.openai.NNNNN.jsonl``: one text-only request per judge task line
+    (``text_of(line)`` is what the judge sees); without ``settings``, stale request files of
+    that stem are removed."""
+    directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
+    if settings is None:
+        remove_parts(directory, stem)
+        return []
+    rows = (
+        judge_request(line["id"], text_of(line), settings, response_format=response_format)
+        for line in lines
+    )
+    return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)

@@ -1,0 +1,167 @@
+"""The protocol every benchmark implements, and the plain data it hands the command line.
+
+A benchmark is one folder under ``datbench_cli/benchmarks/`` and one line in
+:data:`datbench_cli.benchmarks.BENCHMARKS`. The command line resolves the benchmark once (from
+the export targets or the run directory's manifest), checks the options against
+:meth:`Benchmark.options`, and calls these methods; it never names a benchmark.
+
+Library code prints nothing: it reports through :class:`Events` callbacks, and returns tables as
+:class:`SummaryTable` data that the command line renders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from datbench_cli.batch.requests import RequestSettings
+from datbench_cli.batch.shards import Shard
+from datbench_cli.files.rundir import RunDir
+
+Warn = Callable[[str], None]
+Advance = Callable[[int], None]
+ProgressFactory = Callable[[str, int | None, str | None], AbstractContextManager[Advance]]
+
+
+def ignore(_: Any) -> None:
+    """A callback that drops what it is given."""
+    return None
+
+
+@contextlib.contextmanager
+def no_progress(_label: str, _total: int | None, _unit: str | None = None) -> Iterator[Advance]:
+    """A progress factory that shows nothing."""
+    yield ignore
+
+
+@dataclass
+class Events:
+    """How a stage talks to its caller: info lines, warnings and a progress bar."""
+
+    info: Warn = ignore
+    warn: Warn = ignore
+    progress: ProgressFactory = no_progress
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What ``export-tasks`` asks of a benchmark. ``selection``: what the benchmark made of the
+    targets (DatBench: capabilities); ``options``: the benchmark's own options, by name."""
+
+    selection: Sequence[str]
+    source: str | None
+    split: str
+    limit: int | None
+    shard: Shard | None
+    requests: RequestSettings | None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What ``score`` asks of a benchmark; ``options`` holds the benchmark's own options."""
+
+    responses: Path
+    judge_responses: Path | None
+    strict_judge: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class JudgeTasksWritten:
+    """What ``make-judge-tasks`` wrote."""
+
+    count: int
+    skipped_done: int = 0
+    request_files: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class JudgeCheck:
+    """What ``check-judge`` found: one count line and the ids whose verdict did not parse."""
+
+    counts: dict[str, int]
+    unparsed_ids: list[str]
+    line: str
+
+
+@dataclass
+class SummaryTable:
+    """A terminal table as plain data: a title, column headers (the first is the group
+    name, the rest are right-aligned numbers) and sections of rows of text cells."""
+
+    title: str
+    columns: list[str]
+    sections: list[list[list[str]]]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The number ``--fail-under`` gates on: its name and value (``None`` over nothing)."""
+
+    name: str
+    value: float | None
+
+
+class Report(Protocol):
+    """What scoring returns, for every benchmark."""
+
+    summary: dict[str, Any]
+    results: list[Any]
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def save(self, path: str | Path) -> None: ...
+
+
+class Benchmark(Protocol):
+    """One benchmark: its name, its options and its stages."""
+
+    name: str
+    title: str
+    default_source: str
+
+    def select(self, targets: Sequence[str]) -> list[str] | None:
+        """What these export targets mean to this benchmark (``None``: not this one's)."""
+        ...
+
+    def target_help(self) -> str:
+        """How the benchmark's export targets are named, for help and errors."""
+        ...
+
+    def options(self, command: str) -> frozenset[str]:
+        """The command-specific options this benchmark accepts for ``command`` (parameter
+        names, as the command line declares them)."""
+        ...
+
+    def export(self, run: RunDir, request: ExportRequest, events: Events) -> dict[str, Any]:
+        """Write the run directory; returns the manifest."""
+        ...
+
+    def make_judge_tasks(
+        self,
+        run: RunDir,
+        responses: Path,
+        out: Path,
+        *,
+        skip_done: Path | None,
+        requests: RequestSettings | None,
+        events: Events,
+    ) -> JudgeTasksWritten: ...
+
+    def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
+        """The report; raises :class:`datbench_cli.errors.StrictJudgeError` under strict
+        judging when a verdict is missing or unparsed."""
+        ...
+
+    def check_judge(self, path: Path) -> JudgeCheck: ...
+
+    def summary_table(self, report: Report) -> SummaryTable: ...
+
+    def summary_notes(self, report: Report) -> list[str]: ...
+
+    def headline(self, report: Report) -> Headline: ...

@@ -1,0 +1,192 @@
+"""VisualToolBench as a :class:`~datbench_cli.benchmarks.base.Benchmark`: the stages behind
+each command, its options and its terminal summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.batch.requests import RequestSettings
+from datbench_cli.benchmarks.base import (
+    Events,
+    ExportRequest,
+    Headline,
+    JudgeCheck,
+    JudgeTasksWritten,
+    Report,
+    ScoreRequest,
+    SummaryTable,
+)
+from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
+from datbench_cli.files.rundir import RunDir
+
+_OPTIONS: dict[str, frozenset[str]] = {
+    "export-tasks": frozenset({"turncase", "context", "first_image_only"}),
+    "score": frozenset({"turncase"}),
+}
+_SECTIONS = (
+    ("by_turncase", "turncase"),
+    ("by_domain", "domain"),
+    ("by_eval_focus", "eval focus"),
+)
+
+
+def _pct(value: float | None, count: int) -> str:
+    return f"{value:.2%}" if count and value is not None else "-"
+
+
+class VisToolBench:
+    """ScaleAI/VisualToolBench: multi-turn tasks graded by rubrics (ARS and APR)."""
+
+    name = BENCHMARK
+    title = "VisualToolBench"
+    default_source = DEFAULT_SOURCE
+
+    def select(self, targets: Sequence[str]) -> list[str] | None:
+        lowered = [t.strip().lower() for t in targets]
+        return [BENCHMARK] if lowered and lowered[0] == BENCHMARK else None
+
+    def target_help(self) -> str:
+        return BENCHMARK
+
+    def options(self, command: str) -> frozenset[str]:
+        return _OPTIONS.get(command, frozenset())
+
+    # ------------------------------------------------------------------ stages
+
+    def export(self, run: RunDir, request: ExportRequest, events: Events) -> dict[str, Any]:
+        from datbench_cli.benchmarks.vistoolbench import stages
+
+        options = request.options
+        source = request.source or self.default_source
+        events.info(f"loading VisualToolBench from {source} ...")
+        with events.progress("exporting", None, None) as advance:
+            manifest = stages.export(
+                source,
+                request.split,
+                run,
+                limit=request.limit,
+                turncase=options.get("turncase"),
+                context=options.get("context") or "golden",
+                first_image_only=bool(options.get("first_image_only")),
+                shard=request.shard,
+                requests=request.requests,
+                warn=events.warn,
+                advance=advance,
+            )
+        counts, exported = manifest["counts"], manifest["options"]
+        events.info(
+            f"exported {counts['tasks']} tasks ({counts['single_turn']} single-turn, "
+            f"{counts['multi_turn']} multi-turn; {counts['turns']} turns, {counts['rubrics']} "
+            f"rubrics, {counts['images']} images; context {manifest['context_policy']}) to "
+            f"{run.root}"
+        )
+        if "shard" in exported:
+            part = exported["shard"]
+            events.info(
+                f"shard {part['index']} of {part['count']}: {part['tasks']} task(s) "
+                f"({part['turns']} turns, {part['images']} images) in tasks.jsonl; "
+                "references.jsonl holds all tasks"
+            )
+        if exported.get("openai_requests", {}).get("files") and counts["max_images_per_turn"] > 1:
+            events.info(
+                f"turns carry up to {counts['max_images_per_turn']} images: start vLLM with "
+                f"--limit-mm-per-prompt '{{\"image\": {counts['max_images_per_turn']}}}'"
+            )
+        return manifest
+
+    def make_judge_tasks(
+        self,
+        run: RunDir,
+        responses: Path,
+        out: Path,
+        *,
+        skip_done: Path | None,
+        requests: RequestSettings | None,
+        events: Events,
+    ) -> JudgeTasksWritten:
+        from datbench_cli.benchmarks.vistoolbench import stages
+
+        return stages.make_judge_tasks(
+            run, responses, out, events.warn, skip_done=skip_done, requests=requests
+        )
+
+    def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
+        from datbench_cli.benchmarks.vistoolbench import stages
+
+        return stages.score(
+            run,
+            request.responses,
+            request.judge_responses,
+            strict_judge=request.strict_judge,
+            turncase=request.options.get("turncase"),
+            warn=events.warn,
+        )
+
+    def check_judge(self, path: Path) -> JudgeCheck:
+        from datbench_cli.benchmarks.vistoolbench import stages
+
+        counts, unparsed = stages.check_judge(path)
+        return JudgeCheck(
+            counts=counts,
+            unparsed_ids=unparsed,
+            line=f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not "
+            f"met, {counts['unparsed']} unparsed",
+        )
+
+    # ------------------------------------------------------------------ summary
+
+    def summary_table(self, report: Report) -> SummaryTable:
+        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS."""
+        summary = report.summary
+        n = summary["num_tasks"]
+        sections = [[["overall", str(n), _pct(summary["apr"], n), _pct(summary["ars"], n)]]]
+        for key, label in _SECTIONS:
+            sections.append(
+                [
+                    [
+                        f"{label}: {name}",
+                        str(stats["n"]),
+                        _pct(stats["apr"], stats["n"]),
+                        _pct(stats["ars"], stats["n"]),
+                    ]
+                    for name, stats in summary[key].items()
+                ]
+            )
+        return SummaryTable(
+            title=f"VisualToolBench results ({summary['context_policy']})",
+            columns=["group", "tasks", "APR", "ARS"],
+            sections=sections,
+        )
+
+    def summary_notes(self, report: Report) -> list[str]:
+        """Lines under the table: the context policy, gaps and duplicates in the responses,
+        and the non-official diagnostic."""
+        summary = report.summary
+        notes = []
+        if summary["context_policy"] != "golden_history":
+            notes.append(
+                f"context policy {summary['context_policy']}: not comparable with official numbers"
+            )
+        responses = summary.get("responses") or {}
+        gaps = [
+            f"{responses[key]} {text}"
+            for key, text in (
+                ("missing_turns", f"of {responses.get('turns', 0)} turn(s) have no answer"),
+                ("duplicate_lines", "duplicate line(s) (the last one is used)"),
+                ("unknown_lines", "line(s) with unknown ids"),
+                ("errored_turns", "turn(s) errored (no answer; rerun the runner to retry)"),
+            )
+            if responses.get(key)
+        ]
+        if gaps:
+            notes.append("responses: " + "; ".join(gaps))
+        diagnostic = summary["diagnostics"]["apr_using_critical_flag"]
+        notes.append(
+            f"non-official APR using the critical flag: {_pct(diagnostic, summary['num_tasks'])}"
+        )
+        return notes
+
+    def headline(self, report: Report) -> Headline:
+        return Headline("APR", report.summary.get("apr"))
