@@ -8,15 +8,18 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.vistoolbench.agent import images, protocol
-from datbench_cli.benchmarks.vistoolbench.agent.run import AgentResult, run_agent
-from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits
-from datbench_cli.benchmarks.vistoolbench.agent.setup import (
+from datbench_cli.benchmarks import runners
+from datbench_cli.benchmarks.runners import (
+    DEFAULT_IMAGE_TRANSPORT,
+    DEFAULT_MAX_TOOL_ROUNDS,
     DEFAULT_SERP_KEY_ENV,
+    DEFAULT_SYSTEM_PROMPT,
     DEFAULT_WEATHER_KEY_ENV,
-    build_config,
+    AgentResult,
+    ChatClient,
+    Limits,
+    ServerConfig,
 )
-from datbench_cli.benchmarks.vistoolbench.agent.transport import ChatClient, ServerConfig
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError, name_ids
@@ -57,13 +60,13 @@ def agent(
             min=1,
             help="Rounds with tool calls before the turn answers the official 'maximum' literal.",
         ),
-    ] = protocol.DEFAULT_MAX_TOOL_ROUNDS,
+    ] = DEFAULT_MAX_TOOL_ROUNDS,
     system_prompt: Annotated[
         str,
         typer.Option(
             help="System prompt level: high (official default), mid, low, medium (official quirk: none), none."
         ),
-    ] = protocol.DEFAULT_SYSTEM_PROMPT,
+    ] = DEFAULT_SYSTEM_PROMPT,
     temperature: Annotated[
         float | None,
         typer.Option(
@@ -83,7 +86,7 @@ def agent(
         typer.Option(
             help="jpeg-q85 (official: re-encode every image) or original (the exported bytes)."
         ),
-    ] = images.JPEG_Q85,
+    ] = DEFAULT_IMAGE_TRANSPORT,
     web_tools: Annotated[
         bool,
         typer.Option(
@@ -157,7 +160,9 @@ def agent(
     run left off. Exit 1 when some turns errored (rerun to retry them).
     """
     out = Output(quiet)
-    config, notes = build_config(
+    run = RunDir(run_dir)
+    runners.require_agent(run)
+    config, notes = runners.build_agent_config(
         model=model,
         system_prompt=system_prompt,
         max_tool_rounds=max_tool_rounds,
@@ -198,8 +203,8 @@ def agent(
         )
 
     with out.progress("turns", None, rate_unit="turn") as advance:
-        result = run_agent(
-            RunDir(run_dir), config, client, warn=out.warn, advance=advance, on_plan=on_plan
+        result = runners.run_agent(
+            run, config, client, warn=out.warn, advance=advance, on_plan=on_plan
         )
     for message in result.repaired:
         out.warn(message)

@@ -7,14 +7,12 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK
-from datbench_cli.benchmarks.vistoolbench.official_import import import_official
-from datbench_cli.benchmarks.vistoolbench.records import load_references
+from datbench_cli.benchmarks.runners import import_official_results
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import UsageError, name_ids
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import REFERENCES, RESPONSES, RunDir
+from datbench_cli.files.rundir import RESPONSES, RunDir
 
 
 @handle_errors
@@ -44,16 +42,10 @@ def import_responses(
     """Turn the official runner's answers into responses.jsonl lines, matching tasks by id."""
     out = Output(quiet)
     run = RunDir(run_dir)
-    manifest = run.read_manifest()
-    if manifest.get("benchmark") != BENCHMARK:
-        raise UsageError(
-            f"import-responses reads VisualToolBench results; {run.root} was exported for "
-            f"{manifest.get('benchmark')!r}"
-        )
     target = run.resolve_input(out_path, RESPONSES)
     if (target.exists() or target.is_symlink()) and not overwrite:
         raise UsageError(f"{target} exists; pass --overwrite to replace it, or --out")
-    result = import_official(official, load_references(run.path(REFERENCES)))
+    result = import_official_results(official, run)
     for ids, text in (
         (result.unknown_ids, "record(s) match no task of the run and were ignored"),
         (result.duplicate_records, "task(s) have several records: the last one is used"),
