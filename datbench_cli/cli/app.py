@@ -11,6 +11,7 @@ import typer
 
 from datbench_cli.cli.agent import agent
 from datbench_cli.cli.check_judge import check_judge
+from datbench_cli.cli.command import DatbenchCommand, DatbenchGroup, quiet_other_libraries
 from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.import_responses import import_responses
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
@@ -24,6 +25,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=DatbenchGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -42,15 +45,16 @@ def root(
     ] = False,
 ) -> None:
     """Evaluate vision-language models on DatBench: export tasks, build judge tasks, score."""
+    quiet_other_libraries()
 
 
-app.command("export-tasks")(export_tasks)
-app.command("make-judge-tasks")(make_judge_tasks)
-app.command("score")(score)
-app.command("check-judge")(check_judge)
-app.command("send")(send)
-app.command("agent")(agent)
-app.command("import-responses")(import_responses)
+app.command("export-tasks", cls=DatbenchCommand)(export_tasks)
+app.command("make-judge-tasks", cls=DatbenchCommand)(make_judge_tasks)
+app.command("score", cls=DatbenchCommand)(score)
+app.command("check-judge", cls=DatbenchCommand)(check_judge)
+app.command("send", cls=DatbenchCommand)(send)
+app.command("agent", cls=DatbenchCommand)(agent)
+app.command("import-responses", cls=DatbenchCommand)(import_responses)
 
 
 def main() -> None:

@@ -9,12 +9,19 @@ import typer
 
 from datbench_cli import benchmarks
 from datbench_cli.benchmarks.base import ScoreRequest
-from datbench_cli.cli.common import DirOpt, QuietOpt, benchmark_options, events, handle_errors
+from datbench_cli.cli.common import (
+    DirOpt,
+    QuietOpt,
+    benchmark_options,
+    events,
+    handle_errors,
+    run_directory,
+)
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import render
 from datbench_cli.errors import CheckFailed, ScorerFailed, StrictJudgeError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
 
@@ -69,6 +76,14 @@ def score(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
     ] = 0,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="datbench only: 'reference' (default: the reference's scores, quirks included) "
+            "or 'corrected' (one named fix per known reference defect; docs/known-defects.md).",
+            show_default=False,
+        ),
+    ] = None,
     turncase: Annotated[
         str | None,
         typer.Option(
@@ -83,7 +98,7 @@ def score(
     """Score the responses and write the report (--fail-under gates on the benchmark's
     headline number: DatBench overall_accuracy, VisualToolBench APR)."""
     out = Output(quiet)
-    run = RunDir(run_dir)
+    run = run_directory(run_dir, responses, judge_responses)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     options = benchmark_options(ctx, bench, "score")
     judge_path = judge_responses
@@ -104,8 +119,9 @@ def score(
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
-        out.table(render(bench.summary_table(report)))
-        for note in bench.summary_notes(report):
+        table = bench.summary_table(report)
+        out.table(render(table, out.width, out.plain))
+        for note in [*table.legend, *bench.summary_notes(report)]:
             out.info(note)
         out.info(f"report written to {target}")
     headline = bench.headline(report)

@@ -19,16 +19,16 @@ from datbench_cli.benchmarks.base import (
     SummaryTable,
 )
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.rundir import RunDir
 
 _OPTIONS: dict[str, frozenset[str]] = {
-    "score": frozenset({"strict", "sample_timeout", "jobs"}),
+    "score": frozenset({"strict", "sample_timeout", "jobs", "profile"}),
 }
 
 
 def _pct(value: float | None, count: int) -> str:
-    return f"{value:.2%}" if count and value is not None else "-"
+    return f"{100 * value:.2f}" if count and value is not None else "-"
 
 
 class DatBench:
@@ -109,11 +109,15 @@ class DatBench:
 
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
         from datbench_cli.benchmarks.datbench import stages
+        from datbench_cli.benchmarks.datbench.scoring import PROFILES, REFERENCE
         from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
         options = request.options
         timeout = options.get("sample_timeout")
         timeout = DEFAULT_SAMPLE_TIMEOUT if timeout is None else timeout
+        profile = options.get("profile") or REFERENCE
+        if profile not in PROFILES:
+            raise UsageError(f"--profile must be {' or '.join(PROFILES)}, not {profile!r}")
         with events.progress("scoring", None, "samples") as advance:
             return stages.score_run(
                 run,
@@ -125,6 +129,7 @@ class DatBench:
                 jobs=options.get("jobs") or 0,
                 warn=events.warn,
                 progress=advance,
+                profile=profile,
             )
 
     def check_judge(self, path: Path) -> JudgeCheck:
@@ -146,8 +151,12 @@ class DatBench:
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, per-capability and per-dataset accuracy, split into direct and judge."""
+        """Overall, then each capability with its source datasets under it: samples and mean
+        score, split into direct and judge mode; datasets with a known reference defect are
+        marked."""
         from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
+
+        defects = report.summary.get("known_reference_defects") or {}
 
         def row(name: str, stats: GroupStats) -> list[str]:
             return [
@@ -170,18 +179,34 @@ class DatBench:
             str(s["judge_samples"]),
             _pct(s["judge_accuracy"], s["judge_samples"]),
         ]
-        capabilities = [row(n, st) for n, st in group_stats(report.results, "capability").items()]
-        datasets = [
-            row(f"  {n}", st) for n, st in sorted(group_stats(report.results, "dataset").items())
-        ]
+        sections = [[overall]]
+        by_capability: dict[str, list[Any]] = {}
+        for result in report.results:
+            by_capability.setdefault(str(result.metadata.get("capability")), []).append(result)
+        marked = False
+        for capability, stats in group_stats(report.results, "capability").items():
+            rows = [row(capability, stats)]
+            for dataset, dstats in sorted(
+                group_stats(by_capability[capability], "dataset").items()
+            ):
+                mark = " *" if dataset in defects else ""
+                marked = marked or bool(mark)
+                rows.append(row(f"  {dataset}{mark}", dstats))
+            sections.append(rows)
+        legend = (
+            ["* known reference defect, kept for parity (docs/known-defects.md)"] if marked else []
+        )
         return SummaryTable(
-            title="DatBench results",
-            columns=["group", "samples", "accuracy", "direct", "direct acc", "judge", "judge acc"],
-            sections=[[overall], capabilities, datasets],
+            title="DatBench results (mean score, %"
+            + (f"; {report.summary['profile']} profile)" if "profile" in report.summary else ")"),
+            columns=["group", "n", "score", "n direct", "direct", "n judge", "judge"],
+            sections=sections,
+            optional=[3, 4, 5, 6],
+            legend=legend,
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: judge and coverage problems, known defects."""
+        """Lines under the table that no warning has said already: judge problems."""
         s = report.summary
         notes = []
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
@@ -189,18 +214,15 @@ class DatBench:
                 f"judge verdicts: {s['judge_missing_responses']} missing, "
                 f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
             )
-        if s.get("missing_responses"):
+        if "profile" in s:
+            changed = [
+                f"{fix} {count} in {dataset}"
+                for dataset, fixes in s.get("corrections", {}).items()
+                for fix, count in fixes.items()
+            ]
             notes.append(
-                f"{s['missing_responses']} of {s['expected_samples']} samples have no response"
-            )
-        if s.get("scorer_errors"):
-            notes.append(f"{s['scorer_errors']} sample(s) hit a scorer error (scored 0)")
-        defects = s.get("known_reference_defects") or {}
-        if defects:
-            notes.append(
-                "known reference defects (kept for parity) affect: "
-                f"{', '.join(sorted(defects))}; see summary.known_reference_defects in the "
-                "report and docs/known-defects.md"
+                f"{s['profile']} profile; samples each fix changed: {', '.join(changed) or 'none'}"
+                " (docs/known-defects.md)"
             )
         return notes
 

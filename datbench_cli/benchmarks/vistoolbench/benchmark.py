@@ -33,7 +33,7 @@ _SECTIONS = (
 
 
 def _pct(value: float | None, count: int) -> str:
-    return f"{value:.2%}" if count and value is not None else "-"
+    return f"{100 * value:.2f}" if count and value is not None else "-"
 
 
 class VisToolBench:
@@ -155,14 +155,14 @@ class VisToolBench:
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results ({summary['context_policy']})",
+            title=f"VisualToolBench results (%, {summary['context_policy']})",
             columns=["group", "tasks", "APR", "ARS"],
             sections=sections,
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: the context policy, gaps and duplicates in the responses,
-        and the non-official diagnostic."""
+        """Lines under the table: the context policy, gaps and duplicates in the responses
+        (the non-official diagnostics stay in the report)."""
         summary = report.summary
         notes = []
         if summary["context_policy"] != "golden_history":
@@ -182,10 +182,6 @@ class VisToolBench:
         ]
         if gaps:
             notes.append("responses: " + "; ".join(gaps))
-        diagnostic = summary["diagnostics"]["apr_using_critical_flag"]
-        notes.append(
-            f"non-official APR using the critical flag: {_pct(diagnostic, summary['num_tasks'])}"
-        )
         return notes
 
     def headline(self, report: Report) -> Headline:
