@@ -10,10 +10,12 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.cli.agent import agent
 from datbench_cli.cli.check_judge import check_judge
 from datbench_cli.cli.command import DatbenchCommand, DatbenchGroup, quiet_other_libraries
 from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
+from datbench_cli.cli.import_responses import import_responses
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
@@ -55,6 +57,8 @@ app.command("score", cls=DatbenchCommand)(score)
 app.command("check-judge", cls=DatbenchCommand)(check_judge)
 app.command("send", cls=DatbenchCommand)(send)
 app.command("compare", cls=DatbenchCommand)(compare)
+app.command("agent", cls=DatbenchCommand)(agent)
+app.command("import-responses", cls=DatbenchCommand)(import_responses)
 
 
 def main() -> None:

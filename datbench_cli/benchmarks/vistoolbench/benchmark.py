@@ -254,6 +254,7 @@ class VisToolBench:
                 ("missing_turns", f"of {responses.get('turns', 0)} turn(s) have no answer"),
                 ("duplicate_lines", "duplicate line(s) (the last one is used)"),
                 ("unknown_lines", "line(s) with unknown ids"),
+                ("errored_turns", "turn(s) errored (no answer; rerun the runner to retry)"),
             )
             if responses.get(key)
         ]

@@ -19,6 +19,7 @@ from datbench_cli.benchmarks.base import JudgeTasksWritten
 from datbench_cli.benchmarks.checks import Check, CheckOptions
 from datbench_cli.benchmarks.checks import record as record_checks
 from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
+from datbench_cli.benchmarks.vistoolbench.agent.settings import protocol_summary
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
 from datbench_cli.benchmarks.vistoolbench.checks import judge_check, judge_counts_line, run_checks
 from datbench_cli.benchmarks.vistoolbench.evaluator import (
@@ -55,6 +56,7 @@ from datbench_cli.files.rundir import (
     JUDGE_TASKS,
     MANIFEST,
     REFERENCES,
+    RESPONSES,
     TASKS,
     RunDir,
     sha256_file,
@@ -423,6 +425,12 @@ def score(
     )
     report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
     report.provenance = provenance
+    agent = protocol_summary(run.root) if responses == run.path(RESPONSES) else None
+    if agent is not None:
+        report.summary["agent"] = agent
+        if not agent["comparable"]:
+            reasons = "; ".join(agent["not_comparable_because"])
+            warn(f"agent run not comparable with the official protocol: {reasons}")
     return report
 
 

@@ -1,0 +1,73 @@
+"""Runners some benchmarks bring: a tool-using agent, and importers of an official runner's
+output files. The commands resolve them from the run directory's benchmark (never by name).
+
+Only VisualToolBench has either today; a benchmark without one gets a clear usage error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.benchmarks.vistoolbench.agent import images as _images
+from datbench_cli.benchmarks.vistoolbench.agent import protocol as _protocol
+from datbench_cli.benchmarks.vistoolbench.agent import setup as _setup
+from datbench_cli.benchmarks.vistoolbench.agent.run import AgentResult, run_agent
+from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits
+from datbench_cli.benchmarks.vistoolbench.agent.transport import ChatClient, ServerConfig
+from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK as _VTB
+from datbench_cli.benchmarks.vistoolbench.official_import import ImportResult, import_official
+from datbench_cli.benchmarks.vistoolbench.records import load_references
+from datbench_cli.errors import UsageError
+from datbench_cli.files.rundir import REFERENCES, RunDir
+
+__all__ = [
+    "AgentResult",
+    "ChatClient",
+    "ImportResult",
+    "Limits",
+    "ServerConfig",
+    "build_agent_config",
+    "import_official_results",
+    "require_agent",
+    "run_agent",
+]
+
+DEFAULT_MAX_TOOL_ROUNDS = _protocol.DEFAULT_MAX_TOOL_ROUNDS
+DEFAULT_SYSTEM_PROMPT = _protocol.DEFAULT_SYSTEM_PROMPT
+DEFAULT_IMAGE_TRANSPORT = _images.JPEG_Q85
+DEFAULT_SERP_KEY_ENV = _setup.DEFAULT_SERP_KEY_ENV
+DEFAULT_WEATHER_KEY_ENV = _setup.DEFAULT_WEATHER_KEY_ENV
+build_agent_config = _setup.build_config
+
+_AGENTS = frozenset({_VTB})
+_IMPORTERS: dict[str, Callable[[Path, RunDir], ImportResult]] = {
+    _VTB: lambda path, run: import_official(path, load_references(run.path(REFERENCES)))
+}
+
+
+def _benchmark(run: RunDir) -> Any:
+    return run.read_manifest().get("benchmark")
+
+
+def require_agent(run: RunDir) -> None:
+    """Refuse a run directory whose benchmark has no tool-using agent."""
+    name = _benchmark(run)
+    if name not in _AGENTS:
+        raise UsageError(
+            f"{run.root} was exported for {name!r}, which has no tool-using agent "
+            f"(available for: {', '.join(sorted(_AGENTS))})"
+        )
+
+
+def import_official_results(path: Path, run: RunDir) -> ImportResult:
+    """The run directory's responses from an official runner's output file."""
+    name = _benchmark(run)
+    importer = _IMPORTERS.get(name)
+    if importer is None:
+        raise UsageError(
+            f"{run.root} was exported for {name!r}; import-responses reads the official "
+            f"runner files of: {', '.join(sorted(_IMPORTERS))}"
+        )
+    return importer(path, run)

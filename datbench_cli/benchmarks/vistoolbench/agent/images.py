@@ -1,0 +1,71 @@
+"""How images travel to the model: the official JPEG q85 re-encoding, or the original bytes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+
+JPEG_Q85 = "jpeg-q85"
+ORIGINAL = "original"
+TRANSPORTS = (JPEG_Q85, ORIGINAL)
+
+_MIME = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+    "BMP": "image/bmp",
+    "TIFF": "image/tiff",
+}
+
+
+@dataclass(frozen=True)
+class SentImage:
+    """One image as sent: its data URL, and what the trajectory records instead of the data."""
+
+    url: str
+    mime: str
+    sha256: str
+    size: int
+    width: int | None
+    height: int | None
+    note: str | None = None
+
+    def record(self, name: str) -> dict[str, Any]:
+        """The trajectory's description of this image (no pixel data)."""
+        return {
+            "name": name,
+            "mime": self.mime,
+            "sha256": self.sha256,
+            "bytes": self.size,
+            "width": self.width,
+            "height": self.height,
+            **({"note": self.note} if self.note else {}),
+        }
+
+
+def _sent(data: bytes, mime: str, size: tuple[int, int] | None, note: str | None) -> SentImage:
+    url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    width, height = size if size else (None, None)
+    return SentImage(url, mime, hashlib.sha256(data).hexdigest(), len(data), width, height, note)
+
+
+def encode(data: bytes, transport: str) -> SentImage:
+    """``data`` ready to send. ``jpeg-q85`` converts to RGB and re-encodes as JPEG quality 85
+    (the official transport); an image PIL cannot read is sent as it is, as officially."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            fmt, size = image.format or "", image.size
+            if transport == JPEG_Q85:
+                rgb = image if image.mode == "RGB" else image.convert("RGB")
+                buffer = io.BytesIO()
+                rgb.save(buffer, format="JPEG", quality=85, optimize=True)
+                return _sent(buffer.getvalue(), "image/jpeg", size, None)
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        return _sent(data, "application/octet-stream", None, f"unreadable image: {exc}")
+    return _sent(data, _MIME.get(fmt, "application/octet-stream"), size, None)

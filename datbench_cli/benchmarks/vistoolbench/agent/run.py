@@ -1,0 +1,346 @@
+"""``datbench agent``: every exported VisualToolBench turn through the tool loop, resumably.
+
+Reads ``tasks.jsonl`` (and the images it names, only inside the run directory), writes
+``trajectories.jsonl`` (one answered trajectory per turn, plus one line per errored attempt),
+``responses.jsonl`` (the answer lines ``score`` reads; an errored turn gets an errored batch
+line, counted by ``score``) and ``agent.json`` (the run's settings, the tools it had and whether
+it is comparable with the official protocol). Golden history: every turn is independent and
+runs in parallel; model history: the turns of a task run in order, each seeing the model's own
+earlier answers. Rerunning continues: committed turns are never run again.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.benchmarks.vistoolbench.agent.journal import Journal
+from datbench_cli.benchmarks.vistoolbench.agent.loop import (
+    ANSWERED,
+    ERRORED,
+    LoopSettings,
+    TurnInput,
+    run_turn,
+)
+from datbench_cli.benchmarks.vistoolbench.agent.settings import (
+    AGENT_FILE,
+    check_same_settings,
+    settings_record,
+)
+from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings
+from datbench_cli.benchmarks.vistoolbench.agent.transport import AgentAborted, ChatClient
+from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK
+from datbench_cli.errors import InputError
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import IMAGES, RESPONSES, TASKS, RunDir
+
+TRAJECTORIES = "trajectories.jsonl"
+MODEL_HISTORY = "model_history"
+
+
+@dataclass
+class AgentResult:
+    """What a run did."""
+
+    turns: int = 0
+    already_done: int = 0
+    answered_elsewhere: int = 0
+    recovered: int = 0
+    answered: int = 0
+    errored: int = 0
+    max_rounds: int = 0
+    repaired: list[str] = field(default_factory=list)
+    errored_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Task:
+    id: str
+    turns: list[TurnInput]
+
+
+def _image(run: RunDir, value: Any, where: str) -> tuple[str, bytes]:
+    """A turn image named in ``tasks.jsonl``: only a file under ``images/`` of the run."""
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{where}: an image must be a path string")
+    root = (run.root / IMAGES).resolve()
+    path = (run.root / value).resolve()
+    if not path.is_relative_to(root) or value.startswith("/"):
+        raise InputError(f"{where}: image {value!r} is outside the run's images/ folder")
+    try:
+        return path.name, path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read image {value!r} ({exc.strerror})") from None
+
+
+def _history(items: Any, where: str) -> list[dict[str, str]]:
+    if not isinstance(items, list):
+        raise InputError(f'{where}: "history" must be a list')
+    history = []
+    for item in items:
+        if (
+            not isinstance(item, dict)
+            or item.get("role") not in ("user", "assistant")
+            or not isinstance(item.get("text"), str)
+        ):
+            raise InputError(f"{where}: history items need a user/assistant role and a text")
+        history.append({"role": item["role"], "text": item["text"]})
+    return history
+
+
+def load_tasks(run: RunDir, read_images: bool = True) -> list[_Task]:
+    """The tasks of the run's ``tasks.jsonl`` with their turns (images read when asked)."""
+    path = run.path(TASKS)
+    tasks = []
+    for number, obj in jsonio.iter_jsonl(path):
+        where = f"{path}:{number}"
+        task_id, turns = obj.get("id"), obj.get("turns")
+        if not isinstance(task_id, str) or not isinstance(turns, list):
+            raise InputError('a task line needs an "id" string and a "turns" list', path, number)
+        inputs: list[TurnInput] = []
+        for item in turns:
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                raise InputError('each turn needs an "id"', path, number)
+            prompt, images = item.get("prompt"), item.get("images", [])
+            if not isinstance(prompt, str) or not isinstance(images, list):
+                raise InputError('each turn needs a "prompt" and an "images" list', path, number)
+            inputs.append(
+                TurnInput(
+                    item["id"],
+                    task_id,
+                    int(item.get("index", len(inputs))),
+                    prompt,
+                    [_image(run, value, where) for value in images] if read_images else [],
+                    _history(item.get("history", []), where),
+                )
+            )
+        tasks.append(_Task(task_id, inputs))
+    return tasks
+
+
+def _answered_in_responses(path: Path) -> set[str]:
+    ids: set[str] = set()
+    if not path.is_file():
+        return ids
+    for _, obj in jsonio.iter_jsonl(path):
+        if "custom_id" in obj:
+            if isinstance(obj["custom_id"], str) and not obj.get("error"):
+                ids.add(obj["custom_id"])
+        elif isinstance(obj.get("id"), str) and isinstance(obj.get("raw_output"), str):
+            ids.add(obj["id"])
+    return ids
+
+
+def _committed(path: Path) -> dict[str, str]:
+    done: dict[str, str] = {}
+    if not path.is_file():
+        return done
+    for _, obj in jsonio.iter_jsonl(path):
+        if obj.get("status") == ANSWERED and isinstance(obj.get("answer"), str):
+            done[str(obj.get("id"))] = obj["answer"]
+    return done
+
+
+def _answer_line(trajectory: dict[str, Any]) -> dict[str, Any]:
+    if trajectory["status"] == ANSWERED:
+        return {"id": trajectory["id"], "raw_output": trajectory["answer"]}
+    return {
+        "id": f"agent_error_{uuid.uuid4().hex}",
+        "custom_id": trajectory["id"],
+        "response": None,
+        "error": {"code": "agent_error", "message": trajectory.get("error", "failed")},
+    }
+
+
+class _Committer:
+    """Writes a finished turn: its trajectory (the commit), then its answer line."""
+
+    def __init__(self, trajectories: Journal, responses: Journal, result: AgentResult) -> None:
+        self.trajectories, self.responses, self.result = trajectories, responses, result
+        self.lock = threading.Lock()
+
+    def commit(self, trajectory: dict[str, Any]) -> None:
+        with self.lock:
+            self.trajectories.append(trajectory)
+            self.responses.append(_answer_line(trajectory))
+            if trajectory["status"] == ANSWERED:
+                self.result.answered += 1
+                self.result.max_rounds += trajectory.get("stop") == "max_tool_rounds"
+            else:
+                self.result.errored += 1
+                self.result.errored_ids.append(trajectory["id"])
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Everything one agent run needs besides the run directory and the client."""
+
+    loop: LoopSettings
+    tools: ToolSettings
+    concurrency: int = 4
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _errored(turn: TurnInput, message: str) -> dict[str, Any]:
+    return {
+        "id": turn.id,
+        "task_id": turn.task_id,
+        "turn_index": turn.index,
+        "status": ERRORED,
+        "answer": None,
+        "stop": "error",
+        "error": message,
+        "steps": [],
+    }
+
+
+def _run_unit(
+    unit: list[TurnInput],
+    done: dict[str, str],
+    config: AgentConfig,
+    client: ChatClient,
+    committer: _Committer,
+    model_history: bool,
+) -> None:
+    """Run the pending turns of one unit (one turn, or a whole task under model history)."""
+    history: list[dict[str, str]] = []
+    for turn in unit:
+        if (
+            model_history
+            and turn.id not in done
+            and any(earlier.id not in done for earlier in unit[: unit.index(turn)])
+        ):
+            committer.commit(_errored(turn, "an earlier turn of this task has no answer"))
+            continue
+        if turn.id in done:
+            answer = done[turn.id]
+        else:
+            if model_history:
+                turn = TurnInput(
+                    turn.id, turn.task_id, turn.index, turn.prompt, turn.images, list(history)
+                )
+            try:
+                trajectory = run_turn(turn, config.loop, config.tools, client)
+            except AgentAborted:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a bug in one turn must not stop the run
+                detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                trajectory = _errored(turn, f"internal error: {detail}")
+            committer.commit(trajectory)
+            if trajectory["status"] != ANSWERED:
+                continue
+            answer = trajectory["answer"]
+            done[turn.id] = answer
+        history += [{"role": "user", "text": turn.prompt}, {"role": "assistant", "text": answer}]
+
+
+def run_agent(
+    run: RunDir,
+    config: AgentConfig,
+    client: ChatClient,
+    *,
+    warn: Callable[[str], None],
+    advance: Callable[[int], None] | None = None,
+    on_plan: Callable[[AgentResult, int], None] | None = None,
+) -> AgentResult:
+    """Answer every pending turn of the run; raises :class:`AgentAborted` after committing what
+    finished when the server refuses or vanishes."""
+    manifest = run.read_manifest()
+    if manifest.get("benchmark") != BENCHMARK:
+        raise InputError(
+            f"datbench agent runs VisualToolBench turns; this run directory was exported for "
+            f"{manifest.get('benchmark')!r}",
+            run.root,
+        )
+    model_history = manifest.get("context_policy") == MODEL_HISTORY
+    record = settings_record(config, manifest)
+    check_same_settings(run.path(AGENT_FILE), record)
+    tasks = load_tasks(run)
+    result = AgentResult(turns=sum(len(task.turns) for task in tasks))
+    with (
+        Journal(run.path(TRAJECTORIES), lock=True) as trajectories,
+        Journal(run.path(RESPONSES)) as responses,
+    ):
+        for journal in (trajectories, responses):
+            if journal.repaired:
+                result.repaired.append(f"{journal.path}: {journal.repaired}")
+        jsonio.write_bytes_atomic(run.path(AGENT_FILE), jsonio.dumps_pretty(record) + b"\n")
+        done = _committed(trajectories.path)
+        elsewhere = _answered_in_responses(responses.path)
+        for ident, answer in done.items():
+            if ident not in elsewhere:
+                responses.append({"id": ident, "raw_output": answer})
+                result.recovered += 1
+        units: list[list[TurnInput]] = []
+        for task in tasks:
+            for turn in task.turns:
+                if turn.id in done:
+                    result.already_done += 1
+                elif turn.id in elsewhere:
+                    result.answered_elsewhere += 1
+                    done[turn.id] = ""  # answered by another runner: never rerun
+            pending = [turn for turn in task.turns if turn.id not in done]
+            if not pending:
+                continue
+            if model_history:
+                units.append(task.turns)
+            else:
+                units.extend([turn] for turn in pending)
+        if on_plan is not None:
+            on_plan(result, sum(1 for unit in units for t in unit if t.id not in done))
+        committer = _Committer(trajectories, responses, result)
+        _pool(
+            units,
+            config.concurrency,
+            lambda unit: _run_unit(unit, done, config, client, committer, model_history),
+            advance,
+        )
+    return result
+
+
+def _pool(
+    units: list[list[TurnInput]],
+    concurrency: int,
+    work: Callable[[list[TurnInput]], None],
+    advance: Callable[[int], None] | None,
+) -> None:
+    """Run ``work`` on every unit with ``concurrency`` daemon threads (Ctrl-C stops at once);
+    the first :class:`AgentAborted` stops new work and is raised once the others finish."""
+    jobs: queue.Queue[list[TurnInput] | None] = queue.Queue()
+    failures: list[BaseException] = []
+    stop = threading.Event()
+    finished: queue.Queue[int] = queue.Queue()
+
+    def worker() -> None:
+        while (unit := jobs.get()) is not None:
+            if not stop.is_set():
+                try:
+                    work(unit)
+                except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                    failures.append(exc)
+                    stop.set()
+            finished.put(len(unit))
+
+    for unit in units:
+        jobs.put(unit)
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    for thread in threads:
+        jobs.put(None)
+        thread.start()
+    for _ in units:
+        while True:
+            try:
+                count = finished.get(timeout=0.5)
+                break
+            except queue.Empty:
+                continue
+        if advance is not None and not stop.is_set():
+            advance(count)
+    if failures:
+        raise failures[0]

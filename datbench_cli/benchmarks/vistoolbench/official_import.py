@@ -1,0 +1,130 @@
+"""The official runner's output files -> ``responses.jsonl`` (``datbench import-responses``).
+
+The official scripts write one JSON array of task records. A single-turn record carries the
+answer in ``model_answer``; a multi-turn record has ``turns``, a list of objects with
+``turn_number`` and ``model_answer``. Records are matched to the run's tasks by ``task_id``
+(else ``id``). A string answer, even an official error text such as ``API Error: ...``, is kept
+as is (officially it is judged); a null answer is missing. Unknown task ids, duplicate records
+(the last wins) and turns a task does not have are counted, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from datbench_cli.benchmarks.vistoolbench.model import Task
+from datbench_cli.errors import InputError
+from datbench_cli.files import jsonio
+
+_ERROR_PREFIXES = ("API Error:", "Processing Error:", "Model inference failed")
+
+
+@dataclass
+class ImportResult:
+    """What an import found."""
+
+    records: int = 0
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
+    duplicate_records: list[str] = field(default_factory=list)
+    null_answers: list[str] = field(default_factory=list)
+    extra_turns: list[str] = field(default_factory=list)
+    error_answers: list[str] = field(default_factory=list)
+    missing_turns: list[str] = field(default_factory=list)
+
+
+def _records(path: Path) -> Iterator[tuple[str, Any]]:
+    """``(where, record)`` from a JSON array (the official shape) or a JSONL file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", path) from None
+    try:
+        document = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError:
+        for number, obj in jsonio.iter_jsonl(path):
+            yield f"{path}:{number}", obj
+        return
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise InputError("expected a JSON array of task records (the official results file)", path)
+    for position, record in enumerate(document):
+        yield f"{path}: record {position}", record
+
+
+def _answer(value: Any, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(f'{where}: "model_answer" must be a string or null')
+
+
+def _turn_answers(record: dict[str, Any], where: str) -> list[tuple[int, str | None]]:
+    turns = record.get("turns")
+    if turns is None:
+        if "model_answer" not in record:
+            raise InputError(f'{where}: a record needs "model_answer" or "turns"')
+        return [(0, _answer(record["model_answer"], where))]
+    if not isinstance(turns, list):
+        raise InputError(f'{where}: "turns" must be a list')
+    answers = []
+    for position, turn in enumerate(turns):
+        here = f"{where}, turn {position}"
+        if not isinstance(turn, dict):
+            raise InputError(f"{here}: each turn must be an object")
+        number = turn.get("turn_number", position)
+        if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+            raise InputError(f'{here}: "turn_number" must be a non-negative integer')
+        if "model_answer" not in turn:
+            raise InputError(f'{here}: the turn has no "model_answer"')
+        answers.append((number, _answer(turn["model_answer"], here)))
+    return answers
+
+
+def import_official(path: Path, tasks: list[Task]) -> ImportResult:
+    """Response lines (``<task id>::<k>``) for the official records matching ``tasks``."""
+    by_id = {task.id: task for task in tasks}
+    found: dict[tuple[str, int], str] = {}
+    seen: set[str] = set()
+    result = ImportResult()
+    for where, record in _records(path):
+        result.records += 1
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: each record must be an object")
+        ident = record.get("task_id", record.get("id"))
+        if not isinstance(ident, str | int) or isinstance(ident, bool):
+            raise InputError(f'{where}: a record needs a "task_id" or "id"')
+        ident = str(ident)
+        task = by_id.get(ident)
+        if task is None:
+            result.unknown_ids.append(ident)
+            continue
+        if ident in seen:
+            result.duplicate_records.append(ident)
+            for key in [key for key in found if key[0] == ident]:
+                del found[key]
+        seen.add(ident)
+        for number, answer in _turn_answers(record, where):
+            turn_id = f"{ident}::{number}"
+            if number >= len(task.turns):
+                result.extra_turns.append(turn_id)
+            elif answer is None:
+                result.null_answers.append(turn_id)
+            else:
+                found[(ident, number)] = answer
+                if answer.startswith(_ERROR_PREFIXES):
+                    result.error_answers.append(turn_id)
+    for task in tasks:
+        for turn in task.turns:
+            answer = found.get((task.id, turn.index))
+            if answer is None:
+                if task.id in seen:
+                    result.missing_turns.append(turn.turn_id(task.id))
+                continue
+            result.lines.append({"id": turn.turn_id(task.id), "raw_output": answer})
+    return result

@@ -1,0 +1,223 @@
+"""``datbench agent``: run the VisualToolBench tool loop against an OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli.benchmarks import runners
+from datbench_cli.benchmarks.runners import (
+    DEFAULT_IMAGE_TRANSPORT,
+    DEFAULT_MAX_TOOL_ROUNDS,
+    DEFAULT_SERP_KEY_ENV,
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_WEATHER_KEY_ENV,
+    AgentResult,
+    ChatClient,
+    Limits,
+    ServerConfig,
+)
+from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.output import Output
+from datbench_cli.errors import CheckFailed, UsageError, name_ids
+from datbench_cli.files.rundir import RunDir
+
+_SANDBOX = "Sandbox"
+_SERVER = "Server"
+
+
+@handle_errors
+def agent(
+    base_url: Annotated[
+        str,
+        typer.Option(
+            help="The server, e.g. http://localhost:8000/v1.",
+            show_default=False,
+            rich_help_panel=_SERVER,
+        ),
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            help="Model name sent with each request.", show_default=False, rich_help_panel=_SERVER
+        ),
+    ],
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            help="Environment variable holding the server's API key (default OPENAI_API_KEY; none when unset).",
+            show_default=False,
+            rich_help_panel=_SERVER,
+        ),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Turns in flight at once.")] = 4,
+    max_tool_rounds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Rounds with tool calls before the turn answers the official 'maximum' literal.",
+        ),
+    ] = DEFAULT_MAX_TOOL_ROUNDS,
+    system_prompt: Annotated[
+        str,
+        typer.Option(
+            help="System prompt level: high (official default), mid, low, medium (official quirk: none), none."
+        ),
+    ] = DEFAULT_SYSTEM_PROMPT,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Sampling temperature (default: the official rule, 1.0 for reasoning-model names, else 0).",
+            show_default=False,
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="max_tokens of each request (officially not set).", show_default=False
+        ),
+    ] = None,
+    image_transport: Annotated[
+        str,
+        typer.Option(
+            help="jpeg-q85 (official: re-encode every image) or original (the exported bytes)."
+        ),
+    ] = DEFAULT_IMAGE_TRANSPORT,
+    web_tools: Annotated[
+        bool,
+        typer.Option(
+            "--web-tools",
+            help="Offer google_search, browser_get_page_text and historical_weather (uses the network and your keys).",
+        ),
+    ] = False,
+    serp_api_key_env: Annotated[
+        str, typer.Option(help="Environment variable with the SerpAPI key (google_search).")
+    ] = DEFAULT_SERP_KEY_ENV,
+    openweather_key_env: Annotated[
+        str, typer.Option(help="Environment variable with the OpenWeatherMap key.")
+    ] = DEFAULT_WEATHER_KEY_ENV,
+    code_tools: Annotated[
+        bool,
+        typer.Option(
+            "--code-tools/--no-code-tools",
+            help="Offer the two Python tools (sandboxed).",
+            rich_help_panel=_SANDBOX,
+        ),
+    ] = True,
+    unsafe_no_network_isolation: Annotated[
+        bool,
+        typer.Option(
+            "--unsafe-no-network-isolation",
+            help="Run the Python tools even where no network namespace can be made.",
+            rich_help_panel=_SANDBOX,
+        ),
+    ] = False,
+    tool_cpu_seconds: Annotated[
+        int, typer.Option(min=1, help="CPU seconds per code call.", rich_help_panel=_SANDBOX)
+    ] = 60,
+    tool_wall_seconds: Annotated[
+        float,
+        typer.Option(min=0.1, help="Wall-clock seconds per code call.", rich_help_panel=_SANDBOX),
+    ] = 120.0,
+    tool_memory_mb: Annotated[
+        int, typer.Option(min=64, help="Address-space MB per code call.", rich_help_panel=_SANDBOX)
+    ] = 2048,
+    tool_file_mb: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Largest file a code call may write, MB.", rich_help_panel=_SANDBOX
+        ),
+    ] = 64,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds to wait for the server before a retry.",
+            rich_help_panel=_SERVER,
+        ),
+    ] = 600.0,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Retries of one request on 429, 5xx, timeouts.", rich_help_panel=_SERVER
+        ),
+    ] = 6,
+    max_backoff: Annotated[
+        float,
+        typer.Option(min=0, help="Longest wait before a retry, seconds.", rich_help_panel=_SERVER),
+    ] = 60.0,
+    run_dir: DirOpt = Path("."),
+    quiet: QuietOpt = False,
+) -> None:
+    """Answer every exported VisualToolBench turn with the official tool loop.
+
+    Writes responses.jsonl (what make-judge-tasks and score read), trajectories.jsonl (one per
+    turn) and agent.json (settings, tools, comparability). Rerunning continues where a stopped
+    run left off. Exit 1 when some turns errored (rerun to retry them).
+    """
+    out = Output(quiet)
+    run = RunDir(run_dir)
+    runners.require_agent(run)
+    config, notes = runners.build_agent_config(
+        model=model,
+        system_prompt=system_prompt,
+        max_tool_rounds=max_tool_rounds,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        image_transport=image_transport,
+        code_tools=code_tools,
+        web_tools=web_tools,
+        unsafe_no_network_isolation=unsafe_no_network_isolation,
+        serp_key_env=serp_api_key_env,
+        weather_key_env=openweather_key_env,
+        limits=Limits(
+            cpu_seconds=tool_cpu_seconds,
+            wall_seconds=tool_wall_seconds,
+            memory_mb=tool_memory_mb,
+            file_mb=tool_file_mb,
+        ),
+        concurrency=concurrency,
+    )
+    key_name = api_key_env or "OPENAI_API_KEY"
+    if api_key_env is not None and not os.environ.get(key_name):
+        raise UsageError(f"environment variable {key_name} (from --api-key-env) is not set")
+    client = ChatClient(
+        ServerConfig(
+            base_url, os.environ.get(key_name) or None, timeout, max_retries, 1.0, max_backoff
+        )
+    )
+    for note in notes:
+        out.warn(note)
+    out.info(f"tools: {', '.join(config.tools.available)}")
+    progress: dict[str, int] = {}
+
+    def on_plan(result: AgentResult, pending: int) -> None:
+        progress["pending"] = pending
+        out.info(
+            f"{result.turns} turn(s): {result.already_done} already answered by this agent, "
+            f"{result.answered_elsewhere} by another runner, running {pending}"
+        )
+
+    with out.progress("turns", None, rate_unit="turn") as advance:
+        result = runners.run_agent(
+            run, config, client, warn=out.warn, advance=advance, on_plan=on_plan
+        )
+    for message in result.repaired:
+        out.warn(message)
+    if result.recovered:
+        out.info(
+            f"{result.recovered} committed answer(s) copied to responses.jsonl (the last run stopped between the two writes)"
+        )
+    if not quiet:
+        out.data(
+            f"{result.answered} answered ({result.max_rounds} hit the tool-round limit), "
+            f"{result.errored} errored, {result.already_done} already answered"
+        )
+    if result.errored_ids:
+        raise CheckFailed(
+            f"{result.errored} turn(s) errored: {name_ids(result.errored_ids)}; run the same command again to retry them"
+        )

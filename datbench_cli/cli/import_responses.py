@@ -1,0 +1,62 @@
+"""``datbench import-responses``: the official VisualToolBench runner's results -> responses.jsonl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli.benchmarks.runners import import_official_results
+from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.output import Output
+from datbench_cli.errors import UsageError, name_ids
+from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import RESPONSES, RunDir
+
+
+@handle_errors
+def import_responses(
+    official: Annotated[
+        Path,
+        typer.Argument(
+            help="A results file of the official scripts (single-turn or multi-turn).",
+            show_default=False,
+        ),
+    ],
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help=f"Output (default: {RESPONSES} in the run directory).",
+            show_default=False,
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output file.")
+    ] = False,
+    run_dir: DirOpt = Path("."),
+    quiet: QuietOpt = False,
+) -> None:
+    """Turn the official runner's answers into responses.jsonl lines, matching tasks by id."""
+    out = Output(quiet)
+    run = RunDir(run_dir)
+    target = run.resolve_input(out_path, RESPONSES)
+    if (target.exists() or target.is_symlink()) and not overwrite:
+        raise UsageError(f"{target} exists; pass --overwrite to replace it, or --out")
+    result = import_official_results(official, run)
+    for ids, text in (
+        (result.unknown_ids, "record(s) match no task of the run and were ignored"),
+        (result.duplicate_records, "task(s) have several records: the last one is used"),
+        (result.null_answers, "turn(s) have a null answer (missing)"),
+        (result.extra_turns, "answer(s) for turns the task does not have were ignored"),
+        (result.missing_turns, "turn(s) of imported tasks have no answer"),
+        (result.error_answers, "answer(s) are official error texts (judged as is, as officially)"),
+    ):
+        if ids:
+            out.warn(f"{len(ids)} {text}: {name_ids(ids)}")
+    jsonio.write_jsonl_atomic(target, result.lines)
+    out.info(
+        f"{result.records} record(s) read; {len(result.lines)} turn answer(s) written to {target}"
+    )

@@ -1,0 +1,251 @@
+"""``datbench agent`` end to end against a scripted tool-calling server, then judge and score."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import unittest
+
+from PIL import Image
+
+from datbench_cli.benchmarks.vistoolbench.agent import protocol
+from tests.cli_helpers import run_cli
+from tests.tool_chat_server import SAVED_IMAGES_PREFIX, ToolChatServer
+from tests.vtb_support import TempDirCase, read_jsonl, write_jsonl
+
+A = "Which region of the scan shows the lesion, and how"
+B0 = "What is the area of the shaded triangle?"
+B1 = "Now double the base: what is the area?"
+C0 = "What was the revenue in Q3 according to the chart?"
+
+CROP = (
+    "from PIL import Image\n"
+    "img = Image.open('turn_0_image_0.jpg')\n"
+    "img.crop((0, 0, 7, 5)).save('./transformed_image_0.png', 'PNG')\n"
+    "print('cropped', img.size)\n"
+)
+
+
+def _prompt_key(full: str, prefix: str) -> bool:
+    return full.startswith(prefix)
+
+
+def _images_in(message: dict) -> list[Image.Image]:
+    content = message["content"]
+    if isinstance(content, str):
+        return []
+    found = []
+    for part in content:
+        if part["type"] == "image_url":
+            data = part["image_url"]["url"].split(",", 1)[1]
+            found.append(Image.open(io.BytesIO(base64.b64decode(data))))
+    return found
+
+
+class AgentLoopTests(TempDirCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.run_dir, _, _ = self.export()
+        self.root = self.run_dir.root
+        tasks = read_jsonl(self.root / "tasks.jsonl")
+        self.prompts = {t["id"]: t["prompt"] for task in tasks for t in task["turns"]}
+
+    def _full(self, prefix: str) -> str:
+        return next(p for p in self.prompts.values() if p.startswith(prefix))
+
+    def _scripted(self, server: ToolChatServer) -> None:
+        server.script[self._full(A)] = [
+            {"tool_calls": [(protocol.IMAGE_TOOL, {"code": CROP})]},
+            {"tool_calls": [(protocol.CALCULATOR_TOOL, {"expression": "2*(3+4)"})]},
+            {"content": "The lesion is upper-left."},
+        ]
+        server.script[self._full(B0)] = [
+            {"tool_calls": [(protocol.CALCULATOR_TOOL, '{"expression": "1+')]},
+            {"content": "24"},
+        ]
+        server.script[self._full(B1)] = [
+            {"tool_calls": [(protocol.SEARCH_TOOL, {"query": "triangle area"})]},
+            {"content": "48"},
+        ]
+        server.script[self._full(C0)] = [
+            {"tool_calls": [(protocol.CALCULATOR_TOOL, {"expression": "1+1"})]}
+        ]
+
+    def _agent(self, server: ToolChatServer, *extra: str):
+        return run_cli(
+            "agent", "-d", str(self.root), "--base-url", server.base_url, "--model", "m",
+            "--max-tool-rounds", "3", "--concurrency", "3", "--tool-cpu-seconds", "10",
+            "--tool-wall-seconds", "30", "--tool-memory-mb", "1024", *extra,
+        )  # fmt: skip
+
+    def test_tool_loop_then_judge_and_score(self) -> None:
+        with ToolChatServer() as server:
+            self._scripted(server)
+            result = self._agent(server)
+            requests = dict(server.requests)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        answers = {
+            line["id"]: line["raw_output"] for line in read_jsonl(self.root / "responses.jsonl")
+        }
+        self.assertEqual(len(answers), 9)
+        self.assertEqual(answers["vtb-a-medical-001::0"], "The lesion is upper-left.")
+        self.assertEqual(answers["vtb-b-maths-002::0"], "24")
+        self.assertEqual(answers["vtb-b-maths-002::1"], "48")
+        self.assertEqual(answers["finance/vtb-c-003::0"], protocol.MAX_ROUNDS_ANSWER)
+        self.assertEqual(
+            answers["vtb-d-sports-004::0"], "answer for: " + self.prompts["vtb-d-sports-004::0"]
+        )
+
+        # The crop saved in round 0 comes back, as an image of the crop's size, in round 1.
+        a_requests = requests[self._full(A)]
+        self.assertEqual(len(a_requests), 3)
+        first_user = a_requests[0]["messages"][-1]
+        self.assertEqual(len(_images_in(first_user)), 2)  # both images of the turn, JPEG q85
+        self.assertTrue(all(image.format == "JPEG" for image in _images_in(first_user)))
+        second = a_requests[1]["messages"]
+        tool_message = second[-2]
+        self.assertEqual(tool_message["role"], "tool")
+        observation = tool_message["content"]
+        self.assertIn("'output_paths': ['transformed_image_0.png']", observation)
+        self.assertIn("cropped", observation)
+        saved = second[-1]
+        self.assertEqual(saved["role"], "user")
+        self.assertTrue(saved["content"][0]["text"].startswith(SAVED_IMAGES_PREFIX))
+        self.assertEqual([image.size for image in _images_in(saved)], [(7, 5)])
+        # The image tool's description lists the saved image from then on.
+        image_tool = next(
+            t for t in a_requests[1]["tools"] if t["function"]["name"] == protocol.IMAGE_TOOL
+        )
+        self.assertIn("transformed_image_0.png", image_tool["function"]["description"])
+        # The calculator's result, in the official shape.
+        calc = a_requests[2]["messages"][-1]
+        self.assertEqual(
+            calc["content"],
+            repr({"result": "14", "expression": "2*(3+4)", "status": "success"}),
+        )
+        self.assertEqual(a_requests[0]["temperature"], 0.0)
+        self.assertIn("proactively", a_requests[0]["messages"][0]["content"])
+
+        # A malformed call and a call to an unavailable tool: errors the model sees, then it answers.
+        malformed = requests[self._full(B0)][1]["messages"][-1]
+        self.assertEqual(malformed["role"], "tool")
+        self.assertIn("not valid JSON", malformed["content"])
+        unavailable = requests[self._full(B1)][1]["messages"][-1]
+        self.assertIn("'google_search' is not available", unavailable["content"])
+        # Turn 1 of B carries the golden history of turn 0, as plain text.
+        b1_messages = requests[self._full(B1)][0]["messages"]
+        self.assertEqual([m["role"] for m in b1_messages], ["system", "user", "assistant", "user"])
+
+        # The budget: exactly 3 requests, then the official literal.
+        self.assertEqual(len(requests[self._full(C0)]), 3)
+
+        trajectories = read_jsonl(self.root / "trajectories.jsonl")
+        self.assertEqual(sorted(t["id"] for t in trajectories), sorted(answers))
+        by_id = {t["id"]: t for t in trajectories}
+        a = by_id["vtb-a-medical-001::0"]
+        self.assertEqual((a["status"], a["stop"], a["tool_rounds"]), ("answered", "answer", 2))
+        self.assertEqual(
+            a["usage"], {"prompt_tokens": 30, "completion_tokens": 15, "total_tokens": 45}
+        )
+        crop_call = a["steps"][0]["tool_results"][0]
+        self.assertEqual(crop_call["images"][0]["width"], 7)
+        self.assertEqual(len(crop_call["images"][0]["sha256"]), 64)
+        self.assertNotIn("base64", json.dumps(a))  # images by digest, never by data
+        self.assertEqual(by_id["finance/vtb-c-003::0"]["stop"], "max_tool_rounds")
+
+        agent = json.loads((self.root / "agent.json").read_text())
+        self.assertFalse(agent["protocol"]["comparable"])
+        self.assertIn("3 tool rounds (official: 20)", agent["protocol"]["not_comparable_because"])
+
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(self.root)).exit_code, 0)
+        judge = read_jsonl(self.root / "judge_tasks.jsonl")
+        write_jsonl(
+            self.root / "judge_responses.jsonl",
+            [{"id": j["id"], "raw_judge_output": '{"judge_result": "Met"}'} for j in judge],
+        )
+        scored = run_cli("score", "-d", str(self.root), "--json")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        summary = json.loads(scored.stdout.strip().splitlines()[-1])
+        self.assertEqual(summary["num_tasks"], 6)
+        self.assertEqual(summary["apr"], 1.0)
+        self.assertFalse(summary["agent"]["comparable"])
+        self.assertIn(
+            "not comparable with the official protocol",
+            run_cli("score", "-d", str(self.root)).stderr,
+        )
+
+    def test_rerun_runs_nothing_again(self) -> None:
+        with ToolChatServer() as server:
+            self._scripted(server)
+            self.assertEqual(self._agent(server).exit_code, 0)
+            before = (self.root / "responses.jsonl").read_bytes()
+            server.requests.clear()
+            again = self._agent(server)
+            self.assertEqual(again.exit_code, 0, again.stderr)
+            self.assertEqual(dict(server.requests), {})
+        self.assertEqual((self.root / "responses.jsonl").read_bytes(), before)
+
+    def test_changed_settings_are_refused(self) -> None:
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+            changed = self._agent(server)
+        self.assertEqual(changed.exit_code, 2)
+        self.assertIn("tools differ", changed.stderr)
+
+    def test_a_failing_turn_is_errored_counted_and_retried(self) -> None:
+        with ToolChatServer() as server:
+            server.script[self._full(B0)] = [{"status": 400}]
+            failed = self._agent(server, "--no-code-tools")
+            self.assertEqual(failed.exit_code, 1)
+            self.assertIn("1 turn(s) errored: vtb-b-maths-002::0", failed.stderr)
+            lines = read_jsonl(self.root / "responses.jsonl")
+            errored = [line for line in lines if line.get("custom_id") == "vtb-b-maths-002::0"]
+            self.assertEqual(len(errored), 1)
+            self.assertIn("HTTP 400", errored[0]["error"]["message"])
+            self.assertEqual(run_cli("make-judge-tasks", "-d", str(self.root)).exit_code, 0)
+            scored = run_cli("score", "-d", str(self.root), "--json")
+            summary = json.loads(scored.stdout.strip().splitlines()[-1])
+            self.assertEqual(summary["responses"]["errored_turns"], 1)
+            del server.script[self._full(B0)]
+            retried = self._agent(server, "--no-code-tools")
+        self.assertEqual(retried.exit_code, 0, retried.stderr)
+        answers = {
+            line["id"]: line["raw_output"]
+            for line in read_jsonl(self.root / "responses.jsonl")
+            if "raw_output" in line
+        }
+        self.assertEqual(len(answers), 9)
+        statuses = [t["status"] for t in read_jsonl(self.root / "trajectories.jsonl")]
+        self.assertEqual((statuses.count("answered"), statuses.count("errored")), (9, 1))
+
+    def test_model_history_feeds_back_the_models_own_answers(self) -> None:
+        run, _, _ = self.export(name="model", context="model")
+        self.root = run.root
+        with ToolChatServer() as server:
+            result = self._agent(server, "--no-code-tools")
+            b1 = server.requests[self._full(B1)][0]["messages"]
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(b1[2], {"role": "assistant", "content": "answer for: " + self._full(B0)})
+        agent = json.loads((self.root / "agent.json").read_text())
+        self.assertIn(
+            "context model_history (official: golden_history)",
+            agent["protocol"]["not_comparable_because"],
+        )
+
+    def test_code_tools_are_refused_without_network_isolation(self) -> None:
+        from unittest import mock
+
+        with mock.patch(
+            "datbench_cli.benchmarks.vistoolbench.agent.setup.detect_isolation", return_value=None
+        ):
+            result = run_cli(
+                "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+            )
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("--unsafe-no-network-isolation", result.stderr)
+        self.assertFalse((self.root / "responses.jsonl").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,124 @@
+"""``datbench import-responses``: the official runner's single- and multi-turn result files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_helpers import run_cli
+from tests.vtb_support import TempDirCase, read_jsonl
+
+SINGLE = [
+    {
+        "id": "vtb-a-medical-001",
+        "task_id": "vtb-a-medical-001",
+        "turncase": "single-turn",
+        "model_answer": "Upper left.",
+        "num_tool_calls": 2,
+        "tool_use_list": [],
+        "content_list": [],
+    },
+    {"id": "vtb-d-sports-004", "task_id": "vtb-d-sports-004", "model_answer": "API Error: boom"},
+    {"id": "vtb-e-generalist-005", "task_id": "vtb-e-generalist-005", "model_answer": None},
+    {"id": "not-a-task", "task_id": "not-a-task", "model_answer": "x"},
+]
+MULTI = [
+    {
+        "id": "vtb-b-maths-002",
+        "task_id": "vtb-b-maths-002",
+        "turns": [
+            {"turn_number": 0, "prompt": "...", "model_answer": "24"},
+            {"turn_number": 1, "prompt": "...", "model_answer": "48"},
+        ],
+        "total_turns": 2,
+    },
+    {
+        "id": "finance/vtb-c-003",
+        "task_id": "finance/vtb-c-003",
+        "turns": [
+            {"turn_number": 1, "model_answer": "5%"},
+            {"turn_number": 7, "model_answer": "?"},
+        ],
+    },
+]
+
+
+class ImportResponsesTests(TempDirCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.run_dir, _, _ = self.export()
+        self.root = self.run_dir.root
+
+    def official(self, records: list, name: str) -> Path:
+        path = self.tmp / name
+        path.write_text(json.dumps(records, indent=2), encoding="utf-8")
+        return path
+
+    def test_single_and_multi_turn_files(self) -> None:
+        single = run_cli(
+            "import-responses", str(self.official(SINGLE, "s.json")), "-d", str(self.root)
+        )
+        self.assertEqual(single.exit_code, 0, single.stderr)
+        self.assertEqual(
+            read_jsonl(self.root / "responses.jsonl"),
+            [
+                {"id": "vtb-a-medical-001::0", "raw_output": "Upper left."},
+                {"id": "vtb-d-sports-004::0", "raw_output": "API Error: boom"},
+            ],
+        )
+        self.assertIn(
+            "1 record(s) match no task of the run and were ignored: not-a-task", single.stderr
+        )
+        self.assertIn(
+            "1 turn(s) have a null answer (missing): vtb-e-generalist-005::0", single.stderr
+        )
+        self.assertIn("official error texts", single.stderr)
+
+        out = self.root / "multi.jsonl"
+        multi = run_cli(
+            "import-responses",
+            str(self.official(MULTI, "m.json")),
+            "-d",
+            str(self.root),
+            "-o",
+            str(out),
+        )
+        self.assertEqual(multi.exit_code, 0, multi.stderr)
+        self.assertEqual(
+            read_jsonl(out),
+            [
+                {"id": "vtb-b-maths-002::0", "raw_output": "24"},
+                {"id": "vtb-b-maths-002::1", "raw_output": "48"},
+                {"id": "finance/vtb-c-003::1", "raw_output": "5%"},
+            ],
+        )
+        self.assertIn("finance/vtb-c-003::7", multi.stderr)  # a turn the task does not have
+        self.assertIn("finance/vtb-c-003::0", multi.stderr)  # an imported task's unanswered turn
+        made = run_cli("make-judge-tasks", str(out), "-d", str(self.root))
+        self.assertEqual(made.exit_code, 0, made.stderr)
+        judged = {line["task_id"] for line in read_jsonl(self.root / "judge_tasks.jsonl")}
+        self.assertEqual(judged, {"vtb-b-maths-002", "finance/vtb-c-003"})
+
+    def test_existing_output_is_not_overwritten_unless_asked(self) -> None:
+        (self.root / "responses.jsonl").write_text("mine\n")
+        path = self.official(SINGLE, "s.json")
+        refused = run_cli("import-responses", str(path), "-d", str(self.root))
+        self.assertEqual(refused.exit_code, 2)
+        self.assertIn("--overwrite", refused.stderr)
+        self.assertEqual((self.root / "responses.jsonl").read_text(), "mine\n")
+        done = run_cli("import-responses", str(path), "-d", str(self.root), "--overwrite")
+        self.assertEqual(done.exit_code, 0, done.stderr)
+
+    def test_bad_records_are_one_sentence_exit_2(self) -> None:
+        for records in (
+            [{"task_id": "vtb-a-medical-001"}],
+            [{"task_id": "vtb-b-maths-002", "turns": [{"turn_number": "x", "model_answer": "a"}]}],
+            ["text"],
+        ):
+            result = run_cli(
+                "import-responses", str(self.official(records, "bad.json")), "-d", str(self.root)
+            )
+            self.assertEqual(result.exit_code, 2, records)
+            self.assertTrue(result.stderr.startswith("error: "), result.stderr)
+            self.assertNotIn("Traceback", result.stderr)
+            self.assertFalse((self.root / "responses.jsonl").exists())
