@@ -119,6 +119,18 @@ def _image_digests(task: Task) -> list[str]:
     return [sha256_bytes(blob.data) for turn in task.turns for blob in turn.images]
 
 
+def check_export_options(
+    turncase: str | None, limit: int | None, context: str, requests: RequestSettings | None
+) -> str:
+    """Refuse options that cannot work, before anything is touched; the context policy."""
+    check_turncase(turncase)
+    check_limit(limit)
+    context_policy = context_policy_for(context)
+    if requests is not None and context_policy != GOLDEN_HISTORY:
+        raise UsageError(MODEL_CONTEXT_REQUESTS)
+    return context_policy
+
+
 def export(
     source: str,
     split: str,
@@ -148,11 +160,7 @@ def export(
     load (recorded resolved to its commit). Only files an earlier export wrote are replaced or
     removed; ``force`` allows a non-empty directory that holds no export.
     """
-    check_turncase(turncase)
-    check_limit(limit)
-    context_policy = context_policy_for(context)
-    if requests is not None and context_policy != GOLDEN_HISTORY:
-        raise UsageError(MODEL_CONTEXT_REQUESTS)
+    context_policy = check_export_options(turncase, limit, context, requests)
     check_replaceable(run.path(REQUESTS_DIR))
     check_replaceable(run.path(IMAGES))
     pinned = resolve_source(source, revision)
