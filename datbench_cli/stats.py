@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _scipy
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import float_sum, mean_or_none
 
 CONFIDENCE = 0.95
 POWER = 0.80
@@ -46,9 +46,8 @@ def z_value(confidence: float = CONFIDENCE) -> float:
     return float(_scipy.norm.ppf(0.5 + confidence / 2))
 
 
-def mean(scores: Sequence[float]) -> float | None:
-    """The arithmetic mean (``None`` over no samples)."""
-    return float(np.mean(np.asarray(scores, dtype=float))) if len(scores) else None
+# The arithmetic mean (``None`` over no samples), summed left to right like every accuracy.
+mean = mean_or_none
 
 
 def clt_se(scores: Sequence[float]) -> float | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datbench_cli import stats
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
 
 ALPHA = 0.05
 
@@ -29,10 +29,6 @@ class Sample:
     check: tuple[Any, ...] = ()
 
 
-def _mean(values: Sequence[float]) -> float:
-    return float_sum(values) / len(values)
-
-
 def metric_block(
     pairs: Sequence[tuple[Sample, Sample]],
     metric: str,
@@ -50,7 +46,7 @@ def metric_block(
     labels = [pa.groups[strata] for pa, _ in pairs] if strata else None
     boot = stats.paired_bootstrap(a, b, labels, resamples=resamples, seed=seed)
     assert boot is not None  # rows exist only for groups with pairs
-    mean_a, mean_b = _mean(a), _mean(b)
+    mean_a, mean_b = mean(a), mean(b)
     block: dict[str, Any] = {
         "a": mean_a,
         "b": mean_b,

@@ -24,6 +24,11 @@ def mean(values: Sequence[float]) -> float:
     return float_sum(values) / len(values) if values else 0.0
 
 
+def mean_or_none(values: Sequence[float]) -> float | None:
+    """:func:`mean`, but ``None`` over no values (an accuracy over nothing is null, not 0)."""
+    return mean(values) if len(values) else None
+
+
 def mean_score(details: list[dict[str, Any]]) -> float:
     """Mean of each score-details dict's ``score`` (missing: 0.0); 0.0 for no items."""
     return mean([item.get("score", 0.0) for item in details])

@@ -291,13 +291,9 @@ class CtrlCTests(unittest.TestCase):
         self.assertEqual(run_real_cli(*args, "--limit", "1").returncode, 0)
         before = tree_digest(run_dir)
 
-        def staged(_: object) -> bool:
-            # The export's private staging folder (.datbench-staging.<host>-<pid>.<random>).
-            folders = [p for p in run_dir.glob(".datbench-staging.*") if p.is_dir()]
-            return any(len(os.listdir(folder)) >= 3 for folder in folders)
-
+        staging = run_dir / ".datbench-staging"
         # Interrupted in the middle of the rows (a few images staged).
-        self.interrupt(args, staged)
+        self.interrupt(args, lambda _: staging.is_dir() and len(os.listdir(staging)) >= 3)
         self.assertEqual(tree_digest(run_dir), before)
 
     def test_score_on_several_processes(self) -> None:

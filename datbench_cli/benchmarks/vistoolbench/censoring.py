@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean_or_none
 
 _STATUSES = ("truncated", "empty", "refused", "errored")
 _RUBRICS = {
@@ -40,10 +40,6 @@ def reasons(result: dict[str, Any]) -> set[str]:
     return found
 
 
-def _mean(values: list[float]) -> float | None:
-    return float_sum(values) / len(values) if values else None
-
-
 def _entry(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     counts = dict.fromkeys(KEYS, 0)
     completed = []
@@ -58,8 +54,8 @@ def _entry(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         **counts,
         "censored": len(results) - len(completed),
         "completed": len(completed),
-        "ars_completed": _mean([r["ars"] for r in completed]),
-        "apr_completed": _mean([r["apr"] for r in completed]),
+        "ars_completed": mean_or_none([r["ars"] for r in completed]),
+        "apr_completed": mean_or_none([r["apr"] for r in completed]),
     }
 
 

@@ -230,6 +230,9 @@ def _export(
     no_image: bool = False,
 ) -> dict[str, Any]:
     guard.start_placing()
+    # Drop the old manifest first, so a half-done export is never taken for a finished one.
+    run.root.mkdir(parents=True, exist_ok=True)
+    run.path(MANIFEST).unlink(missing_ok=True)
     dirs = ImageDirs()
     counts = dict.fromkeys(
         ("tasks", "single_turn", "multi_turn", "turns", "rubrics", "images", "max_images_per_turn"),
