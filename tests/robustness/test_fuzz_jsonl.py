@@ -234,12 +234,19 @@ def _finite(text: str) -> float:
 
 
 def _utf8_clean(value: Any) -> bool:
-    if isinstance(value, str):
-        return not any(0xD800 <= ord(c) <= 0xDFFF for c in value)
-    if isinstance(value, list):
-        return all(_utf8_clean(v) for v in value)
-    if isinstance(value, dict):
-        return all(_utf8_clean(k) and _utf8_clean(v) for k, v in value.items())
+    """No lone surrogate anywhere in the value (iterative: deep nesting has no depth limit
+    here, which differs between Python versions for recursive generators)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any(0xD800 <= ord(c) <= 0xDFFF for c in item):
+                return False
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
     return True
 
 
@@ -250,7 +257,27 @@ def _reference_parse(text: bytes) -> Any:
         value = json.loads(text.decode("utf-8"), parse_constant=_refuse, parse_float=_finite)
     except (ValueError, RecursionError):
         return None
+    # orjson refuses nesting deeper than 1024 levels (the standard library's limit depends on
+    # the Python version: 3.13 parses deeper); deeper text is an input error for us.
+    if _depth(value) > _ORJSON_MAX_DEPTH:
+        return None
     return value if _utf8_clean(value) else None
+
+
+_ORJSON_MAX_DEPTH = 1024
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (iteratively)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, list | dict):
+            level += 1
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level) for child in children)
+    return deepest
 
 
 def _canonical(rows: list[tuple[int, Any]]) -> bytes:
