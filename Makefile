@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR ?= demo-run
 
-.PHONY: help install demo test ci lint format sample-data bench fuzz clean
+.PHONY: help install demo suite test ci lint format sample-data bench fuzz clean
 
 help:
 	@echo "make demo   - export the bundled sample data, build judge tasks, score the example responses"
@@ -44,13 +44,15 @@ demo: $(STAMP)
 	cp sample_data/vistoolbench/judge_responses.jsonl $(DEMO_DIR)-vistoolbench/judge_responses.jsonl
 	$(DATBENCH) score --allow-missing --dir $(DEMO_DIR)-vistoolbench  # the sample leaves 2 turns unanswered
 
-test: $(STAMP)
+# The suite on one interpreter (PYTHON, in VENV).
+suite: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# CI: the suite on the oldest supported Python (PYTHON, in .venv) and on the newest (3.13, in
-# .venv-3.13). A machine without python3.13 runs only the first and says so.
+# `make test` (the README's test command, what .ci/run runs): the suite on the oldest supported
+# Python (PYTHON, in .venv) and on the newest (3.13, in .venv-3.13). A machine without
+# python3.13 runs only the first and says so.
 PYTHON_NEWEST ?= python3.13
-ci: test
+test: suite
 	@newest=""; \
 	for candidate in $(PYTHON_NEWEST) $$HOME/.pyenv/versions/3.13*/bin/python3.13; do \
 		if "$$candidate" -c "" >/dev/null 2>&1; then newest="$$candidate"; break; fi; \
@@ -58,8 +60,10 @@ ci: test
 	if [ -z "$$newest" ]; then \
 		echo "notice: $(PYTHON_NEWEST) not found: the suite ran on $$($(PY) -V 2>&1) only"; \
 	else \
-		$(MAKE) --no-print-directory test PYTHON="$$newest" VENV=.venv-3.13; \
+		$(MAKE) --no-print-directory suite PYTHON="$$newest" VENV=.venv-3.13; \
 	fi
+
+ci: test
 
 # The property tests and kill loops under the long hypothesis profile (CI runs the bounded,
 # deterministic "ci" profile as part of `make test`).
