@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -201,6 +201,21 @@ class ExportGuard:
             except OSError:
                 return
             parent = parent.parent
+
+    @classmethod
+    def around(
+        cls, root: Path, body: Callable[[ExportGuard], dict[str, Any]], *, force: bool
+    ) -> dict[str, Any]:
+        """Run an export under a guard: :meth:`begin`, then ``body(guard)``, which returns the
+        manifest; :meth:`finish` with its ``written`` files, or :meth:`fail` if it raised."""
+        guard = cls.begin(root, force=force)
+        try:
+            manifest = body(guard)
+        except BaseException:
+            guard.fail()
+            raise
+        guard.finish(manifest["written"])
+        return manifest
 
     def fail(self) -> None:
         """The export failed: drop the journal when nothing of the old export was replaced."""

@@ -214,14 +214,11 @@ def export_datbench(
     ``force`` allows a non-empty directory that holds no export.
     """
     with run.lock("export-tasks", create=True):
-        guard = ExportGuard.begin(run.root, force=force)
-        try:
-            manifest = _export(plan, run, guard, shard, requests, warn, advance, no_image)
-        except BaseException:
-            guard.fail()
-            raise
-        guard.finish(manifest["written"])
-        return manifest
+        return ExportGuard.around(
+            run.root,
+            lambda guard: _export(plan, run, guard, shard, requests, warn, advance, no_image),
+            force=force,
+        )
 
 
 def _export(

@@ -183,9 +183,9 @@ def export(
         files=files,
     )
     pinned = pin_local(pinned, [None], split)
-    guard = ExportGuard.begin(run.root, force=force)
-    try:
-        manifest = _export(
+    return ExportGuard.around(
+        run.root,
+        lambda guard: _export(
             run,
             guard,
             tasks,
@@ -202,12 +202,9 @@ def export(
             warn,
             advance,
             no_image=no_image,
-        )
-    except BaseException:
-        guard.fail()
-        raise
-    guard.finish(manifest["written"])
-    return manifest
+        ),
+        force=force,
+    )
 
 
 def _export(
