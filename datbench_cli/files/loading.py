@@ -169,7 +169,8 @@ def load_source_split(
     import datasets  # heavy: imported only when a dataset is loaded
 
     datasets.disable_progress_bars()
-    datasets.logging.set_verbosity_error()  # a failure is our one sentence, not a log line too
+    # A failure is our one sentence, not a log line too (datasets logs read errors at ERROR).
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
     what = f"{source.given!r}" + (f" (config {config!r})" if config else "")
     try:
         if local:
