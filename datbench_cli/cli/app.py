@@ -10,10 +10,13 @@ from typing import Annotated
 import typer
 
 from datbench_cli.cli.check_judge import check_judge
+from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
+from datbench_cli.cli.html_page import optional_value
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
+from datbench_cli.cli.view import view
 from datbench_cli.version import __version__
 
 app = typer.Typer(
@@ -47,6 +50,8 @@ app.command("make-judge-tasks")(make_judge_tasks)
 app.command("score")(score)
 app.command("check-judge")(check_judge)
 app.command("send")(send)
+app.command("view")(view)
+app.command("compare")(compare)
 
 
 def main() -> None:
@@ -60,7 +65,7 @@ def main() -> None:
     """
     code: int = 0
     try:
-        app(prog_name="datbench")
+        app(args=optional_value(sys.argv[1:]), prog_name="datbench")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):

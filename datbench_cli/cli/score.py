@@ -10,11 +10,13 @@ import typer
 from datbench_cli import benchmarks
 from datbench_cli.benchmarks.base import ScoreRequest
 from datbench_cli.cli.common import DirOpt, QuietOpt, benchmark_options, events, handle_errors
+from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import render
 from datbench_cli.errors import CheckFailed, ScorerFailed, StrictJudgeError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
+from datbench_cli.report_html import check_target, run_page, write_page
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
 
@@ -77,6 +79,16 @@ def score(
             show_default=False,
         ),
     ] = None,
+    html: Annotated[
+        str | None,
+        typer.Option(
+            "--html",
+            metavar="[FILE]",
+            help=f"Also write the HTML page (default FILE: {HTML_DEFAULT} in the run directory).",
+            show_default=False,
+        ),
+    ] = None,
+    embed_images: EmbedImagesOpt = False,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
@@ -86,6 +98,8 @@ def score(
     run = RunDir(run_dir)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     options = benchmark_options(ctx, bench, "score")
+    if html is not None:
+        check_target(page_path(html, run.root))
     judge_path = judge_responses
     if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
         judge_path = run.path(JUDGE_RESPONSES)
@@ -101,6 +115,9 @@ def score(
         raise CheckFailed(f"{exc}; no report written") from None
     target = run.resolve_input(out_path, REPORT)
     report.save(target)
+    if html is not None:
+        page = page_path(html, run.root)
+        write_page(page, run_page(target, page, embed_images=embed_images))
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
@@ -108,6 +125,8 @@ def score(
         for note in bench.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
+        if html is not None:
+            out.info(f"page written to {page_path(html, run.root)}")
     headline = bench.headline(report)
     if fail_under is not None and (headline.value is None or headline.value < fail_under):
         shown = "null" if headline.value is None else f"{headline.value:.4f}"
