@@ -146,25 +146,25 @@
     return wrap;
   }
 
-  function values(key) {
-    var seen = {};
-    B.records.forEach(function (r) {
-      var v = r.f[key];
-      (Array.isArray(v) ? v : [v]).forEach(function (x) { if (x !== undefined && x !== null) seen[x] = true; });
-    });
-    return Object.keys(seen).sort();
+  function facetIndex(key) {
+    for (var i = 0; i < B.facets.length; i++) if (B.facets[i].key === key) return i;
+    return -1;
   }
   function filters() {
     var box = document.getElementById("filters");
     document.getElementById("browser-title").textContent = D.kind === "compare" ? "Samples of both runs" : (B.unit === "task" ? "Tasks" : "Samples");
-    B.facets.forEach(function (f) {
+    B.facets.forEach(function (f, fi) {
       var label = el("label", null, f.label);
       var sel = el("select");
       sel.id = "filter-" + f.key;
       sel.dataset.facet = f.key;
       var all = el("option", null, "(all)"); all.value = ""; sel.appendChild(all);
-      values(f.key).forEach(function (v) { var o = el("option", null, v); o.value = v; sel.appendChild(o); });
-      sel.addEventListener("change", function () { state.filters[f.key] = sel.value; state.page = 0; render(); });
+      var order = f.values.map(function (v, i) { return i; });
+      order.sort(function (a, b) { return f.values[a] < f.values[b] ? -1 : f.values[a] > f.values[b] ? 1 : 0; });
+      order.forEach(function (i) { var o = el("option", null, f.values[i]); o.value = f.values[i]; sel.appendChild(o); });
+      sel.addEventListener("change", function () {
+        state.filters[fi] = sel.value === "" ? -1 : f.values.indexOf(sel.value); state.page = 0; render();
+      });
       label.appendChild(sel);
       box.appendChild(label);
     });
@@ -186,9 +186,10 @@
   }
   function filterTo(facet, value) {
     var sel = document.getElementById("filter-" + facet);
-    if (!sel) return;
+    var fi = facetIndex(facet);
+    if (!sel || fi < 0) return;
     sel.value = value;
-    state.filters[facet] = sel.value;
+    state.filters[fi] = sel.value === "" ? -1 : B.facets[fi].values.indexOf(sel.value);
     state.page = 0;
     render();
     document.getElementById("browser").scrollIntoView();
@@ -209,17 +210,21 @@
   function matches(r, i) {
     for (var k in state.filters) {
       var want = state.filters[k];
-      if (!want) continue;
+      if (want < 0) continue;
       var v = r.f[k];
       if (Array.isArray(v) ? v.indexOf(want) < 0 : v !== want) return false;
     }
     return !state.q || haystack(i).indexOf(state.q) >= 0;
   }
+  function sortIndex(key) {
+    for (var i = 0; i < B.sorts.length; i++) if (B.sorts[i].key === key) return i;
+    return -1;
+  }
   function selected() {
     var idx = [];
     B.records.forEach(function (r, i) { if (matches(r, i)) idx.push(i); });
     if (state.sort) {
-      var key = state.sort, sign = state.dir === "asc" ? 1 : -1;
+      var key = sortIndex(state.sort), sign = state.dir === "asc" ? 1 : -1;
       idx.sort(function (x, y) {
         var a = B.records[x].n[key], b = B.records[y].n[key];
         if (a === null || a === undefined) return (b === null || b === undefined) ? x - y : 1;
@@ -233,10 +238,10 @@
   function blocks(list, parent) {
     (list || []).forEach(function (b) {
       var box = el("div", "blk");
-      box.appendChild(el("div", "h", b.h));
+      box.appendChild(el("div", "h", B.headings[b.h]));
       if (b.t !== undefined) box.appendChild(el("pre", null, b.t));
       if (b.img) b.img.forEach(function (src) {
-        var im = el("img", "thumb"); im.alt = "image of " + b.h; im.loading = "lazy"; im.src = src; box.appendChild(im);
+        var im = el("img", "thumb"); im.alt = "image of " + B.headings[b.h]; im.loading = "lazy"; im.src = src; box.appendChild(im);
       });
       if (b.kv) box.appendChild(table(["key", "value"], b.kv));
       if (b.tbl) box.appendChild(table(b.tbl.c, b.tbl.r));
@@ -264,16 +269,17 @@
     li.dataset.id = r.id;
     var head = el("div", "head");
     head.appendChild(el("span", "rid", r.id));
-    B.facets.forEach(function (f) {
-      var v = r.f[f.key];
+    B.facets.forEach(function (f, fi) {
+      var raw = r.f[fi];
+      var v = Array.isArray(raw) ? raw.map(function (i) { return f.values[i]; }) : f.values[raw];
       if (v === undefined || v === "" || (Array.isArray(v) && !v.length)) return;
       if (v === "(not recorded)" || v === "(direct)") return;
       var text = Array.isArray(v) ? v.join(", ") : v;
       var tone = Array.isArray(v) ? "" : " v-" + String(v).replace(/[^a-z]+/gi, "-");
       head.appendChild(el("span", "badge" + tone, f.label + ": " + text));
     });
-    B.sorts.forEach(function (s) {
-      var v = r.n[s.key];
+    B.sorts.forEach(function (s, si) {
+      var v = r.n[si];
       if (v !== null && v !== undefined) head.appendChild(el("span", "badge", s.label + " " + num(v)));
     });
     var open = null;

@@ -9,6 +9,7 @@ from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.report_html import compare_view
 from datbench_cli.report_html.blocks import flatten, text
+from datbench_cli.report_html.encode import encode
 from datbench_cli.report_html.inputs import Images, RunFiles, locate
 from datbench_cli.report_html.page import render
 from datbench_cli.report_html.views import VIEWS, benchmark_of
@@ -44,6 +45,7 @@ def run_page(report_or_dir: Path, out: Path, *, embed_images: bool = False) -> b
     files = locate(report_or_dir)
     images = Images(files.run_dir, out.parent, embed=embed_images)
     data = _run_data(files, images)
+    data["browser"] = encode(data["browser"])
     data["kind"] = "run"
     data["title"] = f"{data['benchmark']} report"
     data["subtitle"] = f"{files.report_path} · page by datbench {__version__}"
@@ -100,12 +102,14 @@ def compare_page(
         "notes": notes,
         "provenance": [["A." + k, v] for k, v in data_a["provenance"]]
         + [["B." + k, v] for k, v in data_b["provenance"]],
-        "browser": {
-            "unit": data_a["browser"]["unit"],
-            "facets": compare_view.facets(data_a["browser"]["facets"], result_label),
-            "sorts": compare_view.sorts(data_a["browser"]["sorts"]),
-            "records": records,
-        },
+        "browser": encode(
+            {
+                "unit": data_a["browser"]["unit"],
+                "facets": compare_view.facets(data_a["browser"]["facets"], result_label),
+                "sorts": compare_view.sorts(data_a["browser"]["sorts"]),
+                "records": records,
+            }
+        ),
     }
     return render(data["title"], data)
 

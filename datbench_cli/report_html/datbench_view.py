@@ -38,7 +38,16 @@ _ACCOUNTING = [
     ("judge_truncated_responses", "truncated judge responses", None, None),
     ("unknown_judge_response_ids", "unknown judge response ids", None, None),
 ]
-_DETAIL_SKIP = {"model_output", "judge_raw_output", "ground_truth"}
+# Shown in their own blocks (or as the score and the verdict facet), not again in the details.
+_DETAIL_SKIP = {
+    "model_output",
+    "judge_raw_output",
+    "ground_truth",
+    "pred_answer",
+    "all_ground_truth_answers",
+    "score",
+    "judge_verdict",
+}
 
 
 def _uncertainty(summary: dict[str, Any], *path: str) -> dict[str, Any]:
@@ -197,6 +206,8 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
         sources = [images.src(p) for p in image_paths if isinstance(p, str)]
         judge_prompt = judge_text(judge_tasks[sid]) if sid in judge_tasks else None
         refs = details.get("all_ground_truth_answers", reference.get("all_answers"))
+        if refs == [sample.get("ground_truth")]:
+            refs = None  # the one reference, already shown
         out.append(
             {
                 "id": sid,

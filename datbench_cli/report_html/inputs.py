@@ -1,7 +1,9 @@
 """What a page is built from: the report, the run directory's task files, the images.
 
-Image paths come from task files (untrusted): each is resolved inside the run directory and
-dropped when it leaves it, is not a regular file, or goes through a symlink out of it.
+Image paths come from task files (untrusted): each must name, component by component, a
+regular file inside the run directory (no ``..``, no absolute path, no symlink anywhere on the
+way); anything else is dropped and counted. Each folder is listed once, so 45,000 images cost
+no more than one scan of ``images/``.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import posixpath
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -70,6 +73,17 @@ def by_id(run_dir: Path | None, name: str, key: str = "id") -> dict[str, dict[st
     return {str(obj[key]): obj for obj in read_lines(run_dir, name) if key in obj}
 
 
+def _parts(relative: str) -> tuple[str, ...] | None:
+    """The components of a relative path inside the run directory, or ``None`` (absolute,
+    ``..``, empty components, NUL or backslash: refused, never interpreted)."""
+    if not relative or "\x00" in relative or "\\" in relative or relative.startswith("/"):
+        return None
+    parts = tuple(p for p in relative.split("/") if p not in ("", "."))
+    if not parts or any(p == ".." for p in parts):
+        return None
+    return parts
+
+
 @dataclass
 class Images:
     """Turns a task file's image path into a ``src`` for the page: a relative link from the
@@ -83,6 +97,11 @@ class Images:
     not_embedded: int = 0
     refused: int = 0
     _cache: dict[str, str | None] = field(default_factory=dict)
+    _listings: dict[tuple[str, ...], tuple[frozenset[str], frozenset[str]]] = field(
+        default_factory=dict
+    )
+    _root_path: str | None = None
+    _link_prefix: str | None = None
 
     def src(self, relative: Any) -> str | None:
         """The ``src`` of one image, or ``None`` (refused: outside the run directory, absent)."""
@@ -93,23 +112,56 @@ class Images:
         return self._cache[relative]
 
     def _resolve(self, relative: str) -> str | None:
-        assert self.run_dir is not None
-        root = self.run_dir.resolve()
-        if "\x00" in relative or Path(relative).is_absolute():
+        parts = _parts(relative)
+        if parts is None or not self._is_file(parts):
             self.refused += 1
             return None
-        target = (root / relative).resolve()
-        if not target.is_relative_to(root) or not target.is_file():
-            self.refused += 1
-            return None
+        target = "/".join(parts)
         if self.embed:
-            data = self._thumbnail(target)
+            data = self._thumbnail(Path(self._root(), *parts))
             if data is not None and self.embedded_bytes + len(data) <= self.budget:
                 self.embedded_bytes += len(data)
                 return data
             self.not_embedded += 1
-        link = os.path.relpath(target, self.page_dir.resolve())
-        return urllib.parse.quote(Path(link).as_posix(), safe="/")
+        return urllib.parse.quote(posixpath.join(self._prefix(), target), safe="/")
+
+    def _root(self) -> str:
+        assert self.run_dir is not None
+        if self._root_path is None:
+            self._root_path = os.path.realpath(self.run_dir)
+        return self._root_path
+
+    def _prefix(self) -> str:
+        if self._link_prefix is None:
+            relative = os.path.relpath(self._root(), os.path.realpath(self.page_dir))
+            self._link_prefix = "" if relative == "." else Path(relative).as_posix()
+        return self._link_prefix
+
+    def _listing(self, folder: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+        """The regular files and the directories of one folder of the run directory, symlinks
+        left out (each folder scanned once)."""
+        if folder not in self._listings:
+            files: set[str] = set()
+            dirs: set[str] = set()
+            try:
+                with os.scandir(os.path.join(self._root(), *folder)) as entries:
+                    for entry in entries:
+                        if entry.is_symlink():
+                            continue
+                        if entry.is_file(follow_symlinks=False):
+                            files.add(entry.name)
+                        elif entry.is_dir(follow_symlinks=False):
+                            dirs.add(entry.name)
+            except OSError:
+                pass
+            self._listings[folder] = (frozenset(files), frozenset(dirs))
+        return self._listings[folder]
+
+    def _is_file(self, parts: tuple[str, ...]) -> bool:
+        for depth, name in enumerate(parts[:-1]):
+            if name not in self._listing(parts[:depth])[1]:
+                return False
+        return parts[-1] in self._listing(parts[:-1])[0]
 
     @staticmethod
     def _thumbnail(path: Path) -> str | None:
