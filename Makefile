@@ -26,12 +26,15 @@ DATBENCH := $(VENV)/bin/datbench
 SAMPLE := sample_data/datbench
 
 demo: $(STAMP)
+	@echo "demo: the sample responses and judge verdicts contain deliberate mistakes, gaps and one"
+	@echo "demo: unparseable verdict, so the warnings below are expected; nothing here is a failure."
 	rm -rf $(DEMO_DIR)
 	$(DATBENCH) export-tasks all --source $(SAMPLE) --dir $(DEMO_DIR)
 	cp $(SAMPLE)/responses.jsonl $(DEMO_DIR)/responses.jsonl
 	$(DATBENCH) make-judge-tasks --dir $(DEMO_DIR)
 	cp $(SAMPLE)/judge_responses.jsonl $(DEMO_DIR)/judge_responses.jsonl
-	$(DATBENCH) check-judge --dir $(DEMO_DIR) || true
+	@$(DATBENCH) check-judge --dir $(DEMO_DIR) 2>/dev/null || \
+		echo "demo: check-judge flagged the deliberately unparseable verdict (exit 1, as expected)"
 	$(DATBENCH) score --dir $(DEMO_DIR)
 	rm -rf $(DEMO_DIR)-vistoolbench
 	$(DATBENCH) export-tasks vistoolbench --source sample_data/vistoolbench --dir $(DEMO_DIR)-vistoolbench

@@ -19,9 +19,11 @@ def name_ids(ids: Sequence[str]) -> str:
 
 
 class DatbenchError(Exception):
-    """Base class: a message for the user and an exit code."""
+    """Base class: a message for the user and an exit code (``hint``: at most one more line
+    that names the fix)."""
 
     exit_code = 2
+    hint: str | None = None
 
 
 class InputError(DatbenchError):
@@ -32,7 +34,15 @@ class InputError(DatbenchError):
 
     exit_code = 2
 
-    def __init__(self, message: str, path: object | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        path: object | None = None,
+        line: int | None = None,
+        *,
+        hint: str | None = None,
+    ):
+        self.hint = hint
         self.path = str(path) if path is not None else None
         self.line = line
         self.bare_message = message
@@ -46,6 +56,10 @@ class UsageError(DatbenchError):
     """The command was called in a way that cannot work."""
 
     exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        self.hint = hint
+        super().__init__(message)
 
 
 class CheckFailed(DatbenchError):
@@ -76,3 +90,8 @@ class StrictJudgeError(ValueError):
 
 class ScorerFailed(RuntimeError):
     """A scorer raised (on a sample, or aggregating a dataset) and strict scoring was requested."""
+
+
+class DatbenchWarning(UserWarning):
+    """A warning of this library's own (coverage gaps, scorer failures, ...). The command line
+    prints these; warnings from other libraries are not shown as ours."""

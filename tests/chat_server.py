@@ -7,6 +7,7 @@ one hangs:
 
 - ``ok``: a chat completion whose content is ``answers.get(prompt, default_answer)``
 - ``length``: the same with ``finish_reason: "length"``
+- ``null``: the same with ``content: null`` (what a reasoning model out of tokens answers)
 - ``500``, ``400``, ``401``, ``404``: that status with an OpenAI-style error body
 - ``429``: status 429 with ``Retry-After: <retry_after>``
 - ``hang``: no answer until ``release()`` (the client times out)
@@ -31,6 +32,11 @@ def prompt_of(body: dict[str, Any]) -> str:
     return next(part["text"] for part in content if part["type"] == "text")
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients connecting at once are all accepted
+    daemon_threads = True
+
+
 class ChatServer:
     """Runs on 127.0.0.1 (a free port) in a background thread; use as a context manager."""
 
@@ -48,7 +54,7 @@ class ChatServer:
         self.answered = 0
         self._released = threading.Event()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _HTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
@@ -80,7 +86,7 @@ class ChatServer:
                 return "hang"
             actions = self.script.get(prompt) or self.default_script
             action = actions[min(self.hits[prompt], len(actions)) - 1]
-            self.answered += action in ("ok", "length")
+            self.answered += action in ("ok", "length", "null")
             return action
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -126,8 +132,9 @@ class ChatServer:
                 if action == "garbage":
                     self._send(200, b"<html>upstream trouble</html>")
                     return
-                if action in ("ok", "length"):
+                if action in ("ok", "length", "null"):
                     answer = server.answers.get(prompt, server.default_answer)
+                    answer = None if action == "null" else answer
                     completion = {
                         "id": "chatcmpl-test",
                         "object": "chat.completion",

@@ -3,7 +3,9 @@
 One request line is ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body":
 {"model", "messages", "max_tokens", "temperature"}}``: the shape of the OpenAI Batch API input,
 which ``vllm run-batch`` reads too and ``datbench send`` posts line by line. ``custom_id`` is our
-task id, so outputs are matched by id, never by line order.
+task id, so outputs are matched by id, never by line order. The token limit may be sent as
+``max_completion_tokens`` instead, and the temperature left out (OpenAI's reasoning models take
+only those).
 
 Part files are ``<stem>.openai.00001.jsonl``, ``.00002``, ... in the run directory's ``requests/``
 folder; each holds at most :data:`MAX_LINES_PER_PART` lines and at most ``max_bytes`` bytes, so
@@ -32,6 +34,7 @@ MAX_LINES_PER_PART = 50_000
 DEFAULT_MAX_FILE_MB = 190
 MB = 1_000_000
 IMAGE_MODES = ("data-url", "file", "url")
+MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 
 _MIME_BY_EXTENSION = {
     "png": "image/png",
@@ -45,20 +48,32 @@ _MIME_BY_EXTENSION = {
 
 @dataclass(frozen=True)
 class RequestSettings:
-    """The options of one request file set: model, sampling, image transport, part size."""
+    """The options of one request file set: model, sampling, image transport, part size.
+
+    ``temperature`` ``None`` leaves it out of the body; ``max_tokens_field`` names the body field
+    carrying ``max_tokens`` (``max_tokens`` or ``max_completion_tokens``).
+    """
 
     model: str
     max_tokens: int
-    temperature: float = 0.0
+    temperature: float | None = 0.0
     image_mode: str = "data-url"
     image_base_url: str | None = None
     max_file_bytes: int = DEFAULT_MAX_FILE_MB * MB
+    max_tokens_field: str = "max_tokens"
 
     def __post_init__(self) -> None:
         if not self.model:
             raise UsageError("--format openai needs --model (the model name the server expects)")
         if self.max_tokens < 1:
             raise UsageError("--max-tokens must be at least 1")
+        if self.max_tokens_field not in MAX_TOKENS_FIELDS:
+            raise UsageError(
+                f"unknown token limit field {self.max_tokens_field!r} "
+                f"(use {' or '.join(MAX_TOKENS_FIELDS)})"
+            )
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise UsageError(f"--temperature must be between 0 and 2, got {self.temperature}")
         if self.image_mode not in IMAGE_MODES:
             raise UsageError(
                 f"unknown image mode {self.image_mode!r} (use {', '.join(IMAGE_MODES)})"
@@ -73,6 +88,7 @@ class RequestSettings:
         return {
             "model": self.model,
             "max_tokens": self.max_tokens,
+            "max_tokens_field": self.max_tokens_field,
             "temperature": self.temperature,
             "image_mode": self.image_mode,
             "image_base_url": self.image_base_url,
@@ -151,9 +167,10 @@ def request_line(
     body: dict[str, Any] = {
         "model": settings.model,
         "messages": messages,
-        "max_tokens": settings.max_tokens,
-        "temperature": settings.temperature,
+        settings.max_tokens_field: settings.max_tokens,
     }
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
     if response_format is not None:
         body["response_format"] = dict(response_format)
     return {"custom_id": custom_id, "method": "POST", "url": CHAT_URL, "body": body}

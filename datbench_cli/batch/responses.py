@@ -2,11 +2,12 @@
 
 A batch output line (``custom_id`` + ``response.body.choices[0].message.content``) is detected per
 line, so one file may mix both shapes. ``error`` may be an object or a plain string (vLLM writes
-both); such a line, or one whose ``status_code`` is not 200, is an *errored* response, unless
-another line of the same file answers that id (a retry that succeeded later, as ``datbench send``
-appends). A ``finish_reason`` of ``length`` marks a *truncated* response, which is still scored.
-A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench send``) is
-skipped and reported, never an error.
+both); such a line, or one whose ``status_code`` is not 200 or that has no message, is an
+*errored* response, unless another line of the same file answers that id (a retry that succeeded
+later, as ``datbench send`` appends). A message whose ``content`` is ``null`` is an answer with
+empty text. A ``finish_reason`` of ``length`` marks a *truncated* response, which is still
+scored. A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench
+send``) is skipped and reported, never an error.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def _batch_content(response: Any) -> tuple[str | None, str | None]:
         return None, None
     message = choice.get("message")
     content = message.get("content") if isinstance(message, dict) else None
+    if content is None and isinstance(message, dict):
+        # An answer without text (all tokens spent on reasoning, or only tool calls) is still
+        # the model's answer: empty, never an error to send again.
+        content = ""
     reason = choice.get("finish_reason")
     return (content if isinstance(content, str) else None), (
         reason if isinstance(reason, str) else None

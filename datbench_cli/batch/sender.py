@@ -1,49 +1,58 @@
 """Posting OpenAI batch request lines to a chat-completions server: retries, resume, no loss.
 
-Each request line's ``body`` is POSTed to ``<base URL>/v1/chat/completions`` by a small pool of
-worker threads (standard-library HTTP; daemon threads, so Ctrl-C stops at once). Each finished
-request is appended to the output file as one OpenAI batch output line, written with a single
-``write`` on an ``O_APPEND`` descriptor and ``fsync``-ed before the next, so a kill loses at most
-the requests in flight. The output is ingested by ``score`` and ``make-judge-tasks`` unchanged.
+Each request line's ``body`` is POSTed to the base URL joined with the line's endpoint (see
+:mod:`~datbench_cli.batch.endpoint`) by a pool of worker threads over one keep-alive connection
+pool (:mod:`~datbench_cli.batch.transport`: ``timeout`` bounds each whole exchange, answers are
+capped in size, redirects are never followed). Each finished request is appended to the output
+file as one OpenAI batch output line, written with a single ``write`` on an ``O_APPEND``
+descriptor and ``fsync``-ed before the next, so a kill loses at most the requests in flight. The
+output is ingested by ``score`` and ``make-judge-tasks`` unchanged.
 
 Resume: ids already answered in the output file (a batch line without an error, or a native
 answer line) are never sent again; everything else is. A last line cut off by a kill is repaired
 first (completed when it is whole JSON, else dropped).
 
 Retries: 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
-exponential backoff and jitter (``Retry-After`` honoured, and a 429 pauses every worker). Other
-4xx answers are written as that request's error line. 401, 403 and 404 (wrong key, URL or model)
-and a server that cannot be reached after all retries stop the run.
+exponential backoff and jitter (``Retry-After`` honoured, and a 429 pauses every worker); when
+the retries are spent, the request's error line is written and the run goes on. Other 4xx
+answers and answers over the size cap are written as that request's error line at once. 401,
+403 and 404 (wrong key, URL or model), a redirect (credentials never follow one) and a server
+that cannot be connected to after all retries stop the run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import email.utils
-import http.client
 import os
 import queue
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from datbench_cli.batch.endpoint import BaseUrl, check_path
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.responses import batch_line_result
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.version import __version__
 
+if TYPE_CHECKING:
+    from datbench_cli.batch.transport import Answer
+
 _FATAL_STATUSES = frozenset({401, 403, 404})
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_BODY_CHARS = 2000
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+# File descriptors kept free for everything but the connections (output, requests, stdio).
+_FD_RESERVE = 64
 
 
 class SendAborted(DatbenchError):
@@ -64,19 +73,54 @@ class SendConfig:
     max_retries: int = 6
     backoff_base: float = 1.0
     backoff_max: float = 60.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    key_withheld: bool = False
 
     def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise UsageError(
-                f"--base-url must start with http:// or https://, got {self.base_url!r}"
-            )
+        BaseUrl.parse(self.base_url)
         if self.concurrency < 1:
             raise UsageError("--concurrency must be at least 1")
+        if not self.timeout > 0:
+            raise UsageError("--timeout must be positive")
+        if self.max_response_bytes < 1:
+            raise UsageError("--max-response-mb must be positive")
+        if self.api_key is not None and not _header_safe(self.api_key):
+            raise UsageError(
+                "the API key holds spaces, control or non-ASCII characters; check the variable"
+            )
 
     def endpoint(self, url: str) -> str:
-        """The full URL for a request line's ``url``; the base may end in ``/v1`` or not."""
-        base = self.base_url.rstrip("/").removesuffix("/v1")
-        return base + (url if url.startswith("/") else "/" + url)
+        """The full URL for a request line's ``url``, joined as the OpenAI SDK does."""
+        return BaseUrl.parse(self.base_url).endpoint(url)
+
+
+def _header_safe(value: str) -> bool:
+    return value.isascii() and value.isprintable() and " " not in value
+
+
+def usable_concurrency(requested: int, pending: int) -> tuple[int, str | None]:
+    """How many requests can be in flight: at most ``pending``, and at most what the limit on
+    open files allows (raised to its hard limit first); a note when that is below
+    ``requested``."""
+    wanted = max(1, min(requested, pending))
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return wanted, None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = wanted + _FD_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return wanted, None
+    allowed = max(1, soft - _FD_RESERVE)
+    return allowed, (
+        f"--concurrency {requested} needs more open files than this process may have "
+        f"({soft}); sending {allowed} at a time"
+    )
 
 
 # --------------------------------------------------------------------------- planning
@@ -109,6 +153,9 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
             url = obj.get("url", CHAT_URL)
             if not isinstance(url, str):
                 raise InputError('"url" must be a string', path, number)
+            problem = check_path(url)
+            if problem is not None:
+                raise InputError(problem, path, number)
             yield ident, url, body
 
 
@@ -250,6 +297,7 @@ class _Attempt:
     retry_after: float | None = None
     problem: str | None = None  # set when there is no usable answer
     code: str | None = None
+    location: str = ""
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -275,65 +323,76 @@ def _decode_body(data: bytes) -> Any:
         return text if len(text) <= _MAX_BODY_CHARS else text[:_MAX_BODY_CHARS] + "..."
 
 
+def _plain(text: str, limit: int = 300) -> str:
+    """Server-supplied text made safe for one line of a terminal."""
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _server_message(body: Any) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
-            return str(error.get("message") or error)[:300]
-        return str(error)[:300]
-    return str(body)[:300]
+            return _plain(str(error.get("message") or error))
+        return _plain(str(error))
+    return _plain(str(body))
+
+
+def _attempt(answer: Answer) -> _Attempt:
+    """An HTTP answer (or its absence) read as one attempt."""
+    if answer.status is None or answer.headers is None:
+        return _Attempt(None, problem=answer.problem, code=answer.code)
+    headers = answer.headers
+    request_id = headers.get("x-request-id", "")
+    if answer.problem is not None:  # the body was not read (too large)
+        return _Attempt(answer.status, None, request_id, problem=answer.problem, code=answer.code)
+    body = _decode_body(answer.body)
+    if answer.status in _REDIRECTS:
+        return _Attempt(
+            answer.status, body, request_id, problem=f"HTTP {answer.status} (a redirect)",
+            code=f"http_{answer.status}", location=_plain(headers.get("location", ""), 200),
+        )  # fmt: skip
+    if answer.status != 200:
+        return _Attempt(
+            answer.status, body, request_id, _retry_after(headers.get("retry-after")),
+            f"HTTP {answer.status}: {_server_message(body)}", f"http_{answer.status}",
+        )  # fmt: skip
+    attempt = _Attempt(200, body, request_id)
+    if not isinstance(body, dict):
+        attempt.problem = "the server's answer is not a JSON object"
+        attempt.code = "invalid_response"
+    return attempt
 
 
 class _Client:
     """POSTs request bodies with retries; shared by the worker threads."""
 
     def __init__(self, config: SendConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+        from datbench_cli.batch.transport import Transport  # the HTTP stack, only when sending
+
         self.config = config
         self.sleep = sleep
+        self.base = BaseUrl.parse(config.base_url)
+        self.transport = Transport(config.base_url, config.concurrency)
         self._gate_lock = threading.Lock()
         self._not_before = 0.0
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
+            "Accept-Encoding": "identity",
             "User-Agent": f"datbench/{__version__}",
         }
         if config.api_key:
             self._headers["Authorization"] = f"Bearer {config.api_key}"
 
+    def close(self) -> None:
+        self.transport.close()
+
     def _post(self, url: str, data: bytes) -> _Attempt:
-        request = urllib.request.Request(url, data=data, headers=self._headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.config.timeout) as reply:
-                raw = reply.read()
-                status, headers = reply.status, reply.headers
-        except urllib.error.HTTPError as exc:
-            try:
-                raw = exc.read()
-            except (OSError, http.client.HTTPException):
-                raw = b""
-            body = _decode_body(raw)
-            return _Attempt(
-                exc.code,
-                body,
-                exc.headers.get("x-request-id", "") if exc.headers else "",
-                _retry_after(exc.headers.get("Retry-After") if exc.headers else None),
-                f"HTTP {exc.code}: {_server_message(body)}",
-                f"http_{exc.code}",
-            )
-        except TimeoutError:
-            return _Attempt(None, problem="timed out", code="timeout")
-        except (OSError, http.client.HTTPException) as exc:
-            reason = getattr(exc, "reason", exc)
-            code = "timeout" if isinstance(reason, TimeoutError) else "connection_error"
-            return _Attempt(None, problem=f"{type(reason).__name__}: {reason}", code=code)
-        body = _decode_body(raw)
-        attempt = _Attempt(status, body, headers.get("x-request-id", ""))
-        if not isinstance(body, dict):
-            attempt.problem, attempt.code = (
-                "the server's answer is not a JSON object",
-                "invalid_response",
-            )
-        return attempt
+        answer = self.transport.post(
+            url, self._headers, data, self.config.timeout, self.config.max_response_bytes
+        )
+        return _attempt(answer)
 
     def _wait_gate(self) -> None:
         with self._gate_lock:
@@ -348,26 +407,41 @@ class _Client:
         base = min(cap, self.config.backoff_base * 2**number)
         return base * (0.5 + random.random() / 2)
 
+    def _fatal(self, target: str, attempt: _Attempt) -> str:
+        if attempt.status in _REDIRECTS:
+            where = f" to {attempt.location}" if attempt.location else ""
+            return (
+                f"{target} answered with a redirect (HTTP {attempt.status}){where}; redirects are "
+                "never followed, so no key reaches another address: pass the final URL as "
+                "--base-url"
+            )
+        hint = ""
+        if attempt.status in (401, 403) and self.config.key_withheld:
+            hint = " (no key was sent; pass --api-key-env NAME to send one)"
+        return f"{target} answered {attempt.problem}{hint}"
+
     def send(self, custom_id: str, url: str, body: dict[str, Any]) -> _Reply:
         """Send one request until it is answered, fails for good, or the run must stop."""
         if self.config.model:
             body = {**body, "model": self.config.model}
         data = jsonio.dumps(body)
-        target = self.config.endpoint(url)
+        target = self.base.endpoint(url)
         number = 0
         while True:
             self._wait_gate()
             attempt = self._post(target, data)
-            if attempt.status in _FATAL_STATUSES:
-                return _Reply(fatal=f"{target} answered {attempt.problem}")
+            if attempt.status in _FATAL_STATUSES or attempt.status in _REDIRECTS:
+                return _Reply(fatal=self._fatal(target, attempt))
             if attempt.status == 200 and attempt.problem is None:
                 return _Reply(_output_line(custom_id, attempt))
-            retryable = attempt.status in (None, 408, 429) or attempt.status >= 500
+            retryable = attempt.status in (None, 408, 429) or (attempt.status or 0) >= 500
             retryable = retryable or attempt.code == "invalid_response"
+            if attempt.code == "response_too_large":
+                retryable = False
             if not retryable:
                 return _Reply(_output_line(custom_id, attempt))
             if number >= self.config.max_retries:
-                if attempt.code == "connection_error":
+                if attempt.code == "connect_error":
                     return _Reply(fatal=f"cannot reach {target} ({attempt.problem})")
                 return _Reply(_output_line(custom_id, attempt))
             delay = self._delay(attempt, number)
@@ -388,7 +462,9 @@ def _output_line(custom_id: str, attempt: _Attempt) -> dict[str, Any]:
             "body": attempt.body,
         }
     error = None
-    if attempt.problem is not None and (attempt.status is None or attempt.status == 200):
+    if attempt.problem is not None and (
+        attempt.status is None or attempt.status == 200 or attempt.body is None
+    ):
         error = {"code": attempt.code, "message": attempt.problem}
     return {
         "id": f"batch_req_{uuid.uuid4().hex}",
@@ -417,9 +493,21 @@ class _Workers:
         self._jobs: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
         self._results: queue.Queue[tuple[str, _Reply | BaseException]] = queue.Queue()
         self._work = work
-        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(count)]
-        for thread in self._threads:
-            thread.start()
+        self._threads: list[threading.Thread] = []
+        for _ in range(count):
+            thread = threading.Thread(target=self._run, daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:  # the system allows no more threads: work with those started
+                if not self._threads:
+                    raise DatbenchError("cannot start a thread to send requests") from None
+                break
+            self._threads.append(thread)
+
+    @property
+    def count(self) -> int:
+        """How many threads work (fewer than asked when the system allowed no more)."""
+        return len(self._threads)
 
     def _run(self) -> None:
         while (job := self._jobs.get()) is not None:
@@ -463,7 +551,11 @@ def send_requests(
     sent: set[str] = set(plan.answered_ids)
     fatal: str | None = None
     in_flight = 0
-    workers = _Workers(config.concurrency, client.send)
+    try:
+        workers = _Workers(config.concurrency, client.send)
+    except BaseException:
+        client.close()
+        raise
 
     def collect() -> None:
         nonlocal fatal, in_flight
@@ -487,7 +579,7 @@ def send_requests(
         for ident, url, body in iter_request_lines(paths):
             if ident in sent:
                 continue
-            while in_flight >= config.concurrency and fatal is None:
+            while in_flight >= workers.count and fatal is None:
                 collect()
             if fatal is not None:
                 break
@@ -498,6 +590,8 @@ def send_requests(
             collect()
     finally:
         workers.close()
+        if not in_flight:
+            client.close()
     if fatal is not None:
         raise SendAborted(
             f"stopped: {fatal}; answers received so far are kept in {output.path}, and running "

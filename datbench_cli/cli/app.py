@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from datbench_cli.cli.check_judge import check_judge
+from datbench_cli.cli.command import DatbenchCommand, DatbenchGroup, quiet_other_libraries
 from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.html_page import optional_value
@@ -25,6 +26,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=DatbenchGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -43,15 +46,16 @@ def root(
     ] = False,
 ) -> None:
     """Evaluate vision-language models on DatBench: export tasks, build judge tasks, score."""
+    quiet_other_libraries()
 
 
-app.command("export-tasks")(export_tasks)
-app.command("make-judge-tasks")(make_judge_tasks)
-app.command("score")(score)
-app.command("check-judge")(check_judge)
-app.command("send")(send)
-app.command("view")(view)
-app.command("compare")(compare)
+app.command("export-tasks", cls=DatbenchCommand)(export_tasks)
+app.command("make-judge-tasks", cls=DatbenchCommand)(make_judge_tasks)
+app.command("score", cls=DatbenchCommand)(score)
+app.command("check-judge", cls=DatbenchCommand)(check_judge)
+app.command("send", cls=DatbenchCommand)(send)
+app.command("view", cls=DatbenchCommand)(view)
+app.command("compare", cls=DatbenchCommand)(compare)
 
 
 def main() -> None:

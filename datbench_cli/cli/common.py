@@ -16,7 +16,8 @@ from datbench_cli.batch.requests import DEFAULT_MAX_FILE_MB, MB, RequestSettings
 from datbench_cli.benchmarks import BENCHMARKS, command_options
 from datbench_cli.benchmarks.base import Benchmark, Events
 from datbench_cli.cli.output import Output, error_line
-from datbench_cli.errors import DatbenchError, UsageError
+from datbench_cli.errors import DatbenchError, InputError, UsageError
+from datbench_cli.files.rundir import MANIFEST, RunDir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,11 +52,46 @@ ModelOpt = Annotated[
         show_default=False,
     ),
 ]
+NO_TEMPERATURE = "none"
+
+
+def _temperature(value: str | None) -> str | None:
+    if value is None or value.strip().lower() == NO_TEMPERATURE:
+        return value if value is None else NO_TEMPERATURE
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is neither a number nor 'none'") from None
+    if not 0 <= number <= 2:
+        raise typer.BadParameter(f"{value} is not between 0 and 2")
+    return value
+
+
 TemperatureOpt = Annotated[
-    float | None,
+    str | None,
     typer.Option(
-        min=0,
-        help="Sampling temperature of each request (default 0).",
+        callback=_temperature,
+        metavar="FLOAT|none",
+        help="Sampling temperature of each request (default 0); 'none' leaves it out (OpenAI's "
+        "reasoning models reject it).",
+        rich_help_panel=_OPENAI,
+        show_default=False,
+    ),
+]
+
+
+class MaxTokensField(StrEnum):
+    """The request field carrying the token limit."""
+
+    max_tokens = "max_tokens"
+    max_completion_tokens = "max_completion_tokens"
+
+
+MaxTokensFieldOpt = Annotated[
+    MaxTokensField | None,
+    typer.Option(
+        help="Body field carrying --max-tokens (default max_tokens; OpenAI's reasoning models "
+        "take max_completion_tokens).",
         rich_help_panel=_OPENAI,
         show_default=False,
     ),
@@ -118,15 +154,17 @@ def request_settings(
     model: str | None,
     max_tokens: int | None,
     default_max_tokens: int,
-    temperature: float | None,
+    temperature: str | float | None,
     max_file_mb: float | None,
+    max_tokens_field: MaxTokensField | None = None,
     **images: Any,
 ) -> RequestSettings | None:
     """The OpenAI request settings from the options; refuses request options without
-    ``--format openai``."""
+    ``--format openai``. ``temperature`` is a number, ``"none"`` (left out) or ``None`` (0)."""
     given = {
         "--model": model,
         "--max-tokens": max_tokens,
+        "--max-tokens-field": max_tokens_field,
         "--temperature": temperature,
         "--max-file-mb": max_file_mb,
     }
@@ -141,10 +179,19 @@ def request_settings(
     return RequestSettings(
         model=model or "",
         max_tokens=max_tokens if max_tokens is not None else default_max_tokens,
-        temperature=temperature if temperature is not None else 0.0,
+        temperature=_temperature_value(temperature),
+        max_tokens_field=(max_tokens_field or MaxTokensField.max_tokens).value,
         max_file_bytes=int((max_file_mb if max_file_mb is not None else DEFAULT_MAX_FILE_MB) * MB),
         **{k: v for k, v in images.items() if v is not None},
     )
+
+
+def _temperature_value(option: str | float | None) -> float | None:
+    if option is None:
+        return 0.0
+    if isinstance(option, str) and option.strip().lower() == NO_TEMPERATURE:
+        return None
+    return float(option)
 
 
 def handle_errors(command: F) -> F:
@@ -156,6 +203,8 @@ def handle_errors(command: F) -> F:
             return command(*args, **kwargs)
         except DatbenchError as exc:
             error_line(str(exc))
+            if exc.hint:
+                error_line(exc.hint, label="hint")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             error_line("interrupted; files already written are complete, nothing half-written")
@@ -207,3 +256,19 @@ def benchmark_options(ctx: typer.Context, benchmark: Benchmark, command: str) ->
 def events(out: Output) -> Events:
     """The library's callbacks, printing through ``out``."""
     return Events(info=out.info, warn=out.warn, progress=out.progress)
+
+
+def run_directory(run_dir: Path, *given: Path | None) -> RunDir:
+    """The run directory of a command; when ``--dir`` holds no manifest but a file given on
+    the command line sits in a run directory, the error says to pass that one."""
+    run = RunDir(run_dir)
+    if run.root.is_dir() and not run.path(MANIFEST).is_file():
+        for path in given:
+            folder = path.parent if path is not None else None
+            if folder is not None and (folder / MANIFEST).is_file() and folder != run.root:
+                raise InputError(
+                    f"no {MANIFEST} here: this is not a run directory",
+                    run.root,
+                    hint=f"{path} is in the run directory {folder}: pass -d {folder}",
+                )
+    return run

@@ -18,6 +18,7 @@ from datbench_cli.cli.common import (
     DirOpt,
     FormatOpt,
     MaxFileMbOpt,
+    MaxTokensFieldOpt,
     ModelOpt,
     NumShardsOpt,
     QuietOpt,
@@ -105,6 +106,7 @@ def export_tasks(
     model: ModelOpt = None,
     max_tokens: TaskMaxTokensOpt = None,
     temperature: TemperatureOpt = None,
+    max_tokens_field: MaxTokensFieldOpt = None,
     image_mode: Annotated[
         ImageMode | None,
         typer.Option(
@@ -151,6 +153,7 @@ def export_tasks(
         max_tokens=max_tokens,
         default_max_tokens=DEFAULT_TASK_MAX_TOKENS,
         temperature=temperature,
+        max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
         image_mode=image_mode.value if image_mode is not None else None,
         image_base_url=image_base_url,

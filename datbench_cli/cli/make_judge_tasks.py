@@ -14,6 +14,7 @@ from datbench_cli.cli.common import (
     FormatOpt,
     JudgeMaxTokensOpt,
     MaxFileMbOpt,
+    MaxTokensFieldOpt,
     ModelOpt,
     QuietOpt,
     RequestFormat,
@@ -21,9 +22,10 @@ from datbench_cli.cli.common import (
     events,
     handle_errors,
     request_settings,
+    run_directory,
 )
 from datbench_cli.cli.output import Output
-from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES
 
 
 @handle_errors
@@ -55,6 +57,7 @@ def make_judge_tasks(
     model: ModelOpt = None,
     max_tokens: JudgeMaxTokensOpt = None,
     temperature: TemperatureOpt = None,
+    max_tokens_field: MaxTokensFieldOpt = None,
     max_file_mb: MaxFileMbOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -71,9 +74,10 @@ def make_judge_tasks(
         max_tokens=max_tokens,
         default_max_tokens=DEFAULT_JUDGE_MAX_TOKENS,
         temperature=temperature,
+        max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
     )
-    run = RunDir(run_dir)
+    run = run_directory(run_dir, responses, skip_done)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     target = run.resolve_input(out_path, JUDGE_TASKS)
     written = bench.make_judge_tasks(

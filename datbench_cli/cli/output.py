@@ -105,9 +105,10 @@ class Output:
             yield advance
 
 
-def error_line(message: str) -> None:
-    """One error sentence on stderr."""
+def error_line(message: str, label: str = "error") -> None:
+    """One ``error:`` (or ``hint:``) sentence on stderr."""
     no_color = bool(os.environ.get("NO_COLOR"))
+    colour = "red" if label == "error" else "cyan"
     Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True).print(
-        f"[red]error:[/red] {escape(message)}", highlight=False
+        f"[{colour}]{label}:[/{colour}] {escape(message)}", highlight=False
     )

@@ -9,13 +9,20 @@ import typer
 
 from datbench_cli import benchmarks
 from datbench_cli.benchmarks.base import ScoreRequest
-from datbench_cli.cli.common import DirOpt, QuietOpt, benchmark_options, events, handle_errors
+from datbench_cli.cli.common import (
+    DirOpt,
+    QuietOpt,
+    benchmark_options,
+    events,
+    handle_errors,
+    run_directory,
+)
 from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import render
 from datbench_cli.errors import CheckFailed, ScorerFailed, StrictJudgeError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES, RunDir
+from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
 from datbench_cli.report_html import check_target, run_page, write_page
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
@@ -71,6 +78,14 @@ def score(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
     ] = 0,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="datbench only: 'reference' (default: the reference's scores, quirks included) "
+            "or 'corrected' (one named fix per known reference defect; docs/known-defects.md).",
+            show_default=False,
+        ),
+    ] = None,
     turncase: Annotated[
         str | None,
         typer.Option(
@@ -95,7 +110,7 @@ def score(
     """Score the responses and write the report (--fail-under gates on the benchmark's
     headline number: DatBench overall_accuracy, VisualToolBench APR)."""
     out = Output(quiet)
-    run = RunDir(run_dir)
+    run = run_directory(run_dir, responses, judge_responses)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     options = benchmark_options(ctx, bench, "score")
     if html is not None:

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from datbench_cli.batch.endpoint import DEFAULT_KEY_ENV, BaseUrl, choose_key
 from datbench_cli.batch.requests import REQUESTS_DIR
-from datbench_cli.batch.sender import OutputFile, SendConfig, plan_send, send_requests
+from datbench_cli.batch.sender import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    OutputFile,
+    SendConfig,
+    plan_send,
+    send_requests,
+    usable_concurrency,
+)
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError, name_ids
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_MIB = 1024 * 1024
 _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
 
 
@@ -36,14 +45,6 @@ def default_output(requests: list[Path], run_dir: Path | None) -> Path:
     return run_dir / names.pop()
 
 
-def _api_key(env_name: str | None) -> str | None:
-    name = env_name or DEFAULT_KEY_ENV
-    key = os.environ.get(name)
-    if env_name is not None and not key:
-        raise UsageError(f"environment variable {name} (from --api-key-env) is not set")
-    return key or None
-
-
 @handle_errors
 def send(
     requests: Annotated[
@@ -55,16 +56,16 @@ def send(
     base_url: Annotated[
         str,
         typer.Option(
-            help="The server, e.g. http://localhost:8000/v1 (requests go to "
-            "<server>/v1/chat/completions).",
+            help="The API root, e.g. http://localhost:8000/v1 (requests go to "
+            "<root>/chat/completions, joined as the OpenAI SDK does).",
             show_default=False,
         ),
     ],
     api_key_env: Annotated[
         str | None,
         typer.Option(
-            help=f"Environment variable holding the API key, sent as a Bearer token (default "
-            f"{DEFAULT_KEY_ENV}; no key when that is unset).",
+            help=f"Environment variable holding this server's API key, sent as a Bearer token "
+            f"(default: ${DEFAULT_KEY_ENV}, sent only to https://api.openai.com).",
             show_default=False,
         ),
     ] = None,
@@ -84,8 +85,20 @@ def send(
         typer.Option(help="Replace the model name of every request.", show_default=False),
     ] = None,
     timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds to wait for the server before a retry.")
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds one attempt may take, from connecting to the answer's last byte.",
+        ),
     ] = 600.0,
+    max_response_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-response-mb",
+            min=0.001,
+            help="Largest answer accepted, in MiB; a larger one is that request's error line.",
+        ),
+    ] = DEFAULT_MAX_RESPONSE_BYTES / _MIB,
     max_retries: Annotated[
         int, typer.Option(min=0, help="Retries of one request on 429, 5xx and timeouts.")
     ] = 6,
@@ -110,15 +123,20 @@ def send(
     it stopped when the same command is run again. Exit 1 when some requests still failed.
     """
     out = Output(quiet)
+    key = choose_key(BaseUrl.parse(base_url), api_key_env, os.environ)
     config = SendConfig(
         base_url=base_url,
-        api_key=_api_key(api_key_env),
+        api_key=key.key,
         model=model,
         concurrency=concurrency,
         timeout=timeout,
         max_retries=max_retries,
         backoff_max=max_backoff,
+        max_response_bytes=max(1, int(max_response_mb * _MIB)),
+        key_withheld=key.withheld,
     )
+    if key.note:
+        (out.info if key.withheld else out.warn)(key.note)
     target = out_path if out_path is not None else default_output(requests, run_dir)
     with OutputFile(target) as output:
         _send(out, requests, output, config, base_url)
@@ -129,6 +147,10 @@ def _send(
 ) -> None:
     target = output.path
     plan = plan_send(requests, output)
+    workers, note = usable_concurrency(config.concurrency, plan.pending)
+    if note:
+        out.warn(note)
+    config = dataclasses.replace(config, concurrency=workers)
     if plan.repaired_tail:
         out.warn(f"{target}: {plan.repaired_tail}")
     if plan.duplicate_ids:

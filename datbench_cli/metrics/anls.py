@@ -5,7 +5,7 @@
 * ``anls_package_score``: the PyPI ``anls`` 0.0.2 package's ``anls_score`` rules (InfoVQA),
   strict threshold and upper-cased lengths.
 
-Levenshtein distances come from ``rapidfuzz`` (plain code-point edit distance, unique value).
+Levenshtein distances come from :mod:`datbench_cli.metrics.edit_distance`.
 """
 
 from __future__ import annotations
@@ -13,19 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from datbench_cli.metrics.edit_distance import levenshtein
+
 
 def normalize_answer(text: str) -> str:
     """Lower-case, strip, collapse whitespace runs to one space ("" for a falsy input)."""
     if not text:
         return ""
     return " ".join(text.strip().lower().split())
-
-
-def levenshtein(first: str, second: str) -> int:
-    """Unit-cost insert/delete/substitute distance over code points."""
-    from rapidfuzz.distance import Levenshtein
-
-    return Levenshtein.distance(first, second)
 
 
 def raw_similarity(prediction: str, reference: str) -> float:

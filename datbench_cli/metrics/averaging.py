@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
@@ -19,11 +19,11 @@ def float_sum(values: Iterable[Any]) -> Any:
     return total
 
 
-def mean(values: list[float]) -> float:
+def mean(values: Sequence[float]) -> float:
     """``float_sum(values) / len(values)``; 0.0 for an empty list."""
     return float_sum(values) / len(values) if values else 0.0
 
 
-def mean_score(predictions: list[dict[str, Any]]) -> float:
-    """Mean of each item's ``score`` (items may be bare details); 0.0 for no items."""
-    return mean([item.get("score_details", item).get("score", 0.0) for item in predictions])
+def mean_score(details: list[dict[str, Any]]) -> float:
+    """Mean of each score-details dict's ``score`` (missing: 0.0); 0.0 for no items."""
+    return mean([item.get("score", 0.0) for item in details])

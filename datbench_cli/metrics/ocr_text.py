@@ -8,7 +8,6 @@ from __future__ import annotations
 
 PIPE_BOX_OPEN = "<|begin_of_box|>"
 PIPE_BOX_CLOSE = "<|end_of_box|>"
-BOXED_OPEN = "\\boxed{"
 
 # U+FF01..U+FF5E (full-width ASCII forms) -> U+0021..U+007E, and the ideographic space -> " ".
 _HALFWIDTH_TABLE = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
@@ -17,13 +16,6 @@ _HALFWIDTH_TABLE = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x
 def to_halfwidth(text: str) -> str:
     """Fold full-width ASCII forms and the ideographic space to their ASCII counterparts."""
     return text.translate(_HALFWIDTH_TABLE)
-
-
-def levenshtein(first: str, second: str) -> int:
-    """Plain Levenshtein distance (unit costs) over code points."""
-    from rapidfuzz.distance import Levenshtein
-
-    return Levenshtein.distance(first, second)
 
 
 def first_pipe_box(text: str) -> str | None:
@@ -38,17 +30,5 @@ def first_pipe_box(text: str) -> str | None:
     body = start + len(PIPE_BOX_OPEN)
     end = text.find(PIPE_BOX_CLOSE, body)
     if end == -1:
-        return None
-    return text[body:end]
-
-
-def greedy_boxed(text: str) -> str | None:
-    r"""Content of ``\boxed{(.*)}`` (DOTALL, greedy): first ``\boxed{`` up to the LAST ``}``."""
-    start = text.find(BOXED_OPEN)
-    if start == -1:
-        return None
-    body = start + len(BOXED_OPEN)
-    end = text.rfind("}")
-    if end < body:
         return None
     return text[body:end]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datbench_cli.metrics.ocr_text import levenshtein
+from datbench_cli.metrics.edit_distance import levenshtein
 from datbench_cli.runtime.budget import SampleTimeout
 
 FALLBACK_TABLE_LABEL = "table"

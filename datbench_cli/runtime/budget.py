@@ -8,6 +8,10 @@ import threading
 from collections.abc import Iterator
 
 DEFAULT_SAMPLE_TIMEOUT = 30.0
+# After the budget, the alarm repeats this often until the block is left: a SampleTimeout that
+# lands where Python drops exceptions (a __del__, a weakref or GC callback: "Exception ignored
+# in ...") would otherwise leave the rest of the sample unbounded.
+_REPEAT_SECONDS = 0.5
 
 
 class SampleTimeout(BaseException):
@@ -73,7 +77,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         with alarm_handler(seconds), time_limit(seconds):
             yield
         return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_SECONDS)
     try:
         yield
     finally:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
-from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
+from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, score_direct, score_judge
 from datbench_cli.runtime.budget import alarm_handler
 
 _MAX_CHUNK = 512
@@ -31,6 +31,7 @@ class WorkItem:
     output: str
     judge_mode: bool
     judge: JudgeResponse | None
+    profile: str = REFERENCE
 
 
 _WORK: Sequence[WorkItem] = ()
@@ -41,7 +42,7 @@ def score_item(item: WorkItem, timeout: float | None) -> Outcome:
     """The outcome of one work item."""
     if item.judge_mode:
         return score_judge(item.output, item.judge)
-    return score_direct(item.sample, item.output, timeout)
+    return score_direct(item.sample, item.output, timeout, item.profile)
 
 
 def _score_range(bounds: tuple[int, int]) -> list[tuple]:

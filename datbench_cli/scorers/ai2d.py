@@ -14,6 +14,13 @@ KNOWN_DEFECT = (
     "so every AI2D sample with a string answer scores 0 whatever the model outputs."
 )
 
+# Fixes of the corrected profile (docs/known-defects.md): name -> the rule applied.
+CORRECTIONS = {
+    "ai2d-letter-answer": "the parsed letter is compared with a letter answer (an index answer "
+    "with the letter's index, 0 included), as AI2D's multiple-choice accuracy counts the chosen "
+    "option",
+}
+
 _LETTERS = "ABCD"
 _STANDALONE_LETTER = re.compile(r"\b([ABCD])\b")
 
@@ -43,14 +50,39 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     predicted_index = ord(letter) - ord("A") if letter and letter in _LETTERS else None
     # Quirk: an int index is compared with the (string) letter answer, so "B" never matches;
     # an int answer 0 is falsy and became None above, so it never matches either.
+    # Corrected (ai2d-letter-answer, score_sample_corrected): letter vs letter, index vs index.
     is_correct = predicted_index is not None and predicted_index == answer_label
+    return _details(letter, predicted_index, is_correct, answer_label)
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: the chosen option is compared with the gold option."""
+    reference = score_sample(sample, model_output)
+    letter = reference["extracted_output"]
+    gold = sample.get("answer")
+    if gold is None or gold == "":
+        gold = sample.get("answer_label", sample.get("ground_truth_answer"))
+    # Corrected: a letter answer is compared with the parsed letter, an index with its index.
+    if isinstance(gold, str):
+        is_correct = bool(letter) and letter == gold.strip().upper()
+    else:
+        is_correct = (
+            reference["predicted_index"] is not None and reference["predicted_index"] == gold
+        )
+    details = _details(letter, reference["predicted_index"], is_correct, gold)
+    if is_correct != reference["is_correct"]:
+        details["corrections"] = ["ai2d-letter-answer"]
+    return details
+
+
+def _details(letter: Any, predicted_index: Any, is_correct: bool, gold: Any) -> dict[str, Any]:
     return {
         "score": 1.0 if is_correct else 0.0,
         "extracted_output": letter,
         "predicted_index": predicted_index,
         "is_correct": is_correct,
         "pred_answer": letter,
-        "ground_truth": answer_label,
+        "ground_truth": gold,
     }
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean_score
+from datbench_cli.metrics.edit_distance import levenshtein
 from datbench_cli.metrics.ocr_text import (
     first_pipe_box,
-    greedy_boxed,
-    levenshtein,
     to_halfwidth,
 )
 from datbench_cli.metrics.teds import table_structure_similarity
+from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.text.boxed import greedy_boxed
 
 KNOWN_DEFECT = (
     "Tables are scored on their tag structure only, normalised by the GT node count: cell text "
@@ -156,6 +157,11 @@ _NORMALIZERS = {
 }
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``l2_category`` when the metadata has it."""
+    return default_input(sample, metadata, ("l2_category",))
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one sample, routed by its ``l2_category`` (default ``doc``)."""
     prediction = extract_box(model_output)
@@ -183,6 +189,5 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean score (``accuracy`` and ``score``)."""
     if not predictions:
         return {"accuracy": 0.0}
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    accuracy = float_sum(scores) / len(scores)
+    accuracy = mean_score(predictions)
     return {"accuracy": accuracy, "score": accuracy}

@@ -11,34 +11,21 @@ import re
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
-from datbench_cli.metrics.ocr_text import BOXED_OPEN, first_pipe_box, to_halfwidth
+from datbench_cli.metrics.ocr_text import first_pipe_box, to_halfwidth
 from datbench_cli.metrics.teds import (
     json_label_tree,
     label_weight,
     weighted_tree_distance,
 )
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.text.boxed import balanced_boxed
 
 _JSON_FENCE_RE = re.compile(r"```json\s*", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```\s*")
-_BRACE_RE = re.compile(r"[{}]")
 _WHITESPACE_RE = re.compile(r"\s+")
 _DECODER = json.JSONDecoder()
 _ROOT = "root"
-
-
-def _balanced_boxed(text: str) -> str | None:
-    r"""Text between the first ``\boxed{`` and its matching ``}`` (braces counted naively)."""
-    start = text.find(BOXED_OPEN)
-    if start == -1:
-        return None
-    body = start + len(BOXED_OPEN)
-    depth = 1
-    for brace in _BRACE_RE.finditer(text, body):
-        depth += 1 if brace.group() == "{" else -1
-        if depth == 0:
-            return text[body : brace.start()]
-    return None
 
 
 def _first_braced_object(text: str) -> Any:
@@ -71,7 +58,7 @@ def extract_json(text: Any) -> Any:
         return {}
     boxed = first_pipe_box(text)
     if boxed is None:
-        boxed = _balanced_boxed(text)
+        boxed = balanced_boxed(text)
     if boxed is not None:
         text = boxed.strip()
     text = _FENCE_RE.sub("", _JSON_FENCE_RE.sub("", text)).strip()
@@ -161,6 +148,11 @@ def nted_accuracy(pred: Any, gt: Any, f1: float) -> float:
     return min(1.0, max(0.0, 1.0 - pred_distance / gt_distance))
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``l2_category`` when the metadata has it."""
+    return default_input(sample, metadata, ("l2_category",))
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one sample: mean of field F1 and nTED accuracy."""
     ground_truth = sample.get("answer") or sample.get("ground_truth_answer", "")
@@ -182,7 +174,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Means of ``f1_score``, ``nted_score`` and ``score``."""
     if not predictions:
         return {"f1_score": 0.0, "nted_score": 0.0, "accuracy": 0.0}
-    details = [item.get("score_details", item) for item in predictions]
+    details = predictions
     count = len(details)
     accuracy = float_sum(d.get("score", 0.0) for d in details) / count
     return {

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.scorers.base import SampleFields, default_input
 
 KNOWN_DEFECT = (
     "Only ASCII letters and digits are compared, so Chinese and other non-ASCII text is ignored: "
@@ -37,6 +38,11 @@ def _f1(recall: float, precision: float) -> float:
 def _empty_side_rates(gt_count: int, pred_count: int) -> float:
     # Quirk: an empty reference scores 1.0 only against an empty prediction.
     return 1.0 if gt_count == 0 and pred_count == 0 else 0.0
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``l2_category`` when the metadata has it."""
+    return default_input(sample, metadata, ("l2_category",))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
@@ -71,7 +77,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Macro means of the per-sample rates and micro rates over the summed token counts."""
     if not predictions:
         return {"macro_f1": 0.0, "micro_f1": 0.0, "accuracy": 0.0}
-    details = [item.get("score_details", item) for item in predictions]
+    details = predictions
     count = len(details)
     macro_f1 = float_sum(d.get("f1_score", 0.0) for d in details) / count
     macro_recall = float_sum(d.get("recall", 0.0) for d in details) / count

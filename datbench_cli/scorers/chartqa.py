@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.metrics.relaxed import relaxed_match
 from datbench_cli.text.extract import extract_final_answer
 
@@ -38,5 +38,4 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean score (0.0 for no samples)."""
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    return {METRIC_KEY: float_sum(scores) / len(scores) if scores else 0.0}
+    return {METRIC_KEY: mean_score(predictions)}

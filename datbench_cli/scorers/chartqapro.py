@@ -11,8 +11,9 @@ import re
 import warnings
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import float_sum, mean_score
 from datbench_cli.metrics.relaxed import RELATIVE_TOLERANCE, normalize_text, relaxed_match
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.extract import extract_final_answer
 
 # Quirk: ChartQAPro's tolerance carries a tiny epsilon that ChartQA's lacks (1 vs 1.05 passes).
@@ -243,6 +244,20 @@ def _score_multi_turn(sample: dict[str, Any], model_output: Any) -> dict[str, An
     }
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the question fields; ``all_answers`` prefers the metadata's list."""
+    out = default_input(sample, metadata, ("question_type", "year_flags", "is_multi_turn"))
+    # Quirk: list metadata ("[]") raises AttributeError here, as in the reference.
+    from_metadata = metadata.get("all_answers")
+    if isinstance(from_metadata, list) and from_metadata:
+        out["all_answers"] = from_metadata
+    elif sample.all_answers:
+        out["all_answers"] = sample.all_answers
+    else:
+        out["all_answers"] = [sample.answer]
+    return out
+
+
 def score_sample(sample: dict[str, Any], model_output: Any) -> dict[str, Any]:
     """Score one sample; a list output (or ``is_multi_turn``) is scored turn by turn."""
     if sample.get("is_multi_turn", False) or isinstance(model_output, list):
@@ -252,5 +267,4 @@ def score_sample(sample: dict[str, Any], model_output: Any) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean (possibly fractional) score."""
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    return {"accuracy": float_sum(scores) / len(scores) if scores else 0.0}
+    return {"accuracy": mean_score(predictions)}

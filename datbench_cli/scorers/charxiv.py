@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.extract import extract_final_answer
 
 KNOWN_DEFECT = (
@@ -51,6 +52,11 @@ def _score_reasoning(prediction: str, gold: str, source: Any) -> float:
     return 1.0 if pred == gold or gold in pred or pred in gold else 0.0
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``question_type`` when the metadata has it."""
+    return default_input(sample, metadata, ("question_type",))
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score by the sample's ``question_type`` (the dataset name plays no role)."""
     # Quirk: a missing question_type means descriptive, even for charxiv_reasoning rows.
@@ -77,22 +83,17 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     }
 
 
-def _mean(scores: list[float]) -> float:
-    return float_sum(scores) / len(scores)
-
-
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Overall accuracy, plus descriptive / reasoning accuracy when that group is non-empty."""
     overall: list[float] = []
     by_type: dict[bool, list[float]] = {True: [], False: []}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         score = details.get("score", 0.0)
         overall.append(score)
         by_type[details.get("question_type", DESCRIPTIVE) == DESCRIPTIVE].append(score)
-    metrics = {"accuracy__CharXiv-Overall": _mean(overall) if overall else 0.0}
+    metrics = {"accuracy__CharXiv-Overall": mean(overall) if overall else 0.0}
     if by_type[True]:
-        metrics["accuracy__CharXiv-Descriptive"] = _mean(by_type[True])
+        metrics["accuracy__CharXiv-Descriptive"] = mean(by_type[True])
     if by_type[False]:
-        metrics["accuracy__CharXiv-Reasoning"] = _mean(by_type[False])
+        metrics["accuracy__CharXiv-Reasoning"] = mean(by_type[False])
     return metrics

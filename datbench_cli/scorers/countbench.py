@@ -62,8 +62,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Accuracy, parse rate, MAE and within-1/within-3 rates over all samples."""
     tally = CountTally(n_total=len(predictions))
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         truth = count_from_answer(details.get("ground_truth"))
         tally.add_score(details)
         tally.add_parse(details.get("parsed_answer"), truth)

@@ -37,7 +37,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Means of raw ANLS, thresholded ANLS, threshold accuracy and exact match."""
-    all_details = [item.get("score_details", item) for item in predictions]
+    all_details = predictions
     return {
         "accuracy__DocVQA-ANLS": mean([d.get("anls", d.get("score", 0.0)) for d in all_details]),
         "accuracy__DocVQA-ANLS-thresholded-0.5": mean(

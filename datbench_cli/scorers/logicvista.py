@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from datbench_cli.metrics.averaging import mean_score
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.choices import (
     ANSWER_LINE_A_TO_H,
     answer_line_letter,
@@ -67,6 +68,11 @@ def parse_letter(response: Any, texts: Any) -> Any:
     padded = pad_response(response)
     all_choices, index2ans = lettered_choices(texts, limit=_MAX_CHOICES)
     return candidate_letter(padded, all_choices, index2ans)
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input (the reference copies ``options`` once more: the same value)."""
+    return default_input(sample, metadata, ("options",))
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from typing import Any
 
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
 KNOWN_DEFECT = (
@@ -33,7 +35,6 @@ ANSWER_PHRASES = (
     "the correct answer is",
     "the answer should be",
 )
-BOXED = "\\boxed{"
 DOUBLE_BOXED = "\\\\boxed{"
 
 # (old, new) replacements of find_math_answer after the boxed/`=`/`\approx` cuts, in order.
@@ -63,25 +64,10 @@ _ANSWER_REPLACEMENTS = (
 _LETTER_UNWRAPS = tuple((f"({c})", c) for c in "abcde") + tuple((f"{{{c}}}", c) for c in "abcde")
 
 
-def _last_boxed_content(text: str) -> str | None:
-    """What the reference's greedy ``\\\\+boxed\\{(.*)\\}`` (DOTALL) ``findall`` keeps last.
-
-    The leftmost ``\\boxed{`` opens the only match, which runs to the last ``}`` of the text;
-    none exists when no ``}`` follows it. Computed with two scans instead of the regex, whose
-    backtracking is quadratic on long runs of backslashes or of unclosed ``\\boxed{``.
-    """
-    start = text.find(BOXED)
-    if start == -1:
-        return None
-    start += len(BOXED)
-    end = text.rfind("}")
-    return text[start:end] if end >= start else None
-
-
 def find_math_answer(text: str) -> str:
     """The normalised answer inside a (lower-cased) response, as the reference extracts it."""
     text = text.lower().replace("{}", "")
-    boxed = _last_boxed_content(text)
+    boxed = greedy_boxed(text)
     answer = text if boxed is None else boxed
     close, open_ = answer.find("}"), answer.find("{")
     if close != -1 and (open_ == -1 or close < open_):
@@ -178,14 +164,14 @@ def _extract_prediction(output: Any) -> str:
     tail = answer.split("is ")[-1].rstrip(".")
     if _is_float_text(tail):
         answer = tail
-    if BOXED not in answer:
+    if BOXED_OPEN not in answer:
         for phrase in ANSWER_PHRASES:
             answer = _cut_after_phrase(answer, phrase)
             answer = _cut_after_phrase(answer, phrase.replace("the", "The"))
     elif answer.count(DOUBLE_BOXED) > 1:
         answer = DOUBLE_BOXED + answer.split(DOUBLE_BOXED)[-1]
-    elif answer.count(BOXED) > 1:
-        answer = BOXED + answer.split(BOXED)[-1]
+    elif answer.count(BOXED_OPEN) > 1:
+        answer = BOXED_OPEN + answer.split(BOXED_OPEN)[-1]
     answer = find_math_answer(answer)
     for old, new in _LETTER_UNWRAPS:
         answer = answer.replace(old, new)
@@ -232,6 +218,11 @@ def _option_texts(sample: dict[str, Any]) -> list[Any]:
     return texts
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus ``options``, ``options_struct`` and ``correct_choice_letter`` when the metadata has it."""
+    return default_input(sample, metadata, ("options", "options_struct", "correct_choice_letter"))
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one MathVision sample (gold letter wins over the row answer)."""
     # Quirk: a correct_choice_letter wins, so with no option list only the letter can match.
@@ -252,7 +243,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Accuracy over ``score == 1.0``, rounded to 6 decimals (0.0 for no items)."""
-    flags = [item.get("score_details", item).get("score", 0.0) == 1.0 for item in predictions]
+    flags = [details.get("score", 0.0) == 1.0 for details in predictions]
     if not flags:
         return {"accuracy": 0.0}
     # Quirk: rounded to 6 decimals, unlike a plain mean.

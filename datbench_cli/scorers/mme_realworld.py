@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from datbench_cli.metrics.averaging import mean_score
+from datbench_cli.text.boxed import boxed_letter_any_case
 
 _ANSWER_PHRASES = (
     "The best answer is",
@@ -23,17 +24,25 @@ _ANSWER_PHRASES = (
 # Quirk: mis-escaped in the reference and kept verbatim. The first needs literal backslashes
 # around the letter; the second is an alternation of five branches (the "|" is unescaped), and
 # only its third branch captures, so realistic boxed outputs never match either pattern.
+# Corrected (mme-boxed-patterns): score_sample_corrected uses PR #3's patterns instead.
 _BOXED_PATTERNS = (
     re.compile(r"\\boxed\\{\\s*([A-Ea-e])\\s*\\}"),
     re.compile(r"<\\|begin_of_box\\|>\\s*([A-Ea-e])\\s*<\\|end_of_box\\|>"),
 )
+# Corrected (mme-boxed-patterns): the patterns of the upstream fix, datologyai/DatBench PR #3
+# ("fix boxed parsing for mme_realworld"), used by score_sample_corrected.
+_PR3_PIPE_BOX = re.compile(r"<\|begin_of_box\|>\s*([A-Ea-e])\s*<\|end_of_box\|>")
+CORRECTIONS = {
+    "mme-boxed-patterns": "a \\boxed{X} or <|begin_of_box|>X<|end_of_box|> letter is read with "
+    "the upstream fix's patterns (datologyai/DatBench PR #3)",
+}
 _STANDALONE_LETTER = re.compile(r"(?<![A-Za-z0-9])([A-Ea-e])(?![A-Za-z0-9])")
 _UPPER_LETTER = re.compile("[ABCDE]")
 _LONG_TEXT_TOKENS = 10
 
 
-def extract_letter(text: Any, choices: Any) -> str:
-    """The answer letter (upper case) in ``text``, or "".
+def extract_letter(text: Any, choices: Any, corrected: bool = False) -> str:
+    """The answer letter (upper case) in ``text``, or "" (``corrected``: PR #3's box patterns).
 
     Quirk: the first standalone letter wins, lower-case included ("a", the "e" of "i.e.").
     """
@@ -42,7 +51,14 @@ def extract_letter(text: Any, choices: Any) -> str:
     text = text.strip()
     for phrase in _ANSWER_PHRASES:
         text = text.replace(phrase, "")
-    for pattern in _BOXED_PATTERNS:
+    if corrected:
+        boxed = boxed_letter_any_case(text)
+        if boxed is None:
+            found = _PR3_PIPE_BOX.search(text)
+            boxed = found.group(1) if found else None
+        if boxed:
+            return boxed.upper()
+    for pattern in () if corrected else _BOXED_PATTERNS:
         match = pattern.search(text)
         if match:
             if match.group(1):
@@ -62,6 +78,19 @@ def extract_letter(text: Any, choices: Any) -> str:
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one MME-RealWorld sample."""
+    return _score(sample, model_output, corrected=False)
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: boxed letters are read with PR #3's patterns."""
+    details = _score(sample, model_output, corrected=True)
+    reference = _score(sample, model_output, corrected=False)
+    if details["extracted_letter"] != reference["extracted_letter"]:
+        details["corrections"] = ["mme-boxed-patterns"]
+    return details
+
+
+def _score(sample: dict[str, Any], model_output: str, corrected: bool) -> dict[str, Any]:
     gold = (
         sample.get("answer")
         or sample.get("ground_truth_answer")
@@ -71,7 +100,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     choices = (
         sample.get("options") or sample.get("candidate_answers") or sample.get("choices") or []
     )
-    letter = extract_letter(model_output, choices)
+    letter = extract_letter(model_output, choices, corrected)
     correct = letter.upper() == gold.upper()
     return {
         "score": 1.0 if correct else 0.0,

@@ -16,7 +16,7 @@ from datbench_cli.text.choices import (
     pad_response,
 )
 from datbench_cli.text.extract import extract_final_answer
-from datbench_cli.text.mmmu_open import open_answer_matches, parse_open_response
+from datbench_cli.text.open_answer import MMMU, open_answer_matches, parse_open_response
 
 
 def parse_letter(response: Any, all_choices: Any, index2ans: Any) -> Any:
@@ -52,8 +52,8 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
             "pred_answer": letter,
             "is_correct": is_correct,
         }
-    parsed = parse_open_response(model_output)
-    is_correct = open_answer_matches(gold, parsed)
+    parsed = parse_open_response(model_output, MMMU)
+    is_correct = open_answer_matches(gold, parsed, MMMU)
     short = extract_final_answer(model_output)
     return {
         "score": 1.0 if is_correct else 0.0,

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import float_sum, mean
 from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.scorers.ocrbench_v2_answers import (
     cn_math_expression,
     cn_vqa,
@@ -164,6 +165,13 @@ def _known(task_type: Any) -> str | None:
     return task_type if isinstance(task_type, str) else None
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the task fields the metadata has, and ``answers`` (all answers)."""
+    out = default_input(sample, metadata, ("type", "eval", "bbox", "bbox_list", "content"))
+    out["answers"] = sample.all_answers
+    return out
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one sample with the matcher of its task type (``type`` metadata)."""
     task_type = sample.get("type", "")
@@ -243,24 +251,19 @@ _CATEGORY_OF: dict[str, str] = {
 }
 
 
-def _mean(values: list[Any]) -> float:
-    return float_sum(values) / len(values) if values else 0.0
-
-
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-category means (0.0 when empty), ``Average`` over the 8 English categories (the
     headline ``accuracy``) and ``CN_Average`` over the 5 Chinese ones."""
     if not predictions:
         return {"accuracy": 0.0}
     scores: dict[str, list[Any]] = {name: [] for name in _EN_CATEGORIES + _CN_CATEGORIES}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         task_type = _known(details.get("task_type", ""))
         category = _CATEGORY_OF.get(task_type) if task_type is not None else None
         if category is not None:
             scores[category].append(details.get("score", 0.0))
-    english = {name: _mean(scores[name]) for name in _EN_CATEGORIES}
-    chinese = {name: _mean(scores[name]) for name in _CN_CATEGORIES}
+    english = {name: mean(scores[name]) for name in _EN_CATEGORIES}
+    chinese = {name: mean(scores[name]) for name in _CN_CATEGORIES}
     average = float_sum(english.values()) / len(english)
     return {
         **english,

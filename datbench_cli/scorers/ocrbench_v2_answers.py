@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.metrics.ocr_text import levenshtein
+from datbench_cli.metrics.edit_distance import levenshtein
 
 _TEXT_COMMAND_RE = re.compile(r"\\text\{([^{}]*)\}")
 _FIRST_NUMBER_RE = re.compile(r"\d+")

@@ -37,7 +37,7 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Means of the per-sample values; ``accuracy`` and ``score`` repeat the raw ANLS mean."""
-    all_details = [item.get("score_details", item) for item in predictions]
+    all_details = predictions
     anls = mean([d.get("anls", d.get("score", 0.0)) for d in all_details])
     return {
         "anls": anls,

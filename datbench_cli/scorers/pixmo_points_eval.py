@@ -9,7 +9,9 @@ from typing import Any
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.geometry import clamp_unit, distance_matrix, point_in_mask
 from datbench_cli.runtime.budget import SampleTimeout
-from datbench_cli.text.scan import DigitLedPattern, boxed_contents
+from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.text.boxed import all_boxed
+from datbench_cli.text.scan import DigitLedPattern
 
 KNOWN_DEFECT = (
     "Predicted points in percent (0-100) are read as a 0-1000 grid, and object-absent answers "
@@ -86,7 +88,7 @@ def _predicted(pairs: Iterable[tuple[str, str]]) -> list[Point]:
 def parse_points(model_output: str) -> list[Point]:
     """Points from the last boxed block that has any, else ``(x, y)``, ``[x, y]`` or ``x, y``."""
     response = model_output.strip()
-    for content in reversed(boxed_contents(response)):
+    for content in reversed(all_boxed(response)):
         # Quirk: comma pairs and whitespace pairs are both collected, so "\boxed{120 870, 300 400}"
         # gives (870, 300) and then (120, 870), (300, 400).
         points = _predicted(_COMMA_PAIR.findall(content)) + _predicted(_SPACE_PAIR.findall(content))
@@ -142,6 +144,21 @@ def _assign(predicted: Sequence[Point], targets: Sequence[Point]) -> list[tuple[
 def _says_no_target(model_output: str) -> bool:
     lowered = model_output.lower()
     return any(phrase in lowered for phrase in _NO_TARGET_PHRASES)
+
+
+_REQUIRED_METADATA = ("points_target", "points_mask", "has_target")
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the required target points (``points``), masks and flag."""
+    out = default_input(sample, metadata)
+    missing = [name for name in _REQUIRED_METADATA if name not in metadata]
+    if missing:
+        raise ValueError(f"Pixmo sample {sample.id} missing required metadata: {missing}")
+    out["points"] = metadata["points_target"]
+    out["masks"] = metadata["points_mask"]
+    out["has_target"] = metadata["has_target"]
+    return out
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
@@ -200,8 +217,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     f1s: list[float] = []
     no_target: list[float] = []
     failures: list[float] = []
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         precision = details.get("precision", 0.0)
         recall = details.get("recall", 0.0)
         precisions.append(precision)

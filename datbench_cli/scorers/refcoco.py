@@ -6,9 +6,11 @@ import re
 from itertools import islice
 from typing import Any
 
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
 from datbench_cli.metrics.geometry import box_iou, center_inside, clamp_unit
-from datbench_cli.text.scan import boxed_contents, first_bracketed
+from datbench_cli.scorers.base import SampleFields, default_input, required_field
+from datbench_cli.text.boxed import all_boxed
+from datbench_cli.text.scan import first_bracketed
 
 KNOWN_DEFECT = (
     "Only the last \\boxed{} and the first [...] span are read, and a box whose largest "
@@ -31,7 +33,7 @@ def parse_box(text: Any) -> list[float]:
     if not text:
         return list(_EMPTY_BOX)
     candidates = []
-    boxed = boxed_contents(text)
+    boxed = all_boxed(text)
     if boxed:
         candidates.append(boxed[-1])
     # Quirk: only the first bracketed span is tried, brackets included.
@@ -54,6 +56,13 @@ def normalize_box(box: list[float]) -> list[float]:
     return [clamp_unit(v) for v in box]
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the required target ``bbox``."""
+    out = default_input(sample, metadata)
+    out["bbox"] = required_field(sample, metadata, "RefCOCO", "bbox")
+    return out
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """IoU against the metadata box; the score is recall at IoU 0.5."""
     predicted = normalize_box(parse_box(model_output))
@@ -73,23 +82,19 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     return details
 
 
-def _mean(values: list[float]) -> float:
-    return float_sum(values) / len(values)
-
-
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     """Means of recall@0.5, IoU (twice, as ``iou_mean`` and ``iou``), centre accuracy, recalls."""
     if not predictions:
         return {}
-    details = [item.get("score_details", item) for item in predictions]
-    recalls = {t: _mean([d.get(f"recall@{t}", 0.0) for d in details]) for t in _THRESHOLDS}
-    iou = _mean([d.get("iou", 0.0) for d in details])
+    details = predictions
+    recalls = {t: mean([d.get(f"recall@{t}", 0.0) for d in details]) for t in _THRESHOLDS}
+    iou = mean([d.get("iou", 0.0) for d in details])
     # Quirk: "recall@0.5" is written first and again in the loop (same value, same position).
     metrics: dict[str, Any] = {
         "recall@0.5": recalls[0.5],
         "iou_mean": iou,
         "iou": iou,
-        "center_acc": _mean([d.get("center_acc", 0.0) for d in details]),
+        "center_acc": mean([d.get("center_acc", 0.0) for d in details]),
     }
     for threshold in _THRESHOLDS:
         metrics[f"recall@{threshold}"] = recalls[threshold]

@@ -7,6 +7,7 @@ from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.metrics.counting import CountTally
+from datbench_cli.scorers.base import SampleFields, default_input, required_field
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.numbers import (
     NUMBER_WORDS,
@@ -83,6 +84,13 @@ def parse_count(value: Any) -> int | None:
     return None
 
 
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the required ``is_simple`` flag."""
+    out = default_input(sample, metadata)
+    out["is_simple"] = required_field(sample, metadata, "TallyQA", "is_simple")
+    return out
+
+
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """1.0 when the count parsed from the final answer equals the integer answer."""
     truth = sample.get("answer") or sample.get("ground_truth_answer")
@@ -119,11 +127,7 @@ def _subset_accuracy(
     scores: list[float], errors: list[int], predictions: list[dict[str, Any]], flag: bool
 ) -> float:
     """Mean score over one subset, or its share of exact parses when scores are incomplete."""
-    size = sum(
-        1
-        for item in predictions
-        if item.get("score_details", {}).get("is_simple") is flag or item.get("is_simple") is flag
-    )
+    size = sum(1 for details in predictions if details.get("is_simple") is flag)
     if scores and len(scores) == size:
         return float(float_sum(scores) / len(scores))
     if errors and size > 0:
@@ -136,14 +140,11 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     tally = CountTally(n_total=len(predictions))
     subset_scores: dict[bool, list[float]] = {True: [], False: []}
     subset_errors: dict[bool, list[int]] = {True: [], False: []}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
+        # The reference falls back to the result row's ground_truth_answer / is_simple when the
+        # details hold None; its evaluator's rows carry only the details, so that gives None too.
         truth = details.get("ground_truth")
-        if truth is None:
-            truth = item.get("ground_truth_answer")
         is_simple = details.get("is_simple")
-        if is_simple is None:
-            is_simple = item.get("is_simple")
         # Only real booleans pick a subset; a null flag counts in the overall metrics only.
         subset = is_simple if is_simple is True or is_simple is False else None
         truth_count = count_from_answer(truth)

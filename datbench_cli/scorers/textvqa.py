@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from datbench_cli.metrics.averaging import mean
+from datbench_cli.metrics.averaging import mean_score
 from datbench_cli.metrics.vqa_accuracy import normalize_evalai_answer, vqa_accuracy
 from datbench_cli.text.extract import extract_final_answer
 
@@ -72,5 +72,4 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:
     """Mean soft accuracy."""
-    scores = [item.get("score_details", item).get("score", 0.0) for item in predictions]
-    return {"accuracy__TextVQA-OCR": mean(scores)}
+    return {"accuracy__TextVQA-OCR": mean_score(predictions)}

@@ -6,7 +6,20 @@ from typing import Any
 
 from datbench_cli.metrics.averaging import mean
 from datbench_cli.metrics.vqa_accuracy import normalize_vqa_answer, vqa_accuracy
+from datbench_cli.scorers.base import SampleFields, default_input
 from datbench_cli.text.extract import extract_final_answer
+
+
+def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The default input plus the required ``answer_type`` and ``question_type``."""
+    out = default_input(sample, metadata)
+    if "answer_type" not in metadata or "question_type" not in metadata:
+        raise ValueError(
+            f"VQAv2 sample {sample.id} missing required metadata: answer_type, question_type"
+        )
+    out["answer_type"] = metadata["answer_type"]
+    out["question_type"] = metadata["question_type"]
+    return out
 
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
@@ -34,8 +47,7 @@ def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, Any]:
     scores: list[float] = []
     by_answer_type: dict[Any, list[float]] = {}
     by_question_type: dict[Any, list[float]] = {}
-    for item in predictions:
-        details = item.get("score_details", item)
+    for details in predictions:
         score = details.get("score", 0.0)
         scores.append(score)
         by_answer_type.setdefault(details.get("answer_type", "unknown"), []).append(score)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
+from datbench_cli.text.boxed import last_boxed
+
 # `\s*` may cross newlines before the keyword and after the colon ("Answer:\nB" gives "B");
 # `.` stops only at "\n", so "\r" or "\u2028" stay inside the captured text.
 ANSWER_LINE_RE = re.compile(r"(?im)^\s*(?:final\s+answer|answer)\s*:\s*(.+)$")
-# Quirk: braces are not balanced, so "\boxed{\frac{1}{2}}" captures "\frac{1".
-BOXED_RE = re.compile(r"\\+boxed\{([^}]+)\}")
+# The boxed rule, r"\\+boxed\{([^}]+)\}", is text.boxed.last_boxed.
 PIPE_BOX_RE = re.compile(r"<\|begin_of_box\|>(.*?)<\|end_of_box\|>", re.DOTALL)
 _WRAPPER_RES = tuple(
     re.compile(rf"^<\s*{name}\s*>\s*(.*?)\s*<\s*/\s*{name}\s*>$", re.I | re.S)
@@ -54,7 +55,6 @@ def clean_candidate(text: str | None) -> str:
 # the patterns on random inputs.
 _ANSWER_TAIL_RE = re.compile(r"(?:final\s+answer|answer)\s*:\s*(.+)$", re.I | re.M)
 _NON_SPACE_RE = re.compile(r"\S")
-_BOX_OPEN = "boxed{"
 
 
 _PIPE_OPEN = "<|begin_of_box|>"
@@ -76,26 +76,6 @@ def last_pipe_box(text: str) -> str | None:
             break
         last = text[start:closing]
         opening = text.find(_PIPE_OPEN, closing + len(_PIPE_CLOSE))
-    return last
-
-
-def last_boxed(text: str) -> str | None:
-    """Group 1 of the last ``BOXED_RE`` match in ``finditer`` order, or ``None``."""
-    last = None
-    pos = 0  # where finditer would resume
-    at = text.find(_BOX_OPEN)
-    while at != -1:
-        if at - 1 >= pos and text[at - 1] == "\\":
-            start = at + len(_BOX_OPEN)
-            close = text.find("}", start)
-            if close == -1:
-                break  # no "}" left: no later match either
-            if close > start:
-                last = text[start:close]
-                pos = close + 1
-                at = text.find(_BOX_OPEN, pos)
-                continue
-        at = text.find(_BOX_OPEN, at + 1)
     return last
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from datbench_cli.text.boxed import boxed_letter
+
 _ANSWER_BOXED_LINE_RE = re.compile(
     r"^(?:final\s+answer|answer)\s*:\s*\\+boxed\{\s*([A-E])\s*\}\s*$", re.IGNORECASE
 )
 _ANSWER_LETTER_LINE_RE = re.compile(r"^(?:final\s+answer|answer)\s*:\s*([A-E])\b", re.IGNORECASE)
-_BOXED_LETTER_RE = re.compile(r"\\+boxed\{\s*([A-E])\s*\}")
 _LONE_LETTER_RE = re.compile(r"\b([A-E])\b", re.IGNORECASE)
 _NOT_ALNUM_SPACE_RE = re.compile(r"[^a-z0-9\s]")
 _WHITESPACE_RUN_RE = re.compile(r"\s+")
@@ -93,9 +94,9 @@ def parse_choice(response: str, all_choices: Any, index2ans: dict[Any, Any]) -> 
     letter = _answer_line_letter(response)
     if letter is not None:
         return letter
-    boxed = _BOXED_LETTER_RE.search(response)
-    if boxed:
-        return boxed.group(1).upper()
+    boxed = boxed_letter(response)
+    if boxed is not None:
+        return boxed.upper()
     for char in _EDGE_PUNCTUATION:
         response = response.strip(char)
     response = f" {response} "

@@ -1,4 +1,5 @@
-"""Linear-time replacements for three regex searches that backtrack quadratically.
+"""Linear-time replacements for regex searches that backtrack quadratically (the boxed ones
+are in :mod:`datbench_cli.text.boxed`).
 
 Each function returns exactly what the named reference regex returns, but a hostile output (a
 million backslashes, unclosed brackets or one endless digit run) costs linear time, not hours.
@@ -9,36 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_BOXED_OPEN = "\\boxed{"
 _ANY_RE = re.compile("")
 
 
-def _require_text(value: object) -> None:
+def require_text(value: object) -> None:
     """Raise the ``TypeError`` that ``re`` raises when handed something that is not a string."""
     if not isinstance(value, str):
         _ANY_RE.search(value)  # type: ignore[call-overload]
-
-
-def boxed_contents(text: str) -> list[str]:
-    r"""The contents of ``re.findall(r"\\+boxed\{([^}]*)\}", text)``.
-
-    Every match holds the literal ``\boxed{`` (the last backslash of its run), and its content
-    runs to the next ``}``; matches do not overlap, so the scan resumes after that brace. When an
-    opening has no closing brace after it, no later opening has one either.
-    """
-    _require_text(text)
-    found: list[str] = []
-    position = 0
-    while True:
-        start = text.find(_BOXED_OPEN, position)
-        if start < 0:
-            return found
-        content_start = start + len(_BOXED_OPEN)
-        end = text.find("}", content_start)
-        if end < 0:
-            return found
-        found.append(text[content_start:end])
-        position = end + 1
 
 
 def first_bracketed(text: str) -> str | None:
@@ -46,7 +24,7 @@ def first_bracketed(text: str) -> str | None:
 
     The match starts at the first ``[`` whose next ``]`` exists and is not adjacent to it.
     """
-    _require_text(text)
+    require_text(text)
     position = 0
     while True:
         start = text.find("[", position)

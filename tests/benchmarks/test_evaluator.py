@@ -16,6 +16,7 @@ from datbench_cli import (
 )
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
+from datbench_cli.scorers import get_scorer
 from tests.vectors import DATA, assert_same, load_lines, round_trip
 
 SEED_SUMMARY_KEYS = (
@@ -97,12 +98,14 @@ class ReferenceGlueVectorTests(unittest.TestCase):
         for record in records("compute_metrics_error"):
             expected = record["expected"]
             sample = DatBenchSample.from_hf_row(dict(record["rows"][0], image=None), "general")
+            scorer = get_scorer(sample.dataset)
+            assert scorer is not None
             with self.subTest(dataset=sample.dataset, metadata=sample.metadata):
                 if expected["error"] is None:
-                    build_scorer_input(sample)  # no error: "[]" finds no field
+                    build_scorer_input(sample, scorer)  # no error: "[]" finds no field
                     continue
                 with self.assertRaises(Exception) as caught:
-                    build_scorer_input(sample)
+                    build_scorer_input(sample, scorer)
                 self.assertEqual(type(caught.exception).__name__, expected["error"])
                 self.assertEqual(str(caught.exception), expected["message"])
 

@@ -43,7 +43,9 @@ class TableTests(unittest.TestCase):
                 named(bad)
 
     def test_options_specific_to_one_benchmark_are_declared(self) -> None:
-        self.assertEqual(command_options("score"), {"strict", "sample_timeout", "jobs", "turncase"})
+        self.assertEqual(
+            command_options("score"), {"strict", "sample_timeout", "jobs", "turncase", "profile"}
+        )
         self.assertEqual(
             command_options("export-tasks"), {"turncase", "context", "first_image_only"}
         )
@@ -146,3 +148,13 @@ class ReportShapeTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ApiValidationTests(unittest.TestCase):
+    def test_unknown_capability_is_a_value_error_listing_the_valid_ones(self) -> None:
+        from datbench_cli import DatBenchEvaluator
+
+        with self.assertRaises(ValueError) as caught:
+            DatBenchEvaluator([], "maths")
+        self.assertIn("chart", str(caught.exception))
+        self.assertEqual(DatBenchEvaluator([], "math").capability, "math")

@@ -43,7 +43,7 @@ class ParallelScoringTests(unittest.TestCase):
     def test_two_jobs_equal_one_job(self) -> None:
         rows, responses, judges = vector_samples(4)
         self.assertGreater(len(rows), 600)  # enough for several chunks
-        evaluator = DatBenchEvaluator(rows, "mixed")
+        evaluator = DatBenchEvaluator(rows, "math")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             one = evaluator.compute_metrics(responses, judges, jobs=1)
@@ -60,3 +60,31 @@ class ParallelScoringTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SwallowedTimeoutTests(unittest.TestCase):
+    """A budget whose first SampleTimeout is swallowed (raised where Python drops exceptions,
+    e.g. inside ``__del__``) still ends the block: the alarm repeats."""
+
+    def test_a_swallowed_first_alarm_does_not_unbound_the_block(self) -> None:
+        import gc
+        import time
+
+        from datbench_cli.runtime.budget import SampleTimeout, time_limit
+
+        class Swallower:
+            def __del__(self) -> None:
+                time.sleep(0.3)  # the first alarm fires here and is dropped by Python
+
+        started = time.monotonic()
+        with self.assertRaises(SampleTimeout):
+            with time_limit(0.1):
+                gc.disable()
+                try:
+                    Swallower()  # collected at once: __del__ runs and swallows the alarm
+                finally:
+                    gc.enable()
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline:
+                    pass
+        self.assertLess(time.monotonic() - started, 3.0)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import unittest
 
 from datbench_cli.metrics.relaxed import bracket_items, normalize_text, parse_number, relaxed_match
-from datbench_cli.scorers import chartqapro, mathverse, mathvista
+from datbench_cli.scorers import chartqapro, mathverse
+from datbench_cli.text import open_answer
 
 # MathVista's number extraction (reference ``_extract_numbers``) on inputs that exercise each
 # pattern's boundaries; the guarded patterns must give exactly these lists, in this order.
@@ -67,7 +68,7 @@ class MathVistaHelperTests(unittest.TestCase):
     def test_extract_numbers(self) -> None:
         for text, expected in NUMBER_CASES.items():
             with self.subTest(text=text):
-                self.assertEqual(mathvista.extract_numbers(text), expected)
+                self.assertEqual(open_answer.extract_numbers(text), expected)
 
 
 class MathVerseTests(unittest.TestCase):
@@ -75,7 +76,7 @@ class MathVerseTests(unittest.TestCase):
         with self.assertRaisesRegex(NotImplementedError, "^MathVerse uses LM-judge scoring only.$"):
             mathverse.score_sample({}, "12")
         self.assertEqual(mathverse.compute_metrics([]), {})
-        self.assertEqual(mathverse.compute_metrics([{"score_details": {"score": 1.0}}]), {})
+        self.assertEqual(mathverse.compute_metrics([{"score": 1.0}]), {})
         self.assertIn("always raises", mathverse.KNOWN_DEFECT)
 
 

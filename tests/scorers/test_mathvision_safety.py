@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 import tempfile
 import unittest
 import warnings
@@ -263,20 +262,6 @@ class NeverSwallowedTests(unittest.TestCase):
         with mock.patch.dict("sys.modules", {"latex2sympy2": None}):
             with self.assertRaises(ImportError):
                 mathvision.is_equal("7", "8")
-
-
-BOXED_PATTERN = re.compile(r"\\+boxed\{(.*)\}", flags=re.S)  # the spec's regex, as an oracle
-
-
-class BoxedScanTests(unittest.TestCase):
-    """The linear boxed scan keeps what the spec's greedy regex keeps."""
-
-    @settings(max_examples=500, deadline=None)
-    @given(st.text(alphabet="\\box{}ed x\n", max_size=30))
-    def test_same_as_regex(self, text: str) -> None:
-        matches = BOXED_PATTERN.findall(text)
-        expected = matches[-1] if matches else None
-        self.assertEqual(mathvision._last_boxed_content(text), expected)
 
 
 class HostileOutputTests(unittest.TestCase):

@@ -35,7 +35,6 @@ def plain_levenshtein(first: str, second: str) -> int:
 
 
 PIPE_RE = re.compile(r"<\|begin_of_box\|>(.*?)<\|end_of_box\|>", re.DOTALL)
-GREEDY_BOXED_RE = re.compile(r"\\boxed\{(.*)\}", re.DOTALL)
 PAIR_RE = re.compile(r"[\"']?([\w\s]+)[\"']?\s*[:=]\s*[\"']?([^\n,\"'{}]+)[\"']?")
 FENCE_RE = re.compile(r"```(?:python|json)?\n(.*?)\n```", re.DOTALL | re.IGNORECASE)
 TABLE_BLOCK_RE = re.compile(r"<table>(.*?)</table>", re.DOTALL | re.IGNORECASE)
@@ -51,10 +50,6 @@ class BoxScanTests(unittest.TestCase):
     @given(texts("<|begin_of_box|>", "<|end_of_box|>", "<|begin_of", "a", "\n", "|>"))
     def test_first_pipe_box(self, text: str) -> None:
         self.assertEqual(ocr_text.first_pipe_box(text), group_or_none(PIPE_RE, text))
-
-    @given(texts("\\boxed{", "\\\\boxed{", "}", "{", "a", "\n", "boxed"))
-    def test_greedy_boxed(self, text: str) -> None:
-        self.assertEqual(ocr_text.greedy_boxed(text), group_or_none(GREEDY_BOXED_RE, text))
 
     def test_halfwidth(self) -> None:
         self.assertEqual(ocr_text.to_halfwidth("ＡＢ１！～\u3000ｚ"), "AB1!~ z")
@@ -100,19 +95,6 @@ class KieExtractionTests(unittest.TestCase):
     @given(texts(*JSONISH))
     def test_recovery_scan(self, text: str) -> None:
         self.assertEqual(cc_ocr_kie._first_braced_object(text), reference_scan(text))
-
-    @given(texts("\\boxed{", "{", "}", "a", " "))
-    def test_balanced_boxed(self, text: str) -> None:
-        start = text.find("\\boxed{")
-        expected = None
-        if start != -1:
-            depth = 1
-            for index in range(start + 7, len(text)):
-                depth += {"{": 1, "}": -1}.get(text[index], 0)
-                if depth == 0:
-                    expected = text[start + 7 : index]
-                    break
-        self.assertEqual(cc_ocr_kie._balanced_boxed(text), expected)
 
 
 class KeyValueScrapeTests(unittest.TestCase):

@@ -9,7 +9,7 @@ import warnings
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.scorers import ai2d, mmmu, realworldqa
-from datbench_cli.text import mmmu_open
+from datbench_cli.text import open_answer
 from datbench_cli.text.choices import (
     ANSWER_LINE_A_TO_E,
     answer_line_letter,
@@ -103,7 +103,7 @@ class LinearRewriteTests(unittest.TestCase):
         alphabet = list("0123456789.,-+eE a_") + ["\u0663", "111", "1,000"]
         for text in self.random_texts(alphabet, 50_000):
             expected = [m for pattern in reference for m in pattern.findall(text)]
-            self.assertEqual(mmmu_open.extract_numbers(text), expected, repr(text))
+            self.assertEqual(open_answer.extract_numbers(text), expected, repr(text))
 
 
 class Ai2dDefectReportTests(unittest.TestCase):

@@ -19,11 +19,11 @@ from datbench_cli.benchmarks.base import (
     SummaryTable,
 )
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.rundir import RunDir
 
 _OPTIONS: dict[str, frozenset[str]] = {
-    "score": frozenset({"strict", "sample_timeout", "jobs"}),
+    "score": frozenset({"strict", "sample_timeout", "jobs", "profile"}),
 }
 
 
@@ -109,11 +109,15 @@ class DatBench:
 
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
         from datbench_cli.benchmarks.datbench import stages
+        from datbench_cli.benchmarks.datbench.scoring import PROFILES, REFERENCE
         from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
         options = request.options
         timeout = options.get("sample_timeout")
         timeout = DEFAULT_SAMPLE_TIMEOUT if timeout is None else timeout
+        profile = options.get("profile") or REFERENCE
+        if profile not in PROFILES:
+            raise UsageError(f"--profile must be {' or '.join(PROFILES)}, not {profile!r}")
         with events.progress("scoring", None, "samples") as advance:
             return stages.score_run(
                 run,
@@ -125,6 +129,7 @@ class DatBench:
                 jobs=options.get("jobs") or 0,
                 warn=events.warn,
                 progress=advance,
+                profile=profile,
             )
 
     def check_judge(self, path: Path) -> JudgeCheck:
@@ -175,7 +180,8 @@ class DatBench:
             row(f"  {n}", st) for n, st in sorted(group_stats(report.results, "dataset").items())
         ]
         return SummaryTable(
-            title="DatBench results",
+            title="DatBench results"
+            + (f" ({report.summary['profile']} profile)" if "profile" in report.summary else ""),
             columns=["group", "samples", "accuracy", "direct", "direct acc", "judge", "judge acc"],
             sections=[[overall], capabilities, datasets],
         )
@@ -196,6 +202,16 @@ class DatBench:
         if s.get("scorer_errors"):
             notes.append(f"{s['scorer_errors']} sample(s) hit a scorer error (scored 0)")
         defects = s.get("known_reference_defects") or {}
+        if "profile" in s:
+            changed = [
+                f"{fix} {count} in {dataset}"
+                for dataset, fixes in s.get("corrections", {}).items()
+                for fix, count in fixes.items()
+            ]
+            notes.append(
+                f"{s['profile']} profile; samples each fix changed: {', '.join(changed) or 'none'}"
+                " (docs/known-defects.md)"
+            )
         if defects:
             notes.append(
                 "known reference defects (kept for parity) affect: "

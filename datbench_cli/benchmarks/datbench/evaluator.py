@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
@@ -15,9 +16,9 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, check_profile
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
-from datbench_cli.errors import ScorerFailed, StrictJudgeError, name_ids
+from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import WorkItem, score_all
 
@@ -30,6 +31,8 @@ class DatBenchEvaluator:
     """
 
     def __init__(self, hf_dataset: Iterable[dict[str, Any]] | None, capability: str):
+        if capability not in CAPABILITIES and not (hf_dataset is None and capability == ""):
+            raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
         self.capability = capability
         self.hf_dataset = hf_dataset
         rows = hf_dataset if hf_dataset is not None else []
@@ -73,6 +76,7 @@ class DatBenchEvaluator:
         judge_truncated_responses: int = 0,
         jobs: int = 1,
         progress: Callable[..., None] | None = None,
+        profile: str = REFERENCE,
     ) -> DatBenchReport:
         """Score every sample that has a response and aggregate the report.
 
@@ -84,8 +88,13 @@ class DatBenchEvaluator:
         scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
         (0: every usable core); results are identical and in the same order. ``progress``, if
         given, is called as ``progress(0, total=N)`` and then with the number of samples scored
-        since its last call.
+        since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
+        included) or ``"corrected"`` (one named fix per known reference defect, see
+        docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
+        samples each fix changed under ``corrections``). Judge-mode scoring and every count
+        are the same in both.
         """
+        profile = check_profile(profile)
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
         vlm_by_id = {r.id: r for r in responses}
@@ -110,7 +119,7 @@ class DatBenchEvaluator:
             judge_mode = sample.eval_mode == "judge"
             judge = judge_by_id.get(sample.id) if judge_mode else None
             judge_matched += judge is not None
-            work.append(WorkItem(sample, response.model_output, judge_mode, judge))
+            work.append(WorkItem(sample, response.model_output, judge_mode, judge, profile))
 
         builder = SummaryBuilder()
         results: list[SampleScore] = []
@@ -142,7 +151,7 @@ class DatBenchEvaluator:
                 f"{len(judge_problems)} judge-mode sample(s) have a missing or unparsed judge "
                 f"verdict: {name_ids(judge_problems)}"
             )
-        summary = builder.summary(coverage, strict=strict)
+        summary = builder.summary(coverage, strict=strict, profile=profile)
         _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
         return DatBenchReport(summary=summary, results=results)
 
@@ -185,7 +194,7 @@ def _warn_about(
         warnings.warn(
             f"no judge response matched any of the {judge_expected} judge-mode samples; "
             "they all score 0 (run your judge on the judge tasks and pass its responses)",
-            UserWarning,
+            DatbenchWarning,
             stacklevel=3,
         )
     notes = [
@@ -197,16 +206,16 @@ def _warn_about(
     ]
     for count, text in notes:
         if count:
-            warnings.warn(f"{count} {text}", UserWarning, stacklevel=3)
+            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=3)
     for dataset in metric_errors:
         warnings.warn(
             f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",
-            UserWarning,
+            DatbenchWarning,
             stacklevel=3,
         )
     if errors:
         warnings.warn(
             f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",
-            UserWarning,
+            DatbenchWarning,
             stacklevel=3,
         )

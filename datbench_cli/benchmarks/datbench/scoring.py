@@ -13,6 +13,19 @@ from datbench_cli.runtime.budget import SampleTimeout, time_limit
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
 
+# The scoring profiles: the reference's scores (quirks included, the default) or the corrected
+# ones (each scorer's ``score_sample_corrected``, where it has one; see docs/known-defects.md).
+REFERENCE = "reference"
+CORRECTED = "corrected"
+PROFILES = (REFERENCE, CORRECTED)
+
+
+def check_profile(profile: object) -> str:
+    """``profile`` if it names a scoring profile, else ``ValueError`` naming the choices."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown scoring profile {profile!r} (choose {' or '.join(PROFILES)})")
+    return str(profile)
+
 
 @dataclass
 class Outcome:
@@ -34,9 +47,16 @@ def _fallback(sample: DatBenchSample, model_output: str) -> dict[str, Any]:
 
 
 def score_direct(
-    sample: DatBenchSample, model_output: str, timeout: float | None = None
+    sample: DatBenchSample,
+    model_output: str,
+    timeout: float | None = None,
+    profile: str = REFERENCE,
 ) -> Outcome:
-    """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error."""
+    """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error.
+
+    Under the corrected profile a scorer with ``score_sample_corrected`` is scored by it (its
+    details name the fixes that changed the sample under ``"corrections"``).
+    """
     dataset = sample.dataset
     scorer = get_scorer(dataset) if isinstance(dataset, str) else None
     try:
@@ -44,7 +64,10 @@ def score_direct(
             if scorer is None:
                 details = _fallback(sample, model_output)
             else:
-                details = scorer.score_sample(build_scorer_input(sample), model_output)
+                score_sample = scorer.score_sample
+                if profile == CORRECTED:
+                    score_sample = getattr(scorer, "score_sample_corrected", score_sample)
+                details = score_sample(build_scorer_input(sample, scorer), model_output)
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.
             is_correct = bool(details.get("score", 0.0) >= 0.5)

@@ -23,7 +23,7 @@ from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample
-from datbench_cli.errors import InputError
+from datbench_cli.errors import DatbenchWarning, InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import REFERENCES, RunDir
 
@@ -70,12 +70,17 @@ def load_samples(run: RunDir) -> list[DatBenchSample]:
 
 @contextlib.contextmanager
 def forwarded_warnings(warn: Warn) -> Iterator[None]:
-    """Send the library's ``UserWarning``s to ``warn`` (the CLI prints them on stderr)."""
+    """Send the library's own warnings (:class:`DatbenchWarning`) to ``warn``; any other
+    library's warning goes back to Python's warning machinery (the command line hides those
+    unless ``DATBENCH_DEBUG`` is set)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     for item in caught:
-        warn(str(item.message))
+        if issubclass(item.category, DatbenchWarning):
+            warn(str(item.message))
+        else:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
 
 
 def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn) -> None:
@@ -166,6 +171,7 @@ def score_run(
     jobs: int = 1,
     warn: Warn = _ignore,
     progress: Callable[..., None] | None = None,
+    profile: str = "reference",
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report."""
     evaluator = DatBenchEvaluator.from_samples(load_samples(run))
@@ -188,4 +194,5 @@ def score_run(
             judge_truncated_responses=len(set(judges.truncated_ids)),
             jobs=jobs,
             progress=progress,
+            profile=profile,
         )

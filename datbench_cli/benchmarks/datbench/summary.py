@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome
 from datbench_cli.errors import ScorerFailed
 from datbench_cli.scorers import get_scorer
 
@@ -37,6 +37,7 @@ class _DatasetState:
     judge: _Tally = field(default_factory=_Tally)
     judge_missing: int = 0
     judge_unparsed: int = 0
+    corrections: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -103,6 +104,8 @@ class SummaryBuilder:
             state.scorer_errors += 1
         else:
             state.direct_details.append(outcome.details)
+            for fix in outcome.details.get("corrections", ()):
+                state.corrections[fix] += 1
 
     def _dataset_metrics(self, strict: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -111,9 +114,8 @@ class SummaryBuilder:
             if state.direct_details:
                 scorer = get_scorer(name)
                 assert scorer is not None
-                rows = [{"score_details": details} for details in state.direct_details]
                 try:
-                    metrics.update(scorer.compute_metrics(rows))
+                    metrics.update(scorer.compute_metrics(list(state.direct_details)))
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
                     if strict:
                         raise ScorerFailed(
@@ -134,7 +136,9 @@ class SummaryBuilder:
                 out[name] = metrics
         return out
 
-    def summary(self, coverage: Coverage, strict: bool = False) -> dict[str, Any]:
+    def summary(
+        self, coverage: Coverage, strict: bool = False, profile: str = REFERENCE
+    ) -> dict[str, Any]:
         """The summary: the seed's keys first, then coverage and error accounting.
 
         A dataset scorer whose ``compute_metrics`` raises gets ``metrics_error`` in its
@@ -167,7 +171,21 @@ class SummaryBuilder:
         }
         if self.defects:
             summary["known_reference_defects"] = dict(self.defects)
+        if profile != REFERENCE:
+            # A reference report stays exactly as it always was: no profile key means reference.
+            summary["profile"] = profile
+            summary["corrections"] = self._corrections()
         return summary
+
+    def _corrections(self) -> dict[str, dict[str, int]]:
+        """Per scored dataset whose scorer has fixes: each fix and how many samples it changed."""
+        out: dict[str, dict[str, int]] = {}
+        for name, state in self.datasets.items():
+            scorer = get_scorer(name)
+            fixes = getattr(scorer, "CORRECTIONS", None) if state.registered else None
+            if fixes:
+                out[name] = {fix: state.corrections[fix] for fix in fixes}
+        return out
 
 
 def count_duplicates(ids: list[str]) -> int:

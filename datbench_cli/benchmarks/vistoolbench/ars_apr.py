@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.model import Task
-from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.metrics.averaging import mean
 
 MET = "met"
 NOT_MET = "not_met"
@@ -83,15 +83,11 @@ def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, An
     }
 
 
-def _mean(values: list[float]) -> float:
-    return float_sum(values) / len(values) if values else 0.0
-
-
 def _stats(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n": len(results),
-        "apr": _mean([r["apr"] for r in results]),
-        "ars": _mean([r["ars"] for r in results]),
+        "apr": mean([r["apr"] for r in results]),
+        "ars": mean([r["ars"] for r in results]),
     }
 
 
@@ -139,7 +135,7 @@ def _critical_failure(rubric: dict[str, Any]) -> bool:
 
 def diagnostics(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Non-official numbers: APR with the ``critical`` flag as the failure rule."""
-    return {"apr_using_critical_flag": _mean([_passes(r, _critical_failure) for r in results])}
+    return {"apr_using_critical_flag": mean([_passes(r, _critical_failure) for r in results])}
 
 
 def judge_counts(results: list[dict[str, Any]]) -> dict[str, int]:
@@ -169,6 +165,8 @@ def summarize(
         "num_tasks": overall["n"],
         "apr": overall["apr"],
         "ars": overall["ars"],
+        # The headline under the key both benchmarks share (`score --json | jq .overall_accuracy`).
+        "overall_accuracy": overall["apr"],
         "context_policy": context_policy,
         "by_turncase": group_stats(results, "turncase"),
         "by_prompt_category": group_stats(results, "prompt_category"),

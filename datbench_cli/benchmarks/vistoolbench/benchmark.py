@@ -161,8 +161,8 @@ class VisToolBench:
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: the context policy, gaps and duplicates in the responses,
-        and the non-official diagnostic."""
+        """Lines under the table: the context policy, gaps and duplicates in the responses
+        (the non-official diagnostics stay in the report)."""
         summary = report.summary
         notes = []
         if summary["context_policy"] != "golden_history":
@@ -181,10 +181,6 @@ class VisToolBench:
         ]
         if gaps:
             notes.append("responses: " + "; ".join(gaps))
-        diagnostic = summary["diagnostics"]["apr_using_critical_flag"]
-        notes.append(
-            f"non-official APR using the critical flag: {_pct(diagnostic, summary['num_tasks'])}"
-        )
         return notes
 
     def headline(self, report: Report) -> Headline:

@@ -33,11 +33,11 @@ from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
-from datbench_cli.errors import StrictJudgeError, UsageError, name_ids
+from datbench_cli.errors import DatbenchWarning, StrictJudgeError, UsageError, name_ids
 
 
 def _python_warning(message: str) -> None:
-    warnings.warn(message, UserWarning, stacklevel=3)
+    warnings.warn(message, DatbenchWarning, stacklevel=3)
 
 
 def check_turncase(turncase: str | None) -> None:

@@ -1,0 +1,132 @@
+"""How every ``datbench`` command parses and fails: plain help, readable metavars, and usage
+errors as one ``error:`` line (plus one ``hint:``) on stderr, exit 2.
+
+Typer's own rendering draws boxed panels and type names (``<int range>``); these classes keep
+its parsing and replace what the user sees.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from datbench_cli.cli.output import error_line
+
+# What an option's value is, by the option's name, then by its type.
+_METAVAR_BY_NAME = {
+    "dir": "DIR",
+    "run_dir": "DIR",
+    "out_path": "FILE",
+    "out": "FILE",
+    "source": "SOURCE",
+    "split": "NAME",
+    "model": "NAME",
+    "turncase": "TURNCASE",
+    "context": "POLICY",
+    "base_url": "URL",
+    "image_base_url": "URL",
+    "api_key_env": "VAR",
+    "fail_under": "FRACTION",
+    "sample_timeout": "SECONDS",
+    "timeout": "SECONDS",
+    "max_file_mb": "MB",
+    "temperature": "T",
+    "seed": "N",
+    "margin": "MARGIN",
+}
+
+
+def _metavar(param: Any) -> str | None:
+    """``DIR``, ``FILE``, ``N``, ``a|b``: what the value is, never a Python type name."""
+    if param.name in _METAVAR_BY_NAME:
+        return _METAVAR_BY_NAME[param.name]
+    desc = getattr(param, "type_descriptor", None)
+    if desc is None:
+        return None
+    if desc.is_choice:
+        return "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
+    if desc.is_path:
+        return "FILE"
+    text = str(desc.annotation)
+    if "bool" in text:
+        return None
+    if "int" in text:
+        return "N"
+    if "float" in text:
+        return "X"
+    return "TEXT"
+
+
+class DatbenchCommand(TyperCommand):
+    """A command whose options and arguments read ``--dir DIR``, ``--jobs N``, ``RESPONSES``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is not None:
+                continue
+            if param.param_type_name == "argument":
+                param.metavar = name = (param.name or "").upper()
+                shown = name + ("..." if param.nargs != 1 else "")
+                usage = shown if param.required else f"[{shown}]"
+                # The name says what it is: no "<path>" beside it, no braces in the usage line.
+                setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
+                setattr(param, "_rich_display_name", lambda shown=shown: shown)  # noqa: B010
+                setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
+            else:
+                param.metavar = _metavar(param)
+
+
+class DatbenchGroup(TyperGroup):
+    """The application: usage errors become one sentence and a hint instead of a panel."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        from typer._click import exceptions
+
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except exceptions.NoArgsIsHelpError as exc:
+            sys.stdout.write(exc.ctx.get_help() + "\n")
+            sys.exit(2)
+        except exceptions.UsageError as exc:
+            error_line(_sentence(exc.format_message()))
+            where = exc.ctx.command_path if exc.ctx is not None else (prog_name or "datbench")
+            error_line(f"run '{where} --help' for the options", label="hint")
+            sys.exit(2)
+        except exceptions.ClickException as exc:
+            error_line(_sentence(exc.format_message()))
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            error_line("interrupted")
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _sentence(message: str) -> str:
+    """Click's message on one line, starting lower-case like our own errors."""
+    text = " ".join(message.split())
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def quiet_other_libraries() -> None:
+    """Hide other libraries' Python warnings (a dependency's deprecation notice is not ours to
+    print in our ``warning:`` style); ``DATBENCH_DEBUG=1`` shows them."""
+    if not os.environ.get("DATBENCH_DEBUG"):
+        warnings.simplefilter("ignore")
