@@ -228,7 +228,9 @@ def test_vistoolbench_page(driver: Any, tmp_path: Path) -> None:
     shutil.copy(VTB_SAMPLE / "judge_responses.jsonl", run / "judge_responses.jsonl")
     page = tmp_path / "elsewhere" / "vtb.html"
     page.parent.mkdir()
-    assert run_cli("score", "--dir", str(run), "-q", "--html", str(page)).exit_code == 0
+    # A page outside the run directory, with its images embedded (data: URIs under the CSP).
+    result = run_cli("score", "--dir", str(run), "-q", "--html", str(page), "--embed-images")
+    assert result.exit_code == 0, result.stderr
     report = json.loads((run / "report.json").read_text())
     _open(driver, page)
     assert float(_headline(driver, "apr")) == report["summary"]["apr"]
@@ -249,6 +251,10 @@ def test_vistoolbench_page(driver: Any, tmp_path: Path) -> None:
     assert INJECT in item.text
     assert "Rubric verdicts" in item.text.title() or "RUBRIC VERDICTS" in item.text
     _image_loaded(driver, item)
+    sources = driver.execute_script(
+        "return Array.from(document.querySelectorAll('img.thumb')).map(i => i.src)"
+    )
+    assert sources and all(src.startswith("data:image/") for src in sources)
     _no_errors(driver)
     _shot(driver, "vistoolbench", tmp_path)
 

@@ -102,3 +102,63 @@ def test_view_of_a_lone_report_file(tmp_path: Path) -> None:
     page = json.loads(data.group(1))
     assert page["headline"][0]["value"] == 0.5
     assert [r["id"] for r in page["browser"]["records"]] == ["a", "b"]
+
+
+def _page_data(page: Path) -> dict:
+    text = page.read_text()
+    data = re.search(r'<script id="datbench-data" type="application/json">(.*?)</script>', text)
+    assert data is not None
+    return json.loads(data.group(1))
+
+
+def test_keys_of_other_branches_are_shown_when_present(tmp_path: Path) -> None:
+    """Intervals (summary.uncertainty), coverage, per-sample response_status and the
+    provenance block are shown as the report has them; no number is computed."""
+    report = {
+        "summary": {
+            "overall_accuracy": 0.5,
+            "total_samples": 2,
+            "capability_accuracy": {"chart": 0.5},
+            "capability_counts": {"chart": 2},
+            "coverage": {"expected": 3, "answered": 2, "coverage": 0.6667},
+            "response_statuses": {"truncated": 1},
+            "uncertainty": {
+                "overall": {"n": 2, "accuracy": 0.5, "ci95": [0.1, 0.9]},
+                "capabilities": {"chart": {"n": 2, "accuracy": 0.5, "ci95": [0.2, 0.8]}},
+            },
+        },
+        "provenance": {"tool": "datbench", "dataset": {"revision": "abc123"}},
+        "results": [
+            {
+                "id": "a",
+                "score": 1.0,
+                "is_correct": True,
+                "vlm_output": "x",
+                "metadata": {"capability": "chart", "response_status": "truncated"},
+            },
+            {"id": "b", "score": 0.0, "is_correct": False, "vlm_output": "y", "metadata": {}},
+        ],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    assert run_cli("view", str(path), "-o", str(tmp_path / "p.html"), "-q").exit_code == 0
+    page = _page_data(tmp_path / "p.html")
+    overall = page["headline"][0]
+    assert overall["ci"] == [0.1, 0.9] and overall["coverage"] == "2/3 answered"
+    assert page["charts"][0]["bars"] == [
+        {"name": "chart", "value": 0.5, "ci": [0.2, 0.8], "n": 2, "coverage": None}
+    ]
+    assert ["dataset.revision", "abc123"] in page["provenance"]
+    linked = [a for a in page["accounting"] if a["key"] == "response_statuses.truncated"]
+    assert linked == [
+        {
+            "label": "response status truncated",
+            "key": "response_statuses.truncated",
+            "value": 1,
+            "facet": "status",
+            "match": "truncated",
+        }
+    ]
+    status = next(f for f in page["browser"]["facets"] if f["key"] == "status")
+    index = [r["f"][page["browser"]["facets"].index(status)] for r in page["browser"]["records"]]
+    assert [status["values"][i] for i in index] == ["truncated", "(not recorded)"]
