@@ -19,17 +19,21 @@ from datbench_cli.report_html import check_target, compare_page, write_page
 
 @handle_errors
 def compare(
-    run_a: Annotated[
+    a: Annotated[
         Path,
-        typer.Argument(metavar="A", help="Run A (the baseline): report file or run directory."),
+        typer.Argument(
+            help="Run A (the baseline): report file or run directory.", show_default=False
+        ),
     ],
-    run_b: Annotated[
+    b: Annotated[
         Path,
-        typer.Argument(metavar="B", help="Run B (the candidate): report file or run directory."),
+        typer.Argument(
+            help="Run B (the candidate): report file or run directory.", show_default=False
+        ),
     ],
     html: Annotated[
         Path,
-        typer.Option("--html", metavar="FILE", help="Write the comparison page to FILE."),
+        typer.Option("--html", help="Write the comparison page to FILE.", show_default=False),
     ],
     embed_images: EmbedImagesOpt = False,
     quiet: QuietOpt = False,
@@ -37,5 +41,5 @@ def compare(
     """Compare two runs: one HTML page with both runs' numbers and their samples side by side."""
     out = Output(quiet)
     check_target(html)
-    write_page(html, compare_page(run_a, run_b, html, embed_images=embed_images))
+    write_page(html, compare_page(a, b, html, embed_images=embed_images))
     out.info(f"page written to {html}")

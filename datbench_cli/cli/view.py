@@ -15,9 +15,8 @@ from datbench_cli.report_html import run_page, write_page
 
 @handle_errors
 def view(
-    target: Annotated[
-        Path,
-        typer.Argument(metavar="REPORT_OR_RUN_DIR", help="A report file or a run directory."),
+    report_or_run_dir: Annotated[
+        Path, typer.Argument(help="A report file or a run directory.", show_default=False)
     ],
     out_path: Annotated[
         Path | None,
@@ -33,6 +32,7 @@ def view(
 ) -> None:
     """Write one self-contained HTML page (summary and sample browser) from a report."""
     out = Output(quiet)
+    target = report_or_run_dir
     folder = target if target.is_dir() else target.parent
     path = page_path(out_path, folder)
     write_page(path, run_page(target, path, embed_images=embed_images))
