@@ -11,14 +11,13 @@ from typing import Any
 
 
 def _headings(blocks: list[dict[str, Any]], table: dict[str, int]) -> list[dict[str, Any]]:
-    out = []
+    """The blocks with each heading an index into ``table`` (in place: every block belongs to
+    the one record being encoded)."""
     for b in blocks:
-        b = dict(b)
         b["h"] = table.setdefault(b["h"], len(table))
         if "sub" in b:
-            b["sub"] = _headings(b["sub"], table)
-        out.append(b)
-    return out
+            _headings(b["sub"], table)
+    return blocks
 
 
 def encode(browser: dict[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,12 @@ def embed_json(data: Any) -> str:
     """Compact JSON safe inside a ``<script type="application/json">`` element: ``<``, ``>``
     and ``&`` (which only occur inside strings) become ``\\u`` escapes, so no ``</script>`` or
     ``<!--`` in a model output can end or change the element."""
-    raw = orjson.dumps(data).decode()
-    return raw.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _embed_bytes(data).decode()
+
+
+def _embed_bytes(data: Any) -> bytes:
+    raw = orjson.dumps(data)
+    return raw.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
 def render(title: str, data: dict[str, Any]) -> bytes:
@@ -46,4 +50,4 @@ def render(title: str, data: dict[str, Any]) -> bytes:
     head, tail = page.split("__DATBENCH_APP__", 1)
     page = head + app + tail
     head, tail = page.split("__DATBENCH_DATA__", 1)
-    return (head + embed_json(data) + tail).encode("utf-8")
+    return head.encode("utf-8") + _embed_bytes(data) + tail.encode("utf-8")
