@@ -2,6 +2,7 @@
 
 from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.judge_prompt import fill_judge_prompt
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
@@ -32,6 +33,7 @@ __all__ = [
     "VLMResponse",
     "VisToolBenchEvaluator",
     "VisToolBenchReport",
+    "fill_judge_prompt",
     "parse_judge_verdict",
     "parse_vtb_verdict",
     "__version__",

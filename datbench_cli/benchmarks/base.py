@@ -92,11 +92,17 @@ class JudgeCheck:
 @dataclass
 class SummaryTable:
     """A terminal table as plain data: a title, column headers (the first is the group
-    name, the rest are right-aligned numbers) and sections of rows of text cells."""
+    name, the rest are right-aligned numbers) and sections of rows of text cells.
+
+    ``optional``: columns (by index) that a narrow terminal may drop, last first, before any
+    number would be cut; ``legend``: lines printed under the table (what a row mark means).
+    """
 
     title: str
     columns: list[str]
     sections: list[list[list[str]]]
+    optional: list[int] = field(default_factory=list)
+    legend: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,8 @@ class Output:
         self.err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
         self.out = Console(no_color=no_color, highlight=False, soft_wrap=True)
         if not self.out.is_terminal and not os.environ.get("COLUMNS"):
-            # Piped or captured: no terminal width to respect, so do not squeeze the table.
-            self.out = Console(no_color=no_color, highlight=False, soft_wrap=True, width=120)
+            # Piped or captured: lay tables out for a standard terminal.
+            self.out = Console(no_color=no_color, highlight=False, soft_wrap=True, width=80)
 
     def warn(self, message: str) -> None:
         """A warning line on stderr (suppressed by --quiet)."""
@@ -74,6 +74,16 @@ class Output:
         """A rich table on stdout (the human summary)."""
         if not self.quiet:
             self.out.print(table)
+
+    @property
+    def width(self) -> int:
+        """The width tables on stdout are laid out for."""
+        return self.out.width
+
+    @property
+    def plain(self) -> bool:
+        """Whether stdout is not a terminal (tables are then drawn without boxes)."""
+        return not self.out.is_terminal
 
     @contextmanager
     def progress(

@@ -136,8 +136,9 @@ def score(
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
-        out.table(render(bench.summary_table(report)))
-        for note in bench.summary_notes(report):
+        table = bench.summary_table(report)
+        out.table(render(table, out.width, out.plain))
+        for note in [*table.legend, *bench.summary_notes(report)]:
             out.info(note)
         out.info(f"report written to {target}")
         if html is not None:

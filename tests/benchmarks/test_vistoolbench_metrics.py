@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import unittest
 import warnings
 
@@ -193,10 +194,18 @@ class PythonApiTests(unittest.TestCase):
         self.assertEqual(report["results"][0]["ars"], 0.8)
         self.assertTrue(any("no answered turn" in str(w.message) for w in caught))
 
-    def test_inference_tasks_carry_image_bytes(self) -> None:
+    def test_inference_tasks_carry_pil_images(self) -> None:
+        from PIL import Image
+
         rows = sample_rows()
         tasks = VisToolBenchEvaluator(rows, warn=lambda _: None).get_inference_tasks()
-        self.assertEqual(tasks[0]["turns"][0]["images"], [c["bytes"] for c in rows[0]["images"]])
+        images = tasks[0]["turns"][0]["images"]
+        self.assertEqual(len(images), len(rows[0]["images"]))
+        for image, cell in zip(images, rows[0]["images"], strict=True):
+            self.assertIsInstance(image, Image.Image)
+            expected = Image.open(io.BytesIO(cell["bytes"]))
+            self.assertEqual(image.size, expected.size)
+            self.assertEqual(image.tobytes(), expected.tobytes())
         self.assertEqual(tasks[1]["turns"][1]["images"], [])
 
 

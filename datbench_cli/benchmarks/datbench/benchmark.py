@@ -28,7 +28,7 @@ _OPTIONS: dict[str, frozenset[str]] = {
 
 
 def _pct(value: float | None, count: int) -> str:
-    return f"{value:.2%}" if count and value is not None else "-"
+    return f"{100 * value:.2f}" if count and value is not None else "-"
 
 
 class DatBench:
@@ -151,8 +151,12 @@ class DatBench:
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, per-capability and per-dataset accuracy, split into direct and judge."""
+        """Overall, then each capability with its source datasets under it: samples and mean
+        score, split into direct and judge mode; datasets with a known reference defect are
+        marked."""
         from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
+
+        defects = report.summary.get("known_reference_defects") or {}
 
         def row(name: str, stats: GroupStats) -> list[str]:
             return [
@@ -175,19 +179,34 @@ class DatBench:
             str(s["judge_samples"]),
             _pct(s["judge_accuracy"], s["judge_samples"]),
         ]
-        capabilities = [row(n, st) for n, st in group_stats(report.results, "capability").items()]
-        datasets = [
-            row(f"  {n}", st) for n, st in sorted(group_stats(report.results, "dataset").items())
-        ]
+        sections = [[overall]]
+        by_capability: dict[str, list[Any]] = {}
+        for result in report.results:
+            by_capability.setdefault(str(result.metadata.get("capability")), []).append(result)
+        marked = False
+        for capability, stats in group_stats(report.results, "capability").items():
+            rows = [row(capability, stats)]
+            for dataset, dstats in sorted(
+                group_stats(by_capability[capability], "dataset").items()
+            ):
+                mark = " *" if dataset in defects else ""
+                marked = marked or bool(mark)
+                rows.append(row(f"  {dataset}{mark}", dstats))
+            sections.append(rows)
+        legend = (
+            ["* known reference defect, kept for parity (docs/known-defects.md)"] if marked else []
+        )
         return SummaryTable(
-            title="DatBench results"
-            + (f" ({report.summary['profile']} profile)" if "profile" in report.summary else ""),
-            columns=["group", "samples", "accuracy", "direct", "direct acc", "judge", "judge acc"],
-            sections=[[overall], capabilities, datasets],
+            title="DatBench results (mean score, %"
+            + (f"; {report.summary['profile']} profile)" if "profile" in report.summary else ")"),
+            columns=["group", "n", "score", "n direct", "direct", "n judge", "judge"],
+            sections=sections,
+            optional=[3, 4, 5, 6],
+            legend=legend,
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: judge and coverage problems, known defects."""
+        """Lines under the table that no warning has said already: judge problems."""
         s = report.summary
         notes = []
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
@@ -195,13 +214,6 @@ class DatBench:
                 f"judge verdicts: {s['judge_missing_responses']} missing, "
                 f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
             )
-        if s.get("missing_responses"):
-            notes.append(
-                f"{s['missing_responses']} of {s['expected_samples']} samples have no response"
-            )
-        if s.get("scorer_errors"):
-            notes.append(f"{s['scorer_errors']} sample(s) hit a scorer error (scored 0)")
-        defects = s.get("known_reference_defects") or {}
         if "profile" in s:
             changed = [
                 f"{fix} {count} in {dataset}"
@@ -211,12 +223,6 @@ class DatBench:
             notes.append(
                 f"{s['profile']} profile; samples each fix changed: {', '.join(changed) or 'none'}"
                 " (docs/known-defects.md)"
-            )
-        if defects:
-            notes.append(
-                "known reference defects (kept for parity) affect: "
-                f"{', '.join(sorted(defects))}; see summary.known_reference_defects in the "
-                "report and docs/known-defects.md"
             )
         return notes
 

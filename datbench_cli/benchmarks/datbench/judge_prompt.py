@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeRequest
 
 JUDGE_FIELDS = ("question", "correct_answer", "model_answer")
 _PLACEHOLDER_RE = re.compile(r"\{(question|correct_answer|model_answer)\}")
@@ -67,3 +70,19 @@ def _other_answers(all_answers: Any, answer: str) -> list[str]:
             seen.add(text)
             others.append(text)
     return others
+
+
+def fill_judge_prompt(request: JudgeRequest, sample: DatBenchSample | None = None) -> str:
+    """What a judge sees for ``request`` (from ``create_judge_tasks``): its judge prompt with
+    ``{question}``, ``{correct_answer}`` and ``{model_answer}`` filled in, by the rules of
+    :func:`judge_text` (the text ``make-judge-tasks --format openai`` sends). ``sample`` gives
+    the question and the other accepted answers; without it they are empty."""
+    return judge_text(
+        {
+            "judge_prompt": request.judge_prompt,
+            "question": sample.question if sample is not None else "",
+            "ground_truth": request.ground_truth,
+            "vlm_response": request.vlm_response,
+            "all_answers": sample.all_answers if sample is not None else None,
+        }
+    )

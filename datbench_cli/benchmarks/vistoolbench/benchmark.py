@@ -33,7 +33,7 @@ _SECTIONS = (
 
 
 def _pct(value: float | None, count: int) -> str:
-    return f"{value:.2%}" if count and value is not None else "-"
+    return f"{100 * value:.2f}" if count and value is not None else "-"
 
 
 class VisToolBench:
@@ -155,7 +155,7 @@ class VisToolBench:
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results ({summary['context_policy']})",
+            title=f"VisualToolBench results (%, {summary['context_policy']})",
             columns=["group", "tasks", "APR", "ARS"],
             sections=sections,
         )

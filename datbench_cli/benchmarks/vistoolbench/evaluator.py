@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -34,6 +35,13 @@ from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_ta
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
 from datbench_cli.errors import DatbenchWarning, StrictJudgeError, UsageError, name_ids
+
+
+def _pil_image(data: bytes) -> Any:
+    """The image as PIL opens it (decoded lazily, on first use of its pixels)."""
+    from PIL import Image
+
+    return Image.open(io.BytesIO(data))
 
 
 def _python_warning(message: str) -> None:
@@ -97,9 +105,14 @@ class VisToolBenchEvaluator:
     # ------------------------------------------------------------------ stages
 
     def get_inference_tasks(self) -> list[dict[str, Any]]:
-        """One task dict per task (as ``tasks.jsonl``), each turn's images as original bytes."""
+        """One task dict per task (as ``tasks.jsonl``), each turn's images as PIL images (as
+        DatBench tasks give them; the files a run directory holds keep the original bytes)."""
         return [
-            task_line(task, [[b.data for b in t.images] for t in task.turns], self.context_policy)
+            task_line(
+                task,
+                [[_pil_image(b.data) for b in t.images] for t in task.turns],
+                self.context_policy,
+            )
             for task in self.tasks
         ]
 
