@@ -114,7 +114,7 @@
   function chart(ch) {
     var wrap = el("div", "chart");
     wrap.appendChild(el("h2", null, ch.title));
-    var rowH = 22, left = 150, width = 560, plot = width - left - 120;
+    var rowH = 22, left = 160, width = 720, plot = width - left - 220;
     var s = svg("svg", { width: width, height: ch.bars.length * rowH + 24, role: "img" });
     s.setAttribute("aria-label", ch.title);
     ch.bars.forEach(function (b, i) {
