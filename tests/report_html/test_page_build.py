@@ -162,3 +162,42 @@ def test_keys_of_other_branches_are_shown_when_present(tmp_path: Path) -> None:
     status = next(f for f in page["browser"]["facets"] if f["key"] == "status")
     index = [r["f"][page["browser"]["facets"].index(status)] for r in page["browser"]["records"]]
     assert [status["values"][i] for i in index] == ["truncated", "(not recorded)"]
+
+
+def test_comparison_tables_show_the_compare_json_as_it_is(tmp_path: Path) -> None:
+    """With ``datbench compare``'s JSON (shape of its tables), every number comes from it."""
+    from datbench_cli.report_html.compare_view import comparison_tables
+
+    comparison = {
+        "metrics": [{"key": "score", "label": "accuracy", "exact_test": True}],
+        "tables": [
+            {
+                "key": "capability",
+                "title": "By capability",
+                "group": "capability",
+                "rows": [
+                    {
+                        "name": "chart",
+                        "n": 23,
+                        "metrics": {
+                            "score": {
+                                "a": 0.6,
+                                "b": 0.5,
+                                "difference": -0.1,
+                                "ci95": [-0.2, 0.0],
+                                "mcnemar": {"b": 3, "c": 1, "p": 0.6, "p_holm": 0.9},
+                                "flips": {"right_to_wrong": 3, "wrong_to_right": 1},
+                                "significant": False,
+                            }
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    (table,) = comparison_tables(comparison)
+    assert table["title"] == "By capability"
+    (row,) = table["rows"]
+    assert row[0] == {"t": "chart", "facet": "capability", "value": "chart"}
+    assert row[1:9] == [23, "accuracy", 0.6, 0.5, -0.1, "[-0.2000, +0.0000]", 0.9, "no"]
+    assert row[9] == "right to wrong 3, wrong to right 1"
