@@ -1,13 +1,20 @@
 """Reading model and judge response files: the native lines and OpenAI batch output lines.
 
 A batch output line (``custom_id`` + ``response.body.choices[0].message.content``) is detected per
-line, so one file may mix both shapes. ``error`` may be an object or a plain string (vLLM writes
-both); such a line, or one whose ``status_code`` is not 200 or that has no message, is an
-*errored* response, unless another line of the same file answers that id (a retry that succeeded
-later, as ``datbench send`` appends). A message whose ``content`` is ``null`` is an answer with
-empty text. A ``finish_reason`` of ``length`` marks a *truncated* response, which is still
-scored. A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench
-send``) is skipped and reported, never an error.
+line, so one file may mix both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
+
+- ``errored``: a transport failure, not an answer (``error`` set, which may be an object or a
+  plain string as vLLM writes both; a ``status_code`` outside 2xx; no choice in the body).
+  The sample stays unanswered, unless another line of the same file answers that id (a retry
+  that succeeded later, as ``datbench send`` appends).
+- ``refused``: the model was reached but declined (``message.refusal`` set, or ``finish_reason``
+  ``content_filter``); ``truncated``: ``finish_reason`` ``length``; ``empty``: no usable text
+  (content null or empty, or only ``reasoning_content``); ``ok`` otherwise. These are the
+  model's answer: the text (``""`` when there is none) is scored as it is.
+
+A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench send``) is
+skipped and reported, never an error. Judge lines may carry the digest of the response they
+judged (see :mod:`datbench_cli.batch.digests`).
 """
 
 from __future__ import annotations
@@ -17,14 +24,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.digests import DIGEST_FIELD, is_digest, split_tagged_id
 from datbench_cli.benchmarks.datbench.schema import JudgeResponse, VLMResponse
 from datbench_cli.errors import InputError
 from datbench_cli.files.jsonio import iter_jsonl
 
+OK = "ok"
+EMPTY = "empty"
+REFUSED = "refused"
+TRUNCATED = "truncated"
+ERRORED = "errored"
+RESPONSE_STATUSES = (OK, EMPTY, REFUSED, TRUNCATED, ERRORED)
+#: What a sample without any usable line is counted as (beside the line statuses).
+MISSING = "missing"
+ANSWERED_STATUSES = frozenset({OK, EMPTY, REFUSED, TRUNCATED})
+
+
+def text_status(text: str | None, finish_reason: str | None = None, refused: bool = False) -> str:
+    """The status of an answer that reached the model (never ``errored``)."""
+    if refused or finish_reason == "content_filter":
+        return REFUSED
+    if finish_reason == "length":
+        return TRUNCATED
+    return OK if text else EMPTY
+
 
 @dataclass
 class ResponseLine:
-    """One response line, whatever its shape."""
+    """One response line, whatever its shape (``text`` is ``None`` only for an errored line
+    or a native null)."""
 
     id: str
     text: str | None
@@ -32,6 +60,18 @@ class ResponseLine:
     error: str | None
     line: int
     finish_reason: str | None = None
+    status: str = OK
+    digest: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What one batch output line says: its text, error, finish reason and status."""
+
+    text: str | None
+    error: str | None
+    finish_reason: str | None
+    status: str
 
 
 def _batch_error(obj: dict[str, Any], response: Any) -> str | None:
@@ -42,39 +82,56 @@ def _batch_error(obj: dict[str, Any], response: Any) -> str | None:
         return str(error)
     if isinstance(response, dict):
         status = response.get("status_code", 200)
-        if status != 200:
+        if not isinstance(status, int) or isinstance(status, bool) or not 200 <= status < 300:
             return f"HTTP status {status}"
+        body = response.get("body")
+        if isinstance(body, dict) and body.get("error"):
+            body_error = body["error"]
+            if isinstance(body_error, dict):
+                return str(body_error.get("message") or body_error.get("code") or body_error)
+            return str(body_error)
+    elif response is None:
+        return "no response in the batch output"
     return None
 
 
-def _batch_content(response: Any) -> tuple[str | None, str | None]:
+def _content_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        # Content parts ([{"type": "text", "text": ...}]), as some servers return them.
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "".join(p for p in parts if isinstance(p, str))
+    return None
+
+
+def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
+    """Classify one OpenAI batch output line (see the module docstring)."""
+    response = obj.get("response")
+    error = _batch_error(obj, response)
+    if error is not None:
+        return BatchOutcome(None, error, None, ERRORED)
     try:
-        choice = response["body"]["choices"][0]
+        choice = response["body"]["choices"][0]  # type: ignore[index]
     except (KeyError, IndexError, TypeError):
-        return None, None
+        choice = None
     if not isinstance(choice, dict):
-        return None, None
+        return BatchOutcome(None, "no choice in the batch output", None, ERRORED)
     message = choice.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if content is None and isinstance(message, dict):
-        # An answer without text (all tokens spent on reasoning, or only tool calls) is still
-        # the model's answer: empty, never an error to send again.
-        content = ""
+    message = message if isinstance(message, dict) else {}
+    text = _content_text(message.get("content")) or ""
     reason = choice.get("finish_reason")
-    return (content if isinstance(content, str) else None), (
-        reason if isinstance(reason, str) else None
-    )
+    reason = reason if isinstance(reason, str) else None
+    refusal = message.get("refusal")
+    status = text_status(text, reason, refused=bool(refusal) and not text)
+    return BatchOutcome(text, None, reason, status)
 
 
 def batch_line_result(obj: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
     """``(text, error, finish_reason)`` of one OpenAI batch output line; exactly one of text and
-    error is ``None``."""
-    response = obj.get("response")
-    error = _batch_error(obj, response)
-    text, reason = (None, None) if error else _batch_content(response)
-    if error is None and text is None:
-        error = "no message content in the batch output"
-    return text, error, reason
+    error is ``None`` (a line that reached the model has text, ``""`` when it gave none)."""
+    outcome = batch_outcome(obj)
+    return outcome.text, outcome.error, outcome.finish_reason
 
 
 def is_batch_line(obj: dict[str, Any]) -> bool:
@@ -82,20 +139,59 @@ def is_batch_line(obj: dict[str, Any]) -> bool:
     return "custom_id" in obj
 
 
-def batch_response_line(obj: dict[str, Any], path: Path | None, number: int) -> ResponseLine:
-    """One batch output line as a :class:`ResponseLine` (``custom_id`` is its id)."""
+def batch_response_line(
+    obj: dict[str, Any], path: Path | None, number: int, *, tagged: bool = False
+) -> ResponseLine:
+    """One batch output line as a :class:`ResponseLine` (``custom_id`` is its id; ``tagged``:
+    a judge line, whose ``custom_id`` may end in ``#<response digest>``)."""
     ident = obj["custom_id"]
     if not isinstance(ident, str) or not ident:
         raise InputError('"custom_id" must be a non-empty string', path, number)
-    text, error, reason = batch_line_result(obj)
-    return ResponseLine(ident, text, None, error, number, reason)
+    digest = None
+    if tagged:
+        ident, digest = split_tagged_id(ident)
+    outcome = batch_outcome(obj)
+    return ResponseLine(
+        ident,
+        outcome.text,
+        None,
+        outcome.error,
+        number,
+        outcome.finish_reason,
+        outcome.status,
+        digest,
+    )
 
 
-def _optional_str(obj: dict[str, Any], key: str, path: Path, number: int) -> str | None:
+def _optional_str(obj: dict[str, Any], key: str, path: Path | None, number: int) -> str | None:
     value = obj.get(key)
     if value is None or isinstance(value, str):
         return value
     raise InputError(f'"{key}" must be a string, got {type(value).__name__}', path, number)
+
+
+def native_digest(obj: dict[str, Any], path: Path | None, number: int) -> str | None:
+    """The ``response_digest`` a native judge line carries (``None`` without one)."""
+    value = obj.get(DIGEST_FIELD)
+    if value is None:
+        return None
+    if not is_digest(value):
+        raise InputError(
+            f'"{DIGEST_FIELD}" must be the 16 hex digits make-judge-tasks wrote', path, number
+        )
+    return value
+
+
+def native_status(
+    obj: dict[str, Any], text: str | None, parsed: str | None, path: Path | None, number: int
+) -> tuple[str, str | None]:
+    """``(status, error)`` of a native line: an ``error`` field (a custom loop's failed call)
+    makes it errored; ``finish_reason``/``refusal`` fields classify it as a batch line's."""
+    error = obj.get("error")
+    if error:
+        return ERRORED, str(error.get("message") if isinstance(error, dict) else error)
+    reason = _optional_str(obj, "finish_reason", path, number)
+    return text_status(parsed or text, reason, refused=bool(obj.get("refusal"))), None
 
 
 def iter_response_lines(
@@ -106,11 +202,13 @@ def iter_response_lines(
 ) -> Iterator[ResponseLine]:
     """Yield each line of a response file as a :class:`ResponseLine`, validating field types.
 
-    ``on_torn_tail`` is passed to :func:`~datbench_cli.files.jsonio.iter_jsonl`.
+    ``on_torn_tail`` is passed to :func:`~datbench_cli.files.jsonio.iter_jsonl`. With the judge
+    fields (``raw_judge_output``), batch ids are read with their digest tag.
     """
+    judge = text_field == "raw_judge_output"
     for number, obj in iter_jsonl(path, on_torn_tail):
         if is_batch_line(obj):
-            yield batch_response_line(obj, path, number)
+            yield batch_response_line(obj, path, number, tagged=judge)
             continue
         ident = obj.get("id")
         if not isinstance(ident, str) or not ident:
@@ -119,17 +217,27 @@ def iter_response_lines(
             raise InputError(f'line has no "{text_field}" field', path, number)
         text = _optional_str(obj, text_field, path, number)
         parsed = _optional_str(obj, parsed_field, path, number)
-        yield ResponseLine(ident, text, parsed, None, number)
+        status, error = native_status(obj, text, parsed, path, number)
+        digest = native_digest(obj, path, number) if judge else None
+        reason = obj.get("finish_reason") if isinstance(obj.get("finish_reason"), str) else None
+        if error is not None:
+            text = parsed = None
+        yield ResponseLine(ident, text, parsed, error, number, reason, status, digest)
 
 
 @dataclass
 class LoadedResponses:
-    """Responses ready for the evaluator, plus what was set aside."""
+    """Responses ready for the evaluator, plus what was set aside.
+
+    ``statuses``: the status of the line used for each id (the last answered line; ``errored``
+    when every line of the id errored).
+    """
 
     vlm: list[VLMResponse] = field(default_factory=list)
     judge: list[JudgeResponse] = field(default_factory=list)
     errored_ids: list[str] = field(default_factory=list)
     truncated_ids: list[str] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
     torn_tail_line: int | None = None
 
     def record_torn_tail(self, number: int) -> None:
@@ -146,21 +254,26 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
             errored.append(line.id)
             continue
         answered.add(line.id)
+        loaded.statuses[line.id] = line.status
         if line.finish_reason == "length":
             loaded.truncated_ids.append(line.id)
         if judge:
-            loaded.judge.append(JudgeResponse(line.id, line.text or "", line.parsed))
+            loaded.judge.append(
+                JudgeResponse(line.id, line.text or "", line.parsed, response_digest=line.digest)
+            )
         else:
             loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
+    for ident in loaded.errored_ids:
+        loaded.statuses[ident] = ERRORED
     return loaded
 
 
 def load_vlm_responses(path: Path) -> LoadedResponses:
-    """VLM responses from a file; errored batch lines are set aside (not scored)."""
+    """VLM responses from a file; errored lines are set aside (the sample is unanswered)."""
     return _load(path, judge=False)
 
 
 def load_judge_responses(path: Path) -> LoadedResponses:
-    """Judge responses from a file; errored batch lines are set aside (their verdict is missing)."""
+    """Judge responses from a file; errored lines are set aside (their verdict is missing)."""
     return _load(path, judge=True)

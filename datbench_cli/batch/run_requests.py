@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.digests import DIGEST_FIELD, tag_id
 from datbench_cli.batch.requests import (
     REQUESTS_DIR,
     InferenceUnit,
@@ -44,6 +45,14 @@ def write_task_requests(
     return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
 
 
+def custom_id(line: dict[str, Any]) -> str:
+    """The ``custom_id`` of a judge request: ``<id>#<response digest>`` when the judge task
+    records the digest of the judged response, which every batch runner's output carries back,
+    so a verdict stays matched to the text it judged."""
+    digest = line.get(DIGEST_FIELD)
+    return tag_id(line["id"], digest) if isinstance(digest, str) else line["id"]
+
+
 def write_judge_requests(
     run: RunDir,
     out: Path,
@@ -61,7 +70,7 @@ def write_judge_requests(
         remove_parts(directory, stem)
         return []
     rows = (
-        judge_request(line["id"], text_of(line), settings, response_format=response_format)
+        judge_request(custom_id(line), text_of(line), settings, response_format=response_format)
         for line in lines
     )
     return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)

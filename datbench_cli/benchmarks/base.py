@@ -63,12 +63,18 @@ class ExportRequest:
 
 @dataclass(frozen=True)
 class ScoreRequest:
-    """What ``score`` asks of a benchmark; ``options`` holds the benchmark's own options."""
+    """What ``score`` asks of a benchmark; ``options`` holds the benchmark's own options.
+
+    ``allow_missing`` and ``fail_under`` (a fraction in [0, 1]) select checks; the benchmark
+    records every check's outcome in the report (see :mod:`datbench_cli.benchmarks.checks`).
+    """
 
     responses: Path
     judge_responses: Path | None
     strict_judge: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+    allow_missing: bool = False
+    fail_under: float | None = None
 
 
 @dataclass
@@ -82,11 +88,13 @@ class JudgeTasksWritten:
 
 @dataclass
 class JudgeCheck:
-    """What ``check-judge`` found: one count line and the ids whose verdict did not parse."""
+    """What ``check-judge`` found: one count line, the ids whose verdict does not count, and
+    ``problem``, the sentence a failed check says (``None``: passed)."""
 
     counts: dict[str, int]
     unparsed_ids: list[str]
     line: str
+    problem: str | None = None
 
 
 @dataclass
@@ -160,11 +168,15 @@ class Benchmark(Protocol):
     ) -> JudgeTasksWritten: ...
 
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
-        """The report; raises :class:`datbench_cli.errors.StrictJudgeError` under strict
-        judging when a verdict is missing or unparsed."""
+        """The report, with the outcome of every check in ``summary.checks`` (a failed check
+        raises nothing: the caller writes the report, then fails)."""
         ...
 
-    def check_judge(self, path: Path) -> JudgeCheck: ...
+    def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:
+        """The judge half of ``score --strict-judge`` in a run directory (``responses``: the
+        responses the verdicts must match); outside one (``run`` is ``None``), the verdicts
+        parsed alone."""
+        ...
 
     def summary_table(self, report: Report) -> SummaryTable: ...
 

@@ -1,11 +1,14 @@
-"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips."""
+"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, and the digests
+the judge tasks recorded."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+from datbench_cli.batch.digests import DIGEST_FIELD, is_digest
 from datbench_cli.benchmarks.base import Warn, ignore
+from datbench_cli.files import jsonio
 
 
 def done_judge_ids(
@@ -20,3 +23,16 @@ def done_judge_ids(
         warn(f"{skip_done} does not exist yet; no judge task is skipped")
         return set()
     return judged(skip_done)
+
+
+def judge_task_digests(path: Path) -> dict[str, str]:
+    """``id -> response_digest`` of a judge-tasks file (empty when it does not exist): what a
+    native judge line without a digest is matched against."""
+    if not path.is_file():
+        return {}
+    digests: dict[str, str] = {}
+    for _, line in jsonio.iter_jsonl(path):
+        ident, digest = line.get("id"), line.get(DIGEST_FIELD)
+        if isinstance(ident, str) and isinstance(digest, str) and is_digest(digest):
+            digests[ident] = digest
+    return digests

@@ -9,6 +9,7 @@ import typer
 
 from datbench_cli import benchmarks
 from datbench_cli.benchmarks.base import ScoreRequest
+from datbench_cli.benchmarks.checks import fail_under_threshold, raise_failed
 from datbench_cli.cli.common import (
     DirOpt,
     QuietOpt,
@@ -20,7 +21,6 @@ from datbench_cli.cli.common import (
 from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import render
-from datbench_cli.errors import CheckFailed, ScorerFailed, StrictJudgeError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
 from datbench_cli.report_html import check_target, run_page, write_page
@@ -47,7 +47,17 @@ def score(
     strict_judge: Annotated[
         bool,
         typer.Option(
-            "--strict-judge", help="A missing or unparsed judge verdict fails the run (exit 1)."
+            "--strict-judge",
+            help="A missing, unparsed, stale or errored judge verdict, or a judge response "
+            "for nothing exported, fails the run (exit 1).",
+        ),
+    ] = False,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="Score a partial run: exported samples without a usable response do not fail "
+            "the run (they are still counted in coverage).",
         ),
     ] = False,
     strict: Annotated[
@@ -67,7 +77,10 @@ def score(
     ] = False,
     fail_under: Annotated[
         float | None,
-        typer.Option(help="Exit 1 when overall_accuracy is below this (after writing the report)."),
+        typer.Option(
+            help="Exit 1 when the headline number is below this fraction in [0, 1] (after "
+            "writing the report); never passes on a run that failed coverage."
+        ),
     ] = None,
     sample_timeout: Annotated[
         float,
@@ -110,6 +123,7 @@ def score(
     """Score the responses and write the report (--fail-under gates on the benchmark's
     headline number: DatBench overall_accuracy, VisualToolBench APR)."""
     out = Output(quiet)
+    threshold = fail_under_threshold(fail_under)
     run = run_directory(run_dir, responses, judge_responses)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     options = benchmark_options(ctx, bench, "score")
@@ -123,11 +137,10 @@ def score(
         judge_responses=judge_path,
         strict_judge=strict_judge,
         options=options,
+        allow_missing=allow_missing,
+        fail_under=threshold,
     )
-    try:
-        report = bench.score(run, request, events(out))
-    except (StrictJudgeError, ScorerFailed) as exc:
-        raise CheckFailed(f"{exc}; no report written") from None
+    report = bench.score(run, request, events(out))
     target = run.resolve_input(out_path, REPORT)
     report.save(target)
     if html is not None:
@@ -143,7 +156,5 @@ def score(
         out.info(f"report written to {target}")
         if html is not None:
             out.info(f"page written to {page_path(html, run.root)}")
-    headline = bench.headline(report)
-    if fail_under is not None and (headline.value is None or headline.value < fail_under):
-        shown = "null" if headline.value is None else f"{headline.value:.4f}"
-        raise CheckFailed(f"{headline.name} {shown} is below --fail-under {fail_under}")
+    # The report records every check; a failed one fails the run after it is written.
+    raise_failed(report.summary)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from datbench_cli.batch.digests import response_digest, split_tagged_id
 from datbench_cli.batch.requests import (
     PartWriter,
     RequestSettings,
@@ -403,7 +404,11 @@ class JudgeRequestsCliTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 0, result.stderr)
         tasks = lines(self.run_dir / "judge_tasks.jsonl")
         requests = request_lines(self.run_dir, "judge_tasks")
-        self.assertEqual([r["custom_id"] for r in requests], [t["id"] for t in tasks])
+        # The custom_id carries the digest of the judged response back from the judge runner.
+        self.assertEqual(
+            [r["custom_id"] for r in requests],
+            [f"{t['id']}#{response_digest(t['vlm_response'])}" for t in tasks],
+        )
         for task, request in zip(tasks, requests, strict=True):
             assert_batch_request(self, request)
             self.assertEqual(request["body"]["max_tokens"], 512)
@@ -447,7 +452,10 @@ class JudgeRequestsCliTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 0, result.stderr)
         rest = [t["id"] for t in lines(self.tmp / "rest.jsonl")]
         self.assertEqual(rest, ids[2:])
-        self.assertEqual([r["custom_id"] for r in request_lines(self.run_dir, "rest")], ids[2:])
+        self.assertEqual(
+            [split_tagged_id(r["custom_id"])[0] for r in request_lines(self.run_dir, "rest")],
+            ids[2:],
+        )
         self.assertIn("skipped 2", result.stderr)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from datbench_cli.batch.digests import split_tagged_id
 from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings, judge_request
 from datbench_cli.batch.shards import shard_of
 from tests.batch.test_openai_requests import assert_batch_request, request_lines
@@ -312,11 +313,13 @@ class ShardTests(unittest.TestCase):
                 self.assertIn("shard", result.stderr)
                 self.assertFalse(target.exists())
 
-    def score_json(self, shard: int, responses: list[dict[str, Any]], name: str) -> Any:
+    def score_json(
+        self, shard: int, responses: list[dict[str, Any]], name: str, *options: str
+    ) -> Any:
         work = self.tmp / name
         shutil.copytree(self.shards[shard], work)
         write_jsonl(work / "responses.jsonl", responses)
-        return run_cli("score", "-d", str(work), "--json")
+        return run_cli("score", "-d", str(work), "--json", *options)
 
     def test_concatenated_responses_score_in_any_shard(self) -> None:
         merged = [line for target in self.shards for line in answers_for(target)]
@@ -326,8 +329,9 @@ class ShardTests(unittest.TestCase):
                 self.assertEqual(result.exit_code, 0, result.stderr)
                 summary = json.loads(result.stdout)
                 self.assertEqual(summary["num_tasks"], 6)
+                self.assertEqual(summary["responses"]["coverage"], 1.0)
                 self.assertEqual(
-                    summary["responses"],
+                    {k: v for k, v in summary["responses"].items() if isinstance(v, int)},
                     {
                         "turns": 9,
                         "answered_turns": 9,
@@ -344,6 +348,8 @@ class ShardTests(unittest.TestCase):
         twice = answers_for(self.shards[1])
         responses = answers_for(self.shards[0]) + twice + twice
         result = self.score_json(0, responses, "gappy")
+        self.assertEqual(result.exit_code, 1, "unanswered turns fail coverage")
+        result = self.score_json(0, responses, "gappy2", "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         summary = json.loads(result.stdout)
         missing = turns_of(self.shards[2])
@@ -356,7 +362,7 @@ class ShardTests(unittest.TestCase):
         self.assertIn(missing[0]["id"], result.stderr)
         self.assertIn("the last one is used", result.stderr)
         table = run_cli("score", "-d", str(self.tmp / "gappy"))
-        self.assertEqual(table.exit_code, 0, table.stderr)
+        self.assertEqual(table.exit_code, 1, table.stderr)
         self.assertIn(f"responses: {len(missing)} of 9 turn(s) have no answer", table.stderr)
         self.assertIn(f"{len(twice)} duplicate line(s)", table.stderr)
 
@@ -381,8 +387,10 @@ class ShardTests(unittest.TestCase):
         lost = lines[0]["id"]
         failed = [{"custom_id": lost, "response": None, "error": "boom"}, *lines[1:]]
         result = self.score_json(0, failed, "errored")
-        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(result.exit_code, 1, "an errored turn is unanswered: coverage fails")
+        self.assertIn("coverage check failed: 1 of 9", result.stderr)
         responses = json.loads(result.stdout)["responses"]
+        self.assertEqual(responses["statuses"]["errored"], 1)
         self.assertEqual((responses["missing_turns"], responses["errored_turns"]), (1, 1))
         self.assertIn(lost, result.stderr)
 
@@ -409,7 +417,10 @@ class JudgeRequestTests(unittest.TestCase):
     def test_one_text_only_request_per_judge_task(self) -> None:
         self.assertEqual(self.result.exit_code, 0, self.result.stderr)
         self.assertEqual(len(self.tasks), 12)
-        self.assertEqual([r["custom_id"] for r in self.requests], [t["id"] for t in self.tasks])
+        self.assertEqual(
+            [r["custom_id"] for r in self.requests],
+            [f"{t['id']}#{t['response_digest']}" for t in self.tasks],
+        )
         self.assertIn("judge_tasks.openai.00001.jsonl", self.result.stderr)
         for task, request in zip(self.tasks, self.requests, strict=True):
             with self.subTest(task=task["id"]):
@@ -516,14 +527,23 @@ class SkipDoneTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 0, result.stderr)
         rest = [t["id"] for t in read_jsonl(out)]
         self.assertEqual(rest, [i for i in self.ids if i not in parsed])
-        self.assertEqual([r["custom_id"] for r in request_lines(self.run_dir, "rest")], rest)
+        self.assertEqual(
+            [split_tagged_id(r["custom_id"])[0] for r in request_lines(self.run_dir, "rest")], rest
+        )
         self.assertIn(f"skipped {len(parsed)} judge task(s)", result.stderr)
 
     def test_skipped_ones_are_exactly_those_score_reads_as_judged(self) -> None:
         done, parsed = self.done_file()
         report_path = self.tmp / "report.json"
         result = run_cli(
-            "score", "-d", str(self.run_dir), "--judge-responses", str(done), "-o", str(report_path)
+            "score",
+            "--allow-missing",
+            "-d",
+            str(self.run_dir),
+            "--judge-responses",
+            str(done),
+            "-o",
+            str(report_path),
         )
         self.assertEqual(result.exit_code, 0, result.stderr)
         report = json.loads(report_path.read_text())

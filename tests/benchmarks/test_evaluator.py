@@ -14,6 +14,7 @@ from datbench_cli import (
     ScorerFailed,
     VLMResponse,
 )
+from datbench_cli.batch.digests import response_digest
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from datbench_cli.scorers import get_scorer
@@ -184,6 +185,7 @@ class JudgeModeTests(unittest.TestCase):
                 "judge_samples": 2,
                 "judge_missing_responses": 1,
                 "judge_unparsed_verdicts": 1,
+                "judge_stale_verdicts": 0,
             },
         )
         self.assertEqual(by_id["j1"].metadata["discrimination"], 0.25)
@@ -296,3 +298,44 @@ class CoverageAndErrorTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SeedApiCoverageTests(unittest.TestCase):
+    """compute_metrics keeps the reference's semantics (unanswered samples are not scored,
+    accuracies over nothing are 0.0) and exposes the coverage numbers score reports."""
+
+    def evaluator(self) -> DatBenchEvaluator:
+        rows = [row("a", "x"), row("b", "x"), row("c", "x", mode="judge")]
+        return DatBenchEvaluator(rows, "general")
+
+    def test_unanswered_samples_are_counted_not_scored(self) -> None:
+        report = quietly(
+            self.evaluator().compute_metrics,
+            [VLMResponse("a", "yes")],
+            errored_ids=["b"],
+        )
+        s = report.summary
+        self.assertEqual(s["total_samples"], 1)
+        self.assertEqual(s["unanswered_samples"], 2)
+        self.assertEqual(s["response_statuses"]["errored"], 1)
+        self.assertEqual(s["response_statuses"]["missing"], 1)
+        self.assertEqual(s["coverage"]["by_capability"]["general"], {
+            "expected": 3, "answered": 1, "coverage": 1 / 3
+        })  # fmt: skip
+        self.assertEqual(s["judge_accuracy"], 0.0)  # the reference's value over no sample
+        self.assertNotIn("response_status", report.results[0].metadata)
+
+    def test_plain_judge_responses_work_and_a_digest_mismatch_is_stale(self) -> None:
+        responses = [VLMResponse(i, "yes") for i in "abc"]
+        plain = quietly(self.evaluator().compute_metrics, responses, [JudgeResponse("c", "true")])
+        self.assertEqual(plain.summary["judge_accuracy"], 1.0)
+        current = JudgeResponse("c", "true", response_digest=response_digest("yes"))
+        fresh = quietly(self.evaluator().compute_metrics, responses, [current])
+        self.assertEqual(fresh.summary["judge_stale_verdicts"], 0)
+        old = JudgeResponse("c", "true", response_digest=response_digest("no"))
+        stale = quietly(self.evaluator().compute_metrics, responses, [old])
+        self.assertEqual(stale.summary["judge_stale_verdicts"], 1)
+        self.assertEqual(stale.summary["judge_accuracy"], 0.0)
+        self.assertEqual(stale.results[2].metadata["score_details"]["judge_verdict"], "stale")
+        with self.assertRaises(ValueError):
+            quietly(self.evaluator().compute_metrics, responses, [old], strict_judge=True)

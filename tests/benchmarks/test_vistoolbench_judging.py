@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unittest
 
+from datbench_cli.batch.digests import response_digest
 from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench import stages as pipeline
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
@@ -92,6 +93,7 @@ class JudgeTaskTests(TempDirCase):
                 "weight": 4.0,
                 "critical": "yes",
                 "counts_for_apr": True,
+                "response_digest": response_digest("The area becomes 50 square units."),
             },
         )
         self.assertEqual(
@@ -207,6 +209,8 @@ class AccountingTests(TempDirCase):
                 "unparsed": 0,
                 "missing": 0,
                 "missing_answer": 3,
+                "stale": 0,
+                "errored": 0,
                 "unknown_responses": 8,  # 2 above + 6 sample lines of C, D and B::1 (no answer)
                 "duplicate_responses": 1,
                 "tasks_with_unjudged_rubrics": 1,
@@ -266,8 +270,8 @@ class AccountingTests(TempDirCase):
         self.assertEqual(report["summary"]["num_tasks"], 2)
 
     def test_check_judge_counts(self) -> None:
-        counts, unparsed = pipeline.check_judge(SAMPLE_JUDGE)
-        self.assertEqual(counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1})
+        counts, unparsed = pipeline.check_judge_file(SAMPLE_JUDGE)
+        self.assertEqual(counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0})
         self.assertEqual(unparsed, [f"{C}::0::r1"])
 
 

@@ -109,6 +109,8 @@ class WorkedExampleTests(unittest.TestCase):
                 "unparsed": 1,
                 "missing": 1,
                 "missing_answer": 0,
+                "stale": 0,
+                "errored": 0,
                 "unknown_responses": 0,
                 "duplicate_responses": 0,
                 "tasks_with_unjudged_rubrics": 2,

@@ -97,7 +97,15 @@ class PipelineTests(unittest.TestCase):
         for task in judge_tasks:
             self.assertEqual(
                 sorted(task),
-                ["all_answers", "ground_truth", "id", "judge_prompt", "question", "vlm_response"],
+                [
+                    "all_answers",
+                    "ground_truth",
+                    "id",
+                    "judge_prompt",
+                    "question",
+                    "response_digest",
+                    "vlm_response",
+                ],
             )
             self.assertEqual(references[task["id"]]["eval_mode"], "judge")
             self.assertNotIn("Respond with exactly two lines:", task["judge_prompt"])
@@ -122,10 +130,16 @@ class PipelineTests(unittest.TestCase):
             result.exit_code, 1
         )  # the sample judge file has a missing and an unparsed verdict
         self.assertIn("db_math_judge_", result.stderr)
-        self.assertFalse((work / "strict.json").exists())
+        # The report is written with the failed check recorded (never an older run's numbers).
+        strict = json.loads((work / "strict.json").read_text())["summary"]
+        self.assertFalse(strict["checks_passed"])
+        self.assertEqual(
+            [(c["name"], c["passed"]) for c in strict["checks"]],
+            [("coverage", True), ("strict_judge", False)],
+        )
 
         (work / "report.json").unlink()
-        result = run_cli("score", "-d", str(work), "--fail-under", "1.01", "-q")
+        result = run_cli("score", "-d", str(work), "--fail-under", "0.99", "-q")
         self.assertEqual(result.exit_code, 1)
         self.assertTrue((work / "report.json").is_file())
         self.assertEqual(result.stdout, "")
@@ -162,9 +176,14 @@ class PipelineTests(unittest.TestCase):
             )
         (work / "responses.jsonl").write_text("\n".join(json.dumps(b) for b in batch) + "\n")
         result = run_cli("score", "-d", str(work), "--json")
+        # The errored line leaves its sample unanswered: coverage fails unless allowed.
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        self.assertIn("coverage check failed: 1 of 147", result.stderr)
+        result = run_cli("score", "-d", str(work), "--json", "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         summary = json.loads(result.stdout)
         self.assertEqual(summary["errored_responses"], 1)
+        self.assertEqual(summary["response_statuses"]["errored"], 1)
         self.assertEqual(summary["total_samples"], len(batch) - 1)
         self.assertIn("reported an error", result.stderr)
 
@@ -232,7 +251,7 @@ class BadInputTests(unittest.TestCase):
         (self.run_dir / "responses.jsonl").write_text(
             '{"id": "m1", "raw_output": "no"}\n{"id": "m1", "raw_output": "yes"}\n{"id": "zz", "raw_output": "x"}\n'
         )
-        result = run_cli("score", "-d", str(self.run_dir), "--json")
+        result = run_cli("score", "-d", str(self.run_dir), "--json", "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         summary = json.loads(result.stdout)
         self.assertEqual(summary["duplicate_response_ids"], 1)

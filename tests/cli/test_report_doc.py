@@ -27,6 +27,7 @@ MAPS = (
     "summary.official_summary.*_results",
     "summary.dataset_metrics.*.accuracy-by-*",
     "summary.coverage.by_*",
+    "summary.responses.by_*",
 )
 # Values documented with their parent key, not walked further.
 LEAVES = (

@@ -58,14 +58,18 @@ class SummaryTableTests(unittest.TestCase):
                 rows = {line.split()[0]: line.split()[1:] for line in lines[2:] if line.strip()}
                 summary = report["summary"]
                 self.assertEqual(
-                    rows["overall"][:2],
-                    [str(summary["total_samples"]), pct(summary["overall_accuracy"])],
+                    rows["overall"][:3],
+                    [
+                        f"{summary['expected_samples']}/{summary['expected_samples']}",
+                        str(summary["total_samples"]),
+                        pct(summary["overall_accuracy"]),
+                    ],
                 )
                 for capability, value in summary["capability_accuracy"].items():
                     count = summary["capability_counts"][capability]
-                    self.assertEqual(rows[capability][:2], [str(count), pct(value)], capability)
+                    self.assertEqual(rows[capability][1:3], [str(count), pct(value)], capability)
                 if columns == 80:
-                    self.assertEqual(rows["overall"][5], pct(summary["judge_accuracy"]))
+                    self.assertEqual(rows["overall"][4], pct(summary["judge_accuracy"]))
 
     def test_datasets_sit_under_their_capability_and_defects_are_marked(self) -> None:
         lines, report = self.table("dat", 80)
@@ -94,7 +98,7 @@ class SummaryTableTests(unittest.TestCase):
                 overall = next(line for line in lines if line.startswith("overall"))
                 summary = report["summary"]
                 self.assertEqual(
-                    overall.split()[1:],
+                    overall.split()[2:],
                     [str(summary["num_tasks"]), pct(summary["apr"]), pct(summary["ars"])],
                 )
 

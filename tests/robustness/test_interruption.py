@@ -338,8 +338,8 @@ class CtrlCTests(unittest.TestCase):
                              ["export-tasks", "math", "-q", *run]),
             "make-judge-tasks": ("datbench_cli.benchmarks.datbench.stages.make_judge_tasks",
                                  ["make-judge-tasks", *run]),
-            "score": ("datbench_cli.benchmarks.datbench.stages.score_run", ["score", *run]),
-            "check-judge": ("datbench_cli.benchmarks.datbench.judge_check.check_judge_file",
+            "score": ("datbench_cli.benchmarks.datbench.stages.score_checked", ["score", *run]),
+            "check-judge": ("datbench_cli.benchmarks.datbench.stages.check_judge",
                             ["check-judge", *run]),
             "send": ("datbench_cli.cli.send.plan_send", send),
         }  # fmt: skip

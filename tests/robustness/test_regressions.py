@@ -102,7 +102,7 @@ class WriteFailureRegressions(_Tmp):
 
     def test_an_unnamed_os_error_is_one_sentence_and_exit_2(self) -> None:
         error = OSError(28, os.strerror(28))
-        with mock.patch("datbench_cli.benchmarks.datbench.stages.score_run", side_effect=error):
+        with mock.patch("datbench_cli.benchmarks.datbench.stages.score_checked", side_effect=error):
             result = run_cli("score", "-d", str(self._run_dir()))
         self.assertEqual(result.exit_code, 2, result.stderr)
         self.assertEqual(

@@ -18,6 +18,7 @@ from datbench_cli.benchmarks.base import (
     ScoreRequest,
     SummaryTable,
 )
+from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.rundir import RunDir
@@ -118,13 +119,18 @@ class DatBench:
         profile = options.get("profile") or REFERENCE
         if profile not in PROFILES:
             raise UsageError(f"--profile must be {' or '.join(PROFILES)}, not {profile!r}")
+        checks = CheckOptions(
+            strict_judge=request.strict_judge,
+            strict=bool(options.get("strict")),
+            allow_missing=request.allow_missing,
+            fail_under=request.fail_under,
+        )
         with events.progress("scoring", None, "samples") as advance:
-            return stages.score_run(
+            return stages.score_checked(
                 run,
                 request.responses,
                 request.judge_responses,
-                strict_judge=request.strict_judge,
-                strict=bool(options.get("strict")),
+                checks,
                 sample_timeout=timeout or None,
                 jobs=options.get("jobs") or 0,
                 warn=events.warn,
@@ -132,63 +138,74 @@ class DatBench:
                 profile=profile,
             )
 
-    def check_judge(self, path: Path) -> JudgeCheck:
-        from datbench_cli.benchmarks.datbench.judge_check import check_judge_file
+    def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:
+        from datbench_cli.benchmarks.datbench import stages
+        from datbench_cli.benchmarks.datbench.judge_check import PROBLEMS, check_judge_file
 
-        counts = check_judge_file(path)
+        if run is None:
+            account = check_judge_file(path)
+        else:
+            run.read_manifest()
+            account = stages.check_judge(run, path, responses)
+        counts = {"true": account.true, "false": account.false}
+        counts.update({name: len(getattr(account, name)) for name in PROBLEMS})
         return JudgeCheck(
-            counts={
-                "verdicts": counts.total,
-                "true": counts.true,
-                "false": counts.false,
-                "unparsed": len(counts.unparsed_ids),
-            },
-            unparsed_ids=counts.unparsed_ids,
-            line=f"{counts.total} verdicts: {counts.true} true, {counts.false} false, "
-            f"{len(counts.unparsed_ids)} unparsed",
+            counts=counts,
+            unparsed_ids=account.problem_ids(),
+            line=account.describe(),
+            problem=f"judge verdicts that do not count: {account.problems()}"
+            if account.failed
+            else None,
         )
 
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, then each capability with its source datasets under it: samples and mean
-        score, split into direct and judge mode; datasets with a known reference defect are
-        marked."""
+        """Overall, then every capability of the export with its source datasets under it:
+        coverage (answered / exported), samples and mean score, direct and judge; datasets
+        with a known reference defect are marked."""
         from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
 
         defects = report.summary.get("known_reference_defects") or {}
 
-        def row(name: str, stats: GroupStats) -> list[str]:
+        def answered(coverage: dict[str, Any] | None) -> str:
+            return f"{coverage['answered']}/{coverage['expected']}" if coverage else ""
+
+        def row(name: str, stats: GroupStats, coverage: dict[str, Any] | None = None) -> list[str]:
             return [
                 name,
+                answered(coverage),
                 str(stats.samples),
                 _pct(stats.accuracy, stats.samples),
-                str(stats.direct.count),
                 _pct(stats.direct.accuracy, stats.direct.count),
-                str(stats.judge.count),
                 _pct(stats.judge.accuracy, stats.judge.count),
+                str(stats.direct.count),
+                str(stats.judge.count),
             ]
 
         s = report.summary
         overall = [
             "overall",
+            answered(s.get("coverage")),
             str(s["total_samples"]),
             _pct(s["overall_accuracy"], s["total_samples"]),
-            str(s["direct_samples"]),
             _pct(s["direct_accuracy"], s["direct_samples"]),
-            str(s["judge_samples"]),
             _pct(s["judge_accuracy"], s["judge_samples"]),
+            str(s["direct_samples"]),
+            str(s["judge_samples"]),
         ]
         sections = [[overall]]
         by_capability: dict[str, list[Any]] = {}
         for result in report.results:
             by_capability.setdefault(str(result.metadata.get("capability")), []).append(result)
+        # Every capability of the export, also those without a scored sample.
+        coverage = (s.get("coverage") or {}).get("by_capability", {})
+        groups = group_stats(report.results, "capability")
         marked = False
-        for capability, stats in group_stats(report.results, "capability").items():
-            rows = [row(capability, stats)]
-            for dataset, dstats in sorted(
-                group_stats(by_capability[capability], "dataset").items()
-            ):
+        for capability in [*groups, *(n for n in coverage if n not in groups)]:
+            rows = [row(capability, groups.get(capability, GroupStats()), coverage.get(capability))]
+            datasets = group_stats(by_capability.get(capability, []), "dataset")
+            for dataset, dstats in sorted(datasets.items()):
                 mark = " *" if dataset in defects else ""
                 marked = marked or bool(mark)
                 rows.append(row(f"  {dataset}{mark}", dstats))
@@ -199,20 +216,39 @@ class DatBench:
         return SummaryTable(
             title="DatBench results (mean score, %"
             + (f"; {report.summary['profile']} profile)" if "profile" in report.summary else ")"),
-            columns=["group", "n", "score", "n direct", "direct", "n judge", "judge"],
+            columns=["group", "answered", "n", "score", "direct", "judge", "n direct", "n judge"],
             sections=sections,
-            optional=[3, 4, 5, 6],
+            optional=[4, 5, 6, 7],
             legend=legend,
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table that no warning has said already: judge problems."""
+        """Lines under the table: judge problems, unanswered and as-is-scored responses, the
+        profile's fixes."""
         s = report.summary
         notes = []
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
             notes.append(
                 f"judge verdicts: {s['judge_missing_responses']} missing, "
                 f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
+            )
+        if s.get("judge_stale_verdicts"):
+            notes.append(
+                f"{s['judge_stale_verdicts']} judge verdict(s) are stale (they judged another "
+                "response text; scored 0): run make-judge-tasks --skip-done and the judge again"
+            )
+        statuses = s.get("response_statuses") or {}
+        if s.get("unanswered_samples") or s.get("missing_responses"):
+            notes.append(
+                f"{s.get('unanswered_samples', s['missing_responses'])} of "
+                f"{s['expected_samples']} samples are unanswered ({statuses.get('missing', 0)} "
+                f"without a line, {statuses.get('errored', 0)} errored): not scored"
+            )
+        scored_as_is = {k: statuses.get(k, 0) for k in ("empty", "refused", "truncated")}
+        if any(scored_as_is.values()):
+            notes.append(
+                "responses scored as they are: "
+                + ", ".join(f"{n} {k}" for k, n in scored_as_is.items())
             )
         if "profile" in s:
             changed = [

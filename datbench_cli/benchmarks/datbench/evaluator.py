@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
@@ -74,14 +75,26 @@ class DatBenchEvaluator:
         judge_errored_responses: int = 0,
         truncated_responses: int = 0,
         judge_truncated_responses: int = 0,
+        response_statuses: Mapping[str, str] | None = None,
+        errored_ids: Iterable[str] = (),
         jobs: int = 1,
         progress: Callable[..., None] | None = None,
         profile: str = REFERENCE,
     ) -> DatBenchReport:
         """Score every sample that has a response and aggregate the report.
 
-        ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing or
-        unparsed; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
+        Samples without a response are not scored (the reference's semantics); the summary
+        says how many there are (``unanswered_samples``, ``coverage`` overall and per
+        capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
+        them as null) and the status of each response. ``response_statuses`` maps
+        ids to the status of their response line (``ok``, ``empty``, ``refused``,
+        ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
+        samples whose only lines were transport failures (counted ``errored``, not
+        ``missing``). A judge response whose ``response_digest`` is not the digest of the
+        sample's current response is stale and scores 0 (``judge_stale_verdicts``).
+
+        ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing,
+        unparsed or stale; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
         sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
         seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
         response files (lines that reported an error; outputs cut at the token limit, which are
@@ -109,13 +122,20 @@ class DatBenchEvaluator:
             judge_truncated_responses=judge_truncated_responses,
             unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in self.samples_by_id),
         )
+        statuses = response_statuses or {}
+        errored = set(errored_ids)
         work: list[WorkItem] = []
         judge_matched = 0
         for sample in self.samples:
             response = vlm_by_id.get(sample.id)
             if response is None:
                 coverage.missing_responses += 1
+                coverage.count(sample.capability, ERRORED if sample.id in errored else MISSING)
                 continue
+            status = statuses.get(sample.id)
+            if status is None or status in (ERRORED, MISSING):
+                status = text_status(response.model_output)
+            coverage.count(sample.capability, status)
             judge_mode = sample.eval_mode == "judge"
             judge = judge_by_id.get(sample.id) if judge_mode else None
             judge_matched += judge is not None
@@ -134,7 +154,7 @@ class DatBenchEvaluator:
             if progress is not None and done % report_every == 0:
                 progress(report_every)
             sample = item.sample
-            if outcome.verdict in ("missing", "unparsed"):
+            if outcome.verdict in ("missing", "unparsed", "stale"):
                 judge_problems.append(sample.id)
             if outcome.error is not None:
                 if strict:
@@ -148,11 +168,19 @@ class DatBenchEvaluator:
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(
-                f"{len(judge_problems)} judge-mode sample(s) have a missing or unparsed judge "
-                f"verdict: {name_ids(judge_problems)}"
+                f"{len(judge_problems)} judge-mode sample(s) have a missing, unparsed or stale "
+                f"judge verdict: {name_ids(judge_problems)}"
             )
         summary = builder.summary(coverage, strict=strict, profile=profile)
         _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
+        if builder.judge_stale:
+            warnings.warn(
+                f"{builder.judge_stale} judge verdict(s) judged another response text than the "
+                "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
+                "again",
+                DatbenchWarning,
+                stacklevel=2,
+            )
         return DatBenchReport(summary=summary, results=results)
 
 

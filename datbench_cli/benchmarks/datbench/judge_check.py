@@ -1,52 +1,130 @@
-"""Checking a judge-response file against :func:`parse_judge_verdict` before scoring."""
+"""The judge half of scoring: which judge-mode samples have a verdict that counts.
+
+``score --strict-judge`` and ``check-judge`` both use :func:`account_judges`, so they count the
+same things and fail on the same things: a judge-mode sample with a response whose verdict is
+missing, unparsed, stale (it judged another response text) or errored (only failed judge
+calls), and judge responses whose id matches no sample. Outside a run directory,
+:func:`check_judge_file` can only parse the verdicts (and see errored lines).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datbench_cli.batch.responses import iter_response_lines
+from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample, VLMResponse
+from datbench_cli.benchmarks.datbench.scoring import score_judge
+from datbench_cli.errors import name_ids
+
+PROBLEMS = ("missing", "unparsed", "stale", "errored", "unknown")
 
 
 @dataclass
-class VerdictCounts:
-    """How many verdicts parse to true and false, and which do not parse."""
+class JudgeAccount:
+    """Verdict counts and the ids behind every problem (in sample order)."""
 
     true: int = 0
     false: int = 0
-    unparsed_ids: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    errored: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    in_run: bool = True
 
     @property
-    def total(self) -> int:
-        return self.true + self.false + len(self.unparsed_ids)
+    def expected(self) -> int:
+        """Judge verdicts expected (or, outside a run, judge lines read)."""
+        return (
+            self.true
+            + self.false
+            + len(self.missing)
+            + len(self.unparsed)
+            + len(self.stale)
+            + len(self.errored)
+        )
+
+    def problem_ids(self) -> list[str]:
+        """Every id with a problem, in the order of :data:`PROBLEMS`."""
+        return [i for name in PROBLEMS for i in getattr(self, name)]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problem_ids())
+
+    def describe(self) -> str:
+        """One line of counts, e.g. ``12 judge verdicts expected: 7 true, 3 false, ...``."""
+        what = "judge verdicts expected" if self.in_run else "verdicts"
+        parts = [f"{self.true} true", f"{self.false} false"]
+        names = PROBLEMS if self.in_run else ("unparsed", "errored")
+        parts += [f"{len(getattr(self, name))} {name}" for name in names]
+        return f"{self.expected} {what}: {', '.join(parts)}"
+
+    def problems(self) -> str:
+        """The problem counts with the ids named (empty when there is none)."""
+        return "; ".join(
+            f"{name}: {name_ids(ids)}" for name in PROBLEMS if (ids := getattr(self, name))
+        )
 
 
-def check_judge_file(path: Path) -> VerdictCounts:
-    """Apply the verdict parser to each judged id (an errored batch line counts as unparsed).
+def account_judges(
+    samples: Iterable[DatBenchSample],
+    responses: Iterable[VLMResponse],
+    judges: LoadedResponses,
+) -> JudgeAccount:
+    """Account for the verdict of every judge-mode sample that has a response (the last line
+    of an id wins, as in scoring), and for judge ids that match no sample."""
+    samples = list(samples)
+    by_id = {r.id: r for r in responses}
+    judge_by_id = {j.id: j for j in judges.judge}
+    errored = set(judges.errored_ids)
+    account = JudgeAccount()
+    known = {s.id for s in samples}
+    for sample in samples:
+        response = by_id.get(sample.id)
+        if sample.eval_mode != "judge" or response is None:
+            continue
+        judge = judge_by_id.get(sample.id)
+        if judge is None and sample.id in errored:
+            account.errored.append(sample.id)
+            continue
+        verdict = score_judge(response.model_output, judge).verdict
+        if verdict == "correct":
+            account.true += 1
+        elif verdict == "incorrect":
+            account.false += 1
+        else:
+            getattr(account, str(verdict)).append(sample.id)
+    seen = dict.fromkeys([*judge_by_id, *judges.errored_ids])
+    account.unknown = [i for i in seen if i not in known]
+    return account
 
-    Several lines for one id: the last wins, except that an errored line never replaces an
-    answer (a failed try before a successful retry, as ``datbench send`` appends). A last line
-    cut off mid-write is ignored.
-    """
-    verdicts: dict[str, bool | None] = {}
-    answered: set[str] = set()
+
+def check_judge_file(path: Path) -> JudgeAccount:
+    """Outside a run directory: parse each judged id's verdict (errored lines are counted as
+    errored, not unparsed). Several lines for one id: the last wins, except that an errored
+    line never replaces an answer. A last line cut off mid-write is ignored."""
+    verdicts: dict[str, bool | None | str] = {}
     for line in iter_response_lines(path, "raw_judge_output", "verdict", on_torn_tail=_ignore):
         if line.error is not None:
-            if line.id not in answered:
-                verdicts[line.id] = None
+            if line.id not in verdicts or verdicts[line.id] == "errored":
+                verdicts[line.id] = "errored"
             continue
-        answered.add(line.id)
         verdicts[line.id] = parse_judge_verdict(line.parsed, line.text)
-    counts = VerdictCounts()
+    account = JudgeAccount(in_run=False)
     for ident, verdict in verdicts.items():
         if verdict is True:
-            counts.true += 1
+            account.true += 1
         elif verdict is False:
-            counts.false += 1
+            account.false += 1
+        elif verdict == "errored":
+            account.errored.append(ident)
         else:
-            counts.unparsed_ids.append(ident)
-    return counts
+            account.unparsed.append(ident)
+    return account
 
 
 def _ignore(_: int) -> None:

@@ -123,11 +123,17 @@ class JudgeRequest:
 
 @dataclass
 class JudgeResponse:
-    """The judge's output for one sample; ``verdict`` (if set) takes precedence over the text."""
+    """The judge's output for one sample; ``verdict`` (if set) takes precedence over the text.
+
+    ``response_digest`` (optional): the digest of the response text that was judged, as
+    ``make-judge-tasks`` records it; a verdict whose digest differs from the current response's
+    is stale and scores 0.
+    """
 
     id: str
     raw_judge_output: str
     verdict: str | None = None
+    response_digest: str | None = None
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from datbench_cli.batch.digests import is_stale
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
@@ -78,9 +79,12 @@ def score_direct(
 
 
 def score_judge(model_output: str, judge: JudgeResponse | None) -> Outcome:
-    """Score a judge-mode sample from its judge response alone (missing/unparsed score 0)."""
+    """Score a judge-mode sample from its judge response alone (missing/unparsed score 0; so
+    does a stale one, whose digest is not that of ``model_output``)."""
     if judge is None:
         verdict, raw, parsed = "missing", None, None
+    elif is_stale(judge.response_digest, model_output):
+        verdict, raw, parsed = "stale", judge.raw_judge_output, None
     else:
         raw = judge.raw_judge_output
         parsed = parse_judge_verdict(judge.verdict, raw)

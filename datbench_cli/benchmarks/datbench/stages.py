@@ -15,17 +15,35 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch import run_requests
+from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
 from datbench_cli.batch.requests import InferenceUnit, RequestSettings
-from datbench_cli.batch.responses import LoadedResponses, load_judge_responses, load_vlm_responses
+from datbench_cli.batch.responses import (
+    ERRORED,
+    LoadedResponses,
+    load_judge_responses,
+    load_vlm_responses,
+    text_status,
+)
 from datbench_cli.benchmarks.base import JudgeTasksWritten
-from datbench_cli.benchmarks.common import done_judge_ids
+from datbench_cli.benchmarks.checks import (
+    STRICT,
+    STRICT_JUDGE,
+    Check,
+    CheckOptions,
+    coverage_check,
+    fail_under_check,
+)
+from datbench_cli.benchmarks.checks import record as record_checks
+from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
 from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
-from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample
+from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
+from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import DatbenchWarning, InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import REFERENCES, RunDir
+from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, RunDir
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -99,11 +117,28 @@ def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn
 # --------------------------------------------------------------------------- judge tasks
 
 
-def verdict_ids(path: Path) -> set[str]:
-    """Ids that have a parsed verdict (true or false) in a judge-response file."""
+def read_judge_responses(path: Path, task_digests: dict[str, str]) -> LoadedResponses:
+    """Judge responses from a file; a line without a digest takes its judge task's."""
     loaded = load_judge_responses(path)
+    for judge in loaded.judge:
+        if judge.response_digest is None:
+            judge.response_digest = task_digests.get(judge.id)
+    return loaded
+
+
+def verdict_ids(
+    path: Path,
+    current: dict[str, str] | None = None,
+    task_digests: dict[str, str] | None = None,
+) -> set[str]:
+    """Ids that have a parsed verdict (true or false) in a judge-response file, for the text
+    it judged: with ``current`` (id -> current judged text), a stale verdict does not count."""
+    loaded = read_judge_responses(path, task_digests or {})
     return {
-        r.id for r in loaded.judge if parse_judge_verdict(r.verdict, r.raw_judge_output) is not None
+        r.id
+        for r in loaded.judge
+        if parse_judge_verdict(r.verdict, r.raw_judge_output) is not None
+        and not (current is not None and is_stale(r.response_digest, current.get(r.id, "")))
     }
 
 
@@ -138,7 +173,10 @@ def make_judge_tasks(
     )
     if unanswered:
         warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
-    done = done_judge_ids(skip_done, verdict_ids, warn)
+    current = {task.id: task.vlm_response for task in judge_tasks}
+    # The judge tasks the judge answered so far: what a native verdict without digest judged.
+    asked = judge_task_digests(out if out.is_file() else run.path(JUDGE_TASKS))
+    done = done_judge_ids(skip_done, lambda path: verdict_ids(path, current, asked), warn)
     lines = [
         {
             "id": task.id,
@@ -147,6 +185,7 @@ def make_judge_tasks(
             "judge_prompt": task.judge_prompt,
             "question": known[task.id].question,
             "all_answers": known[task.id].all_answers,
+            DIGEST_FIELD: response_digest(task.vlm_response),
         }
         for task in judge_tasks
         if task.id not in done
@@ -158,6 +197,52 @@ def make_judge_tasks(
 
 
 # --------------------------------------------------------------------------- scoring
+
+
+def _score(
+    run: RunDir,
+    responses: Path,
+    judge_responses: Path | None,
+    *,
+    strict_judge: bool,
+    strict: bool,
+    sample_timeout: float | None,
+    jobs: int,
+    warn: Warn,
+    progress: Callable[..., None] | None,
+    profile: str = "reference",
+) -> tuple[DatBenchReport, JudgeAccount]:
+    samples = load_samples(run)
+    evaluator = DatBenchEvaluator.from_samples(samples)
+    loaded = load_vlm_responses(responses)
+    _report_set_aside(loaded, "responses", responses, warn)
+    judges = LoadedResponses()
+    if judge_responses is not None:
+        judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
+        _report_set_aside(judges, "judge responses", judge_responses, warn)
+    with forwarded_warnings(warn):
+        report = evaluator.compute_metrics(
+            loaded.vlm,
+            judges.judge,
+            strict_judge=strict_judge,
+            strict=strict,
+            sample_timeout=sample_timeout,
+            errored_responses=len(loaded.errored_ids),
+            judge_errored_responses=len(judges.errored_ids),
+            truncated_responses=len(set(loaded.truncated_ids)),
+            judge_truncated_responses=len(set(judges.truncated_ids)),
+            response_statuses=loaded.statuses,
+            errored_ids=loaded.errored_ids,
+            jobs=jobs,
+            progress=progress,
+            profile=profile,
+        )
+    for result in report.results:
+        status = loaded.statuses.get(result.id)
+        if status is None or status == ERRORED:
+            status = text_status(result.vlm_output)
+        result.metadata["response_status"] = status
+    return report, account_judges(samples, loaded.vlm, judges)
 
 
 def score_run(
@@ -173,26 +258,117 @@ def score_run(
     progress: Callable[..., None] | None = None,
     profile: str = "reference",
 ) -> DatBenchReport:
-    """Score a DatBench run directory's responses (and judge responses) into a report."""
-    evaluator = DatBenchEvaluator.from_samples(load_samples(run))
-    loaded = load_vlm_responses(responses)
-    _report_set_aside(loaded, "responses", responses, warn)
-    judges = LoadedResponses()
-    if judge_responses is not None:
-        judges = load_judge_responses(judge_responses)
-        _report_set_aside(judges, "judge responses", judge_responses, warn)
-    with forwarded_warnings(warn):
-        return evaluator.compute_metrics(
-            loaded.vlm,
-            judges.judge,
-            strict_judge=strict_judge,
-            strict=strict,
-            sample_timeout=sample_timeout,
-            errored_responses=len(loaded.errored_ids),
-            judge_errored_responses=len(judges.errored_ids),
-            truncated_responses=len(set(loaded.truncated_ids)),
-            judge_truncated_responses=len(set(judges.truncated_ids)),
-            jobs=jobs,
-            progress=progress,
-            profile=profile,
+    """Score a DatBench run directory's responses (and judge responses) into a report
+    (``strict_judge``/``strict`` raise as :meth:`DatBenchEvaluator.compute_metrics` does)."""
+    report, _ = _score(
+        run,
+        responses,
+        judge_responses,
+        strict_judge=strict_judge,
+        strict=strict,
+        sample_timeout=sample_timeout,
+        jobs=jobs,
+        warn=warn,
+        progress=progress,
+        profile=profile,
+    )
+    return report
+
+
+def _coverage_where(coverage: dict[str, Any]) -> str:
+    gaps = [
+        f"{name} {c['answered']}/{c['expected']}"
+        for name, c in coverage["by_capability"].items()
+        if c["answered"] < c["expected"]
+    ]
+    return "answered per capability: " + (", ".join(gaps) or "none exported")
+
+
+def run_checks(report: DatBenchReport, judges: JudgeAccount, options: CheckOptions) -> list[Check]:
+    """The checks of ``score`` over a finished report (see :mod:`datbench_cli.benchmarks.checks`)."""
+    summary = report.summary
+    coverage = summary["coverage"]
+    checks = [
+        coverage_check(
+            summary["unanswered_samples"],
+            coverage["expected"],
+            _coverage_where(coverage),
+            options.allow_missing,
         )
+    ]
+    if options.strict_judge:
+        checks.append(
+            Check(STRICT_JUDGE, not judges.failed, judges.problems() or judges.describe())
+        )
+    if options.strict:
+        broken = [n for n, m in summary["dataset_metrics"].items() if "metrics_error" in m]
+        errors = summary["scorer_errors"]
+        detail = f"{errors} sample(s) hit a scorer error"
+        if broken:
+            detail += f"; metrics failed to aggregate for {', '.join(broken)}"
+        checks.append(Check(STRICT, not errors and not broken, detail))
+    if options.fail_under is not None:
+        checks.append(
+            fail_under_check(
+                "overall_accuracy",
+                summary["overall_accuracy"],
+                options.fail_under,
+                checks[0].passed,
+            )
+        )
+    return checks
+
+
+def score_checked(
+    run: RunDir,
+    responses: Path,
+    judge_responses: Path | None,
+    options: CheckOptions,
+    *,
+    sample_timeout: float | None = None,
+    jobs: int = 1,
+    warn: Warn = _ignore,
+    progress: Callable[..., None] | None = None,
+    profile: str = "reference",
+) -> DatBenchReport:
+    """``score``: the full report, with the outcome of every check in ``summary.checks``.
+
+    Nothing raises for a failed check: the caller writes the report and then fails (see
+    :func:`~datbench_cli.benchmarks.checks.raise_failed`).
+    """
+    report, judges = _score(
+        run,
+        responses,
+        judge_responses,
+        strict_judge=False,
+        strict=False,
+        sample_timeout=sample_timeout,
+        jobs=jobs,
+        warn=warn,
+        progress=progress,
+        profile=profile,
+    )
+    null_empty_accuracies(report.summary)
+    record_checks(report.summary, run_checks(report, judges, options))
+    return report
+
+
+def check_judge(run: RunDir, judge_responses: Path, responses: Path) -> JudgeAccount:
+    """``check-judge`` in a DatBench run directory: the judge half of ``score``. Without a
+    response file, the judge tasks written (``judge_tasks.jsonl``) stand for the responses."""
+    samples = load_samples(run)
+    judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
+    if responses.is_file():
+        vlm = load_vlm_responses(responses).vlm
+    else:
+        tasks = run.path(JUDGE_TASKS)
+        if not tasks.is_file():
+            raise InputError(
+                "no responses and no judge tasks here to check verdicts against", responses
+            )
+        vlm = [
+            VLMResponse(line["id"], str(line.get("vlm_response") or ""))
+            for _, line in jsonio.iter_jsonl(tasks)
+            if isinstance(line.get("id"), str)
+        ]
+    return account_judges(samples, vlm, judges)

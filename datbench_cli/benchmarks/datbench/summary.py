@@ -9,6 +9,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from datbench_cli.batch.responses import (
+    ANSWERED_STATUSES,
+    ERRORED,
+    MISSING,
+    RESPONSE_STATUSES,
+)
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome
 from datbench_cli.errors import ScorerFailed
@@ -26,6 +32,8 @@ class _Tally:
 
     @property
     def accuracy(self) -> float:
+        """The mean score; 0.0 over no samples, as the reference has it (see
+        :func:`null_empty_accuracies`)."""
         return self.total / self.count if self.count else 0.0
 
 
@@ -37,6 +45,7 @@ class _DatasetState:
     judge: _Tally = field(default_factory=_Tally)
     judge_missing: int = 0
     judge_unparsed: int = 0
+    judge_stale: int = 0
     corrections: Counter[str] = field(default_factory=Counter)
 
 
@@ -53,6 +62,41 @@ class Coverage:
     judge_errored_responses: int = 0
     judge_truncated_responses: int = 0
     unknown_judge_response_ids: int = 0
+    statuses: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys((*RESPONSE_STATUSES, MISSING), 0)
+    )
+    by_capability: dict[str, list[int]] = field(default_factory=dict)
+
+    def count(self, capability: str, status: str) -> None:
+        """Count one exported sample by the status of its response (``missing``: none)."""
+        self.statuses[status] += 1
+        expected_answered = self.by_capability.setdefault(capability, [0, 0])
+        expected_answered[0] += 1
+        expected_answered[1] += status in ANSWERED_STATUSES
+
+    @property
+    def unanswered(self) -> int:
+        """Exported samples without a usable response (missing or errored)."""
+        return self.statuses[MISSING] + self.statuses[ERRORED]
+
+    def summary(self) -> dict[str, Any]:
+        """``coverage``: answered / expected overall and per capability (``None`` over none)."""
+        expected = sum(e for e, _ in self.by_capability.values())
+        answered = sum(a for _, a in self.by_capability.values())
+        return {
+            "expected": expected,
+            "answered": answered,
+            "coverage": ratio(answered, expected),
+            "by_capability": {
+                name: {"expected": e, "answered": a, "coverage": ratio(a, e)}
+                for name, (e, a) in self.by_capability.items()
+            },
+        }
+
+
+def ratio(part: int, whole: int) -> float | None:
+    """``part / whole``; ``None`` when ``whole`` is 0."""
+    return part / whole if whole else None
 
 
 class SummaryBuilder:
@@ -66,6 +110,7 @@ class SummaryBuilder:
         self.datasets: dict[str, _DatasetState] = {}
         self.judge_missing = 0
         self.judge_unparsed = 0
+        self.judge_stale = 0
         self.scorer_errors = 0
         self.defects: dict[str, str] = {}
         self.metric_errors: list[str] = []
@@ -86,6 +131,9 @@ class SummaryBuilder:
             elif outcome.verdict == "unparsed":
                 self.judge_unparsed += 1
                 state.judge_unparsed += 1
+            elif outcome.verdict == "stale":
+                self.judge_stale += 1
+                state.judge_stale += 1
             return
         self.direct.add(score)
         scorer = get_scorer(dataset)
@@ -132,6 +180,7 @@ class SummaryBuilder:
                 metrics["judge_samples"] = state.judge.count
                 metrics["judge_missing_responses"] = state.judge_missing
                 metrics["judge_unparsed_verdicts"] = state.judge_unparsed
+                metrics["judge_stale_verdicts"] = state.judge_stale
             if state.registered or state.judge.count:
                 out[name] = metrics
         return out
@@ -168,6 +217,10 @@ class SummaryBuilder:
             "judge_truncated_responses": coverage.judge_truncated_responses,
             "unknown_judge_response_ids": coverage.unknown_judge_response_ids,
             "scorer_errors": self.scorer_errors,
+            "judge_stale_verdicts": self.judge_stale,
+            "unanswered_samples": coverage.unanswered,
+            "response_statuses": dict(coverage.statuses),
+            "coverage": coverage.summary(),
         }
         if self.defects:
             summary["known_reference_defects"] = dict(self.defects)
@@ -188,6 +241,24 @@ class SummaryBuilder:
         return out
 
 
+_ACCURACY_COUNTS = (
+    ("overall_accuracy", "total_samples"),
+    ("direct_accuracy", "direct_samples"),
+    ("judge_accuracy", "judge_samples"),
+)
+
+
+def null_empty_accuracies(summary: dict[str, Any]) -> None:
+    """Set every accuracy over no scored sample to ``None`` (the report of ``score``: accuracy
+    over nothing is not 0, which would read as a model that got everything wrong)."""
+    for accuracy, count in _ACCURACY_COUNTS:
+        if not summary.get(count):
+            summary[accuracy] = None
+    for metrics in summary.get("dataset_metrics", {}).values():
+        if "judge_accuracy" in metrics and not metrics.get("judge_samples"):
+            metrics["judge_accuracy"] = None
+
+
 def count_duplicates(ids: list[str]) -> int:
     """How many distinct ids occur more than once."""
     return sum(1 for n in Counter(ids).values() if n > 1)
@@ -205,9 +276,9 @@ class GroupStats:
         return self.direct.count + self.judge.count
 
     @property
-    def accuracy(self) -> float:
+    def accuracy(self) -> float | None:
         total = self.direct.total + self.judge.total
-        return total / self.samples if self.samples else 0.0
+        return total / self.samples if self.samples else None
 
 
 def group_stats(results: list[Any], key: str) -> dict[str, GroupStats]:

@@ -2,7 +2,11 @@
 
 Accepted lines: ``{"id": "<task>::<k>", "raw_output", "parsed_answer"?}``; the bare task id for
 a one-turn task; a per-task ``{"id": "<task>", "turns": [...]}`` line; OpenAI batch output lines.
-A string answer (even empty) is judged as is; no line or a null answer means *missing*.
+A string answer (even empty) is judged as is; no line or a null answer means *missing*. A batch
+line that reached the model but carries no text (content null, a refusal, a content filter,
+reasoning only) is the empty answer, judged as is; a transport failure (``error``, a non-2xx
+status) is no answer (the turn is *errored*). Each answered turn keeps the status of its line
+(see :mod:`datbench_cli.batch.responses`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.responses import batch_response_line, is_batch_line
+from datbench_cli.batch.responses import (
+    ANSWERED_STATUSES,
+    ERRORED,
+    MISSING,
+    OK,
+    RESPONSE_STATUSES,
+    batch_response_line,
+    is_batch_line,
+    native_status,
+    text_status,
+)
 from datbench_cli.benchmarks.vistoolbench.model import Task
 from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
 from datbench_cli.errors import InputError
@@ -32,6 +46,7 @@ class AnswerLine:
     answer: str | None
     turns: tuple[tuple[int | None, str | None], ...] | None = None
     errored: bool = False
+    status: str = OK
 
 
 def judged_text(raw: Any, parsed: Any) -> str | None:
@@ -71,7 +86,9 @@ def answer_line(
     if is_batch_line(obj):
         line = batch_response_line(obj, path, number or 0)
         errored = line.error is not None
-        return AnswerLine(line.id, None if errored else line.text, errored=errored)
+        return AnswerLine(
+            line.id, None if errored else line.text, errored=errored, status=line.status
+        )
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident:
         raise fail('each line needs an "id" that is a non-empty string')
@@ -84,7 +101,11 @@ def answer_line(
     if "raw_output" not in obj:
         raise fail('line has no "raw_output" field')
     raw = _string_or_null(obj, "raw_output", fail)
-    return AnswerLine(ident, judged_text(raw, _string_or_null(obj, "parsed_answer", fail)))
+    parsed = _string_or_null(obj, "parsed_answer", fail)
+    status, error = native_status(obj, raw, parsed, path, number or 0)
+    if error is not None:
+        return AnswerLine(ident, None, errored=True, status=ERRORED)
+    return AnswerLine(ident, judged_text(raw, parsed), status=status)
 
 
 def as_answer_line(item: Any) -> AnswerLine:
@@ -94,9 +115,8 @@ def as_answer_line(item: Any) -> AnswerLine:
     if isinstance(item, dict):
         return answer_line(item)
     if hasattr(item, "raw_output") and isinstance(getattr(item, "id", None), str):
-        return AnswerLine(
-            item.id, judged_text(item.raw_output, getattr(item, "parsed_answer", None))
-        )
+        text = judged_text(item.raw_output, getattr(item, "parsed_answer", None))
+        return AnswerLine(item.id, text, status=text_status(text))
     raise InputError(f"not a response: {type(item).__name__}")
 
 
@@ -117,6 +137,13 @@ class Answers:
     unknown_lines: int = 0
     duplicate_lines: int = 0
     errored_turns: set[TurnKey] = field(default_factory=set)
+    statuses: dict[TurnKey, str] = field(default_factory=dict)
+
+    def status(self, key: TurnKey) -> str:
+        """The status of a turn's answer: a line status, or ``errored``/``missing``."""
+        if key in self.by_turn:
+            return self.statuses.get(key) or text_status(self.by_turn[key])
+        return ERRORED if key in self.errored_turns else MISSING
 
     def answered(self, task: Task) -> bool:
         """Whether at least one turn of ``task`` has an answer."""
@@ -131,13 +158,22 @@ class Answers:
             if (task.id, turn.index) not in self.by_turn
         ]
 
-    def coverage(self, tasks: Iterable[Task]) -> dict[str, int]:
+    def coverage(self, tasks: Iterable[Task]) -> dict[str, Any]:
         """What the response file covers of ``tasks``: the gaps (turns and tasks without an
         answer) and the lines set aside (duplicates, unknown ids, errored batch lines)."""
         tasks = list(tasks)
         turns = sum(len(task.turns) for task in tasks)
         missing = len(self.missing_turns(tasks))
         in_scope = {(task.id, turn.index) for task in tasks for turn in task.turns}
+        statuses = dict.fromkeys((*RESPONSE_STATUSES, MISSING), 0)
+        by_turncase: dict[str, list[int]] = {}
+        for task in tasks:
+            counts = by_turncase.setdefault(task.turncase, [0, 0])
+            for turn in task.turns:
+                status = self.status((task.id, turn.index))
+                statuses[status] += 1
+                counts[0] += 1
+                counts[1] += status in ANSWERED_STATUSES
         return {
             "turns": turns,
             "answered_turns": turns - missing,
@@ -146,7 +182,17 @@ class Answers:
             "duplicate_lines": self.duplicate_lines,
             "unknown_lines": self.unknown_lines,
             "errored_turns": len(self.errored_turns & in_scope),
+            "statuses": statuses,
+            "coverage": _ratio(turns - missing, turns),
+            "by_turncase": {
+                name: {"turns": e, "answered_turns": a, "coverage": _ratio(a, e)}
+                for name, (e, a) in sorted(by_turncase.items())
+            },
         }
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
 
 
 def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ignore) -> Answers:
@@ -155,12 +201,13 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
     by_task = {task.id: task for task in tasks}
     by_turn_id = {turn.turn_id(t.id): (t.id, turn.index) for t in tasks for turn in t.turns}
     latest: dict[TurnKey, str | None] = {}
+    status_of: dict[TurnKey, str] = {}
     tally = Tally()
     result = Answers()
 
     errored: set[TurnKey] = set()
 
-    def record(key: TurnKey, answer: str | None, failed: bool = False) -> None:
+    def record(key: TurnKey, answer: str | None, failed: bool = False, status: str = OK) -> None:
         # An errored line (a failed request, often retried later) never replaces an answer and
         # is not a duplicate.
         if failed:
@@ -173,6 +220,7 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
                 f"{key[0]}::{key[1]}",
             )
         latest[key] = answer
+        status_of[key] = status
 
     for item in lines:
         line = as_answer_line(item)
@@ -189,7 +237,7 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
                         "answers for turns a task does not have were ignored", f"{task.id}::{k}"
                     )
                     continue
-                record((task.id, k), answer)
+                record((task.id, k), answer, status=text_status(answer))
             continue
         key = by_turn_id.get(line.id)
         if key is None and line.id in by_task:
@@ -207,8 +255,9 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
             result.unknown_lines += 1
             tally.add("response ids match no turn of the run and were ignored", line.id)
             continue
-        record(key, line.answer, line.errored)
+        record(key, line.answer, line.errored, line.status)
     result.by_turn = {key: text for key, text in latest.items() if text is not None}
+    result.statuses = {key: status_of[key] for key in result.by_turn}
     result.errored_turns = {key for key in errored if key not in result.by_turn}
     for key in sorted(result.errored_turns):
         tally.add(

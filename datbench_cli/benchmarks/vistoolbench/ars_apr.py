@@ -19,8 +19,10 @@ NOT_MET = "not_met"
 UNPARSED = "unparsed"
 MISSING = "missing"
 MISSING_ANSWER = "missing_answer"
-STATUSES = (MET, NOT_MET, UNPARSED, MISSING, MISSING_ANSWER)
-UNJUDGED = frozenset({UNPARSED, MISSING, MISSING_ANSWER})
+STALE = "stale"
+ERRORED = "errored"
+STATUSES = (MET, NOT_MET, UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED)
+UNJUDGED = frozenset({UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED})
 
 
 @dataclass(frozen=True)
@@ -84,10 +86,11 @@ def task_result(task: Task, outcomes: list[list[RubricOutcome]]) -> dict[str, An
 
 
 def _stats(results: list[dict[str, Any]]) -> dict[str, Any]:
+    # A mean over no task is null, never 0 (nothing was scored).
     return {
         "n": len(results),
-        "apr": mean([r["apr"] for r in results]),
-        "ars": mean([r["ars"] for r in results]),
+        "apr": mean([r["apr"] for r in results]) if results else None,
+        "ars": mean([r["ars"] for r in results]) if results else None,
     }
 
 
@@ -135,7 +138,8 @@ def _critical_failure(rubric: dict[str, Any]) -> bool:
 
 def diagnostics(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Non-official numbers: APR with the ``critical`` flag as the failure rule."""
-    return {"apr_using_critical_flag": mean([_passes(r, _critical_failure) for r in results])}
+    passes = [_passes(r, _critical_failure) for r in results]
+    return {"apr_using_critical_flag": mean(passes) if passes else None}
 
 
 def judge_counts(results: list[dict[str, Any]]) -> dict[str, int]:
@@ -156,7 +160,7 @@ def summarize(
     *,
     context_policy: str,
     judge: dict[str, int],
-    responses: dict[str, int] | None = None,
+    responses: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report's ``summary``: overall and group APR/ARS, judge and response accounting,
     official shape."""

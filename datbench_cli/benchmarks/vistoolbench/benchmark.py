@@ -18,6 +18,7 @@ from datbench_cli.benchmarks.base import (
     ScoreRequest,
     SummaryTable,
 )
+from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
 from datbench_cli.files.rundir import RunDir
 
@@ -115,48 +116,74 @@ class VisToolBench:
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
         from datbench_cli.benchmarks.vistoolbench import stages
 
-        return stages.score(
+        checks = CheckOptions(
+            strict_judge=request.strict_judge,
+            allow_missing=request.allow_missing,
+            fail_under=request.fail_under,
+        )
+        return stages.score_checked(
             run,
             request.responses,
             request.judge_responses,
-            strict_judge=request.strict_judge,
+            checks,
             turncase=request.options.get("turncase"),
             warn=events.warn,
         )
 
-    def check_judge(self, path: Path) -> JudgeCheck:
+    def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:
         from datbench_cli.benchmarks.vistoolbench import stages
+        from datbench_cli.errors import name_ids
 
-        counts, unparsed = stages.check_judge(path)
+        if run is not None:
+            run.read_manifest()
+            check, line = stages.check_judge(run, path, responses)
+            problem = None if check.passed else f"judge verdicts that do not count: {check.detail}"
+            return JudgeCheck(counts={}, unparsed_ids=[], line=line, problem=problem)
+        counts, unusable = stages.check_judge_file(path)
         return JudgeCheck(
             counts=counts,
-            unparsed_ids=unparsed,
+            unparsed_ids=unusable,
             line=f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not "
-            f"met, {counts['unparsed']} unparsed",
+            f"met, {counts['unparsed']} unparsed, {counts['errored']} errored",
+            problem=f"unparsed or errored verdicts for: {name_ids(unusable)}" if unusable else None,
         )
 
     # ------------------------------------------------------------------ summary
 
     def summary_table(self, report: Report) -> SummaryTable:
-        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS."""
+        """Overall, per turncase, per domain and per eval focus: tasks, APR, ARS; overall and
+        every turncase of the export (also one without a scored task) with the turns answered."""
         summary = report.summary
-        n = summary["num_tasks"]
-        sections = [[["overall", str(n), _pct(summary["apr"], n), _pct(summary["ars"], n)]]]
+        responses = summary.get("responses") or {}
+        by_turncase = responses.get("by_turncase") or {}
+
+        def answered(turns: dict[str, Any] | None) -> str:
+            return f"{turns['answered_turns']}/{turns['turns']}" if turns else ""
+
+        def row(label: str, stats: dict[str, Any], turns: dict[str, Any] | None) -> list[str]:
+            n = stats["n"]
+            return [label, answered(turns), str(n), _pct(stats["apr"], n), _pct(stats["ars"], n)]
+
+        overall = {"n": summary["num_tasks"], "apr": summary["apr"], "ars": summary["ars"]}
+        sections = [[row("overall", overall, responses if "turns" in responses else None)]]
+        empty = {"n": 0, "apr": None, "ars": None}
         for key, label in _SECTIONS:
+            groups = dict(summary[key])
+            if key == "by_turncase":
+                groups.update({name: empty for name in by_turncase if name not in groups})
             sections.append(
                 [
-                    [
+                    row(
                         f"{label}: {name}",
-                        str(stats["n"]),
-                        _pct(stats["apr"], stats["n"]),
-                        _pct(stats["ars"], stats["n"]),
-                    ]
-                    for name, stats in summary[key].items()
+                        stats,
+                        by_turncase.get(name) if key == "by_turncase" else None,
+                    )
+                    for name, stats in groups.items()
                 ]
             )
         return SummaryTable(
             title=f"VisualToolBench results (%, {summary['context_policy']})",
-            columns=["group", "tasks", "APR", "ARS"],
+            columns=["group", "answered", "tasks", "APR", "ARS"],
             sections=sections,
         )
 

@@ -7,10 +7,13 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+from datbench_cli.batch.digests import is_stale
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, collect_answers
 from datbench_cli.benchmarks.vistoolbench.ars_apr import (
+    ERRORED,
     MISSING,
     MISSING_ANSWER,
+    STALE,
     UNJUDGED,
     UNPARSED,
     RubricOutcome,
@@ -135,7 +138,12 @@ class VisToolBenchEvaluator:
         done = set()
         for judge_task in judge_tasks:
             line = match.by_key.get(judge_task.key)
-            if line is not None and parse_vtb_verdict(line.verdict, line.raw) is not None:
+            if (
+                line is not None
+                and not line.errored
+                and not is_stale(line.digest, judge_task.answer)
+                and parse_vtb_verdict(line.verdict, line.raw) is not None
+            ):
                 done.add(judge_task.id)
         return done
 
@@ -148,7 +156,11 @@ class VisToolBenchEvaluator:
         turncase: str | None = None,
     ) -> VisToolBenchReport:
         """The report (spec §4.4). ``strict_judge``: raise :class:`StrictJudgeError` instead of
-        scoring unparsed, missing or unanswered rubrics as not satisfied."""
+        scoring unparsed, missing, stale, errored or unanswered rubrics as not satisfied.
+
+        A judge line whose digest is not the digest of the turn's current answer is *stale*
+        (it judged another text); an errored judge line (a failed judge call) is *errored*.
+        Each turn of a result carries the ``response_status`` of its answer."""
         check_turncase(turncase)
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
         match = match_judge_lines(build_judge_tasks(self.tasks, answers), judge_responses or ())
@@ -157,6 +169,9 @@ class VisToolBenchEvaluator:
         self._warn_unanswered(answers, in_scope)
         self._warn_missing_turns(answers, in_scope)
         results = [task_result(task, self._outcomes(task, answers, match)) for task in scored]
+        for task, result in zip(scored, results, strict=True):
+            for turn in result["turns"]:
+                turn["response_status"] = answers.status((task.id, turn["index"]))
         counts = judge_counts(results)
         scored_ids = {task.id for task in scored}
         judge = {
@@ -191,6 +206,12 @@ class VisToolBenchEvaluator:
                 line = match.by_key.get((task.id, turn.index, rubric.rubric_id))
                 if line is None:
                     row.append(RubricOutcome(MISSING))
+                    continue
+                if line.errored:
+                    row.append(RubricOutcome(ERRORED))
+                    continue
+                if is_stale(line.digest, answers.by_turn[(task.id, turn.index)]):
+                    row.append(RubricOutcome(STALE, None, line.raw))
                     continue
                 judgement = read_judgement(line.verdict, line.raw)
                 row.append(
@@ -232,7 +253,8 @@ class VisToolBenchEvaluator:
         ]
         counts = (
             f"{judge[UNPARSED]} unparsed, {judge[MISSING]} missing, "
-            f"{judge[MISSING_ANSWER]} missing_answer"
+            f"{judge[MISSING_ANSWER]} missing_answer, {judge[STALE]} stale, "
+            f"{judge[ERRORED]} errored"
         )
         if offending and strict_judge:
             raise StrictJudgeError(

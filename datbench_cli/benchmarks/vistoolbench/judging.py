@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.responses import batch_response_line, is_batch_line
+from datbench_cli.batch.digests import DIGEST_FIELD, response_digest
+from datbench_cli.batch.responses import batch_response_line, is_batch_line, native_digest
 from datbench_cli.benchmarks.vistoolbench.answers import Answers
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
@@ -52,6 +53,7 @@ class JudgeTask:
             "weight": self.rubric.weight,
             "critical": self.rubric.critical,
             "counts_for_apr": self.rubric.counts_for_apr,
+            DIGEST_FIELD: response_digest(self.answer),
         }
 
 
@@ -78,12 +80,14 @@ def build_judge_tasks(tasks: Iterable[Task], answers: Answers) -> list[JudgeTask
 
 @dataclass(frozen=True)
 class JudgeLine:
-    """One judge response: its id (or task/turn/rubric key), raw text and verdict field."""
+    """One judge response: its id (or task/turn/rubric key), raw text and verdict field, and
+    the digest of the answer it judged when the line carries one."""
 
     key: str | RubricKey
     raw: str | None
     verdict: Any = None
     errored: bool = False
+    digest: str | None = None
 
     @property
     def display_id(self) -> str:
@@ -100,9 +104,11 @@ def judge_line(
         return InputError(message, path, number)
 
     if is_batch_line(obj):
-        line = batch_response_line(obj, path, number or 0)
+        line = batch_response_line(obj, path, number or 0, tagged=True)
         errored = line.error is not None
-        return JudgeLine(line.id, None if errored else line.text, errored=errored)
+        return JudgeLine(
+            line.id, None if errored else line.text, errored=errored, digest=line.digest
+        )
     if all(k in obj for k in ("task_id", "turn_index", "rubric_id")):
         task_id, turn_index, rubric_id = obj["task_id"], obj["turn_index"], obj["rubric_id"]
         if not isinstance(task_id, str) or not isinstance(rubric_id, str):
@@ -120,7 +126,7 @@ def judge_line(
     raw = obj.get("raw_judge_output")
     if raw is not None and not isinstance(raw, str):
         raise fail(f'"raw_judge_output" must be a string or null, got {type(raw).__name__}')
-    return JudgeLine(key, raw, obj.get("verdict"))
+    return JudgeLine(key, raw, obj.get("verdict"), digest=native_digest(obj, path, number or 0))
 
 
 def as_judge_line(item: Any) -> JudgeLine:
@@ -130,7 +136,12 @@ def as_judge_line(item: Any) -> JudgeLine:
     if isinstance(item, dict):
         return judge_line(item)
     if hasattr(item, "raw_judge_output") and isinstance(getattr(item, "id", None), str):
-        return JudgeLine(item.id, item.raw_judge_output, getattr(item, "verdict", None))
+        return JudgeLine(
+            item.id,
+            item.raw_judge_output,
+            getattr(item, "verdict", None),
+            digest=getattr(item, "response_digest", None),
+        )
     raise InputError(f"not a judge response: {type(item).__name__}")
 
 

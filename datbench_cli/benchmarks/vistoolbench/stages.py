@@ -7,6 +7,7 @@ directory (never the dataset or images).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,14 +16,17 @@ from datbench_cli.batch.requests import JSON_OUTPUT, InferenceUnit, RequestSetti
 from datbench_cli.batch.run_requests import write_judge_requests, write_task_requests
 from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.base import JudgeTasksWritten
-from datbench_cli.benchmarks.common import done_judge_ids
+from datbench_cli.benchmarks.checks import Check, CheckOptions
+from datbench_cli.benchmarks.checks import record as record_checks
+from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
+from datbench_cli.benchmarks.vistoolbench.checks import judge_check, judge_counts_line, run_checks
 from datbench_cli.benchmarks.vistoolbench.evaluator import (
     VisToolBenchEvaluator,
     check_turncase,
     context_policy_for,
 )
-from datbench_cli.benchmarks.vistoolbench.judging import read_judge_lines
+from datbench_cli.benchmarks.vistoolbench.judging import JudgeLine, read_judge_lines
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
 from datbench_cli.benchmarks.vistoolbench.records import (
     GOLDEN_HISTORY,
@@ -44,10 +48,12 @@ from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.images import write_if_changed
 from datbench_cli.files.loading import load_split
-from datbench_cli.files.rundir import IMAGES, REFERENCES, TASKS, RunDir
+from datbench_cli.files.rundir import IMAGES, JUDGE_TASKS, REFERENCES, TASKS, RunDir
 
 __all__ = [
     "check_judge",
+    "check_judge_file",
+    "score_checked",
     "export",
     "make_judge_tasks",
     "score",
@@ -252,7 +258,7 @@ def make_judge_tasks(
     answers = evaluator.collect_answers(read_answer_lines(responses))
     lines = evaluator.create_judge_tasks(answers)
     done = done_judge_ids(
-        skip_done, lambda path: evaluator.judged_ids(answers, read_judge_lines(path)), warn
+        skip_done, lambda path: evaluator.judged_ids(answers, _judge_lines(run, path, out)), warn
     )
     kept = [line for line in lines if line["id"] not in done]
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, kept), len(lines) - len(kept))
@@ -260,6 +266,19 @@ def make_judge_tasks(
         run, out, kept, requests, judge_text, response_format=JSON_OUTPUT
     )
     return written
+
+
+def _judge_lines(run: RunDir, path: Path, tasks: Path | None = None) -> list[JudgeLine]:
+    """Judge lines of a file; one without a digest takes its judge task's from ``tasks``
+    (default: the run directory's judge_tasks.jsonl, the tasks the judge answered)."""
+    tasks = tasks if tasks is not None and tasks.is_file() else run.path(JUDGE_TASKS)
+    digests = judge_task_digests(tasks)
+    lines = []
+    for line in read_judge_lines(path):
+        if line.digest is None:
+            line = dataclasses.replace(line, digest=digests.get(line.display_id))
+        lines.append(line)
+    return lines
 
 
 def score(
@@ -275,7 +294,7 @@ def score(
     check_turncase(turncase)
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses))
-    judge_lines = read_judge_lines(judge_responses) if judge_responses is not None else None
+    judge_lines = _judge_lines(run, judge_responses) if judge_responses is not None else None
     if judge_responses is None:
         warn("no judge responses given: every rubric of an answered turn counts as missing")
     if evaluator.context_policy != "golden_history":
@@ -283,16 +302,41 @@ def score(
     return evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
 
 
-def check_judge(path: Path) -> tuple[dict[str, int], list[str]]:
-    """Parse every judge line with ``parse_vtb_verdict``: counts and the unparsed ids."""
-    counts = {"lines": 0, "met": 0, "not_met": 0, "unparsed": 0}
-    unparsed = []
+def score_checked(
+    run: RunDir,
+    responses: Path,
+    judge_responses: Path | None,
+    options: CheckOptions,
+    *,
+    turncase: str | None,
+    warn: Warn = ignore,
+) -> VisToolBenchReport:
+    """``score``: the report with the outcome of every check in ``summary.checks`` (a failed
+    check raises nothing; the caller writes the report, then fails)."""
+    report = score(
+        run, responses, judge_responses, strict_judge=False, turncase=turncase, warn=warn
+    )
+    record_checks(report.summary, run_checks(report, options))
+    return report
+
+
+def check_judge(run: RunDir, path: Path, responses: Path) -> tuple[Check, str]:
+    """``check-judge`` in a run directory: the judge half of ``score`` (its check and the
+    counts line)."""
+    report = score(run, responses, path, strict_judge=False, turncase=None)
+    return judge_check(report), judge_counts_line(report)
+
+
+def check_judge_file(path: Path) -> tuple[dict[str, int], list[str]]:
+    """Outside a run directory: parse every judge line with ``parse_vtb_verdict``: counts
+    (errored lines apart) and the ids that do not count (unparsed or errored)."""
+    counts = {"lines": 0, "met": 0, "not_met": 0, "unparsed": 0, "errored": 0}
+    unusable = []
     for line in read_judge_lines(path):
         counts["lines"] += 1
-        status = parse_vtb_verdict(line.verdict, line.raw)
-        if status is None:
-            counts["unparsed"] += 1
-            unparsed.append(line.display_id)
-        else:
-            counts[status] += 1
-    return counts, unparsed
+        parsed = None if line.errored else parse_vtb_verdict(line.verdict, line.raw)
+        status: str = "errored" if line.errored else parsed or "unparsed"
+        counts[status] += 1
+        if status in ("unparsed", "errored"):
+            unusable.append(line.display_id)
+    return counts, unusable

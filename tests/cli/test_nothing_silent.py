@@ -1,0 +1,347 @@
+"""Issue 14 for DatBench, through the CLI: no failure raises a score, no stale verdict counts,
+no CI gate passes on a partial or stale run, no stale report, check-judge = the judge half of
+score. Lines are native, vLLM run-batch and OpenAI Batch API output/error lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from tests.cli_helpers import SAMPLE, run_cli
+from tests.runner_lines import (
+    openai_error_file_line,
+    openai_http_error,
+    openai_ok,
+    read_lines,
+    vllm_error,
+    vllm_ok,
+    write_lines,
+)
+from tests.vtb_support import SAMPLE_RESPONSES as VTB_RESPONSES
+
+BASE_ACCURACY = 0.7125089233192768
+CAPABILITIES = ("chart", "counting", "document", "general", "grounding", "math", "scene")
+
+
+class DatBenchNothingSilentTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.base = cls.tmp / "base"
+        assert run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(cls.base), "-q")
+        shutil.copy(SAMPLE / "responses.jsonl", cls.base / "responses.jsonl")
+        shutil.copy(SAMPLE / "judge_responses.jsonl", cls.base / "judge_responses.jsonl")
+        assert run_cli("make-judge-tasks", "-d", str(cls.base), "-q").exit_code == 0
+        result = run_cli("score", "-d", str(cls.base), "-q")
+        assert result.exit_code == 0, result.stderr
+        cls.report = json.loads((cls.base / "report.json").read_text())
+        cls.responses = read_lines(cls.base / "responses.jsonl")
+        results = cls.report["results"]
+        cls.judge_ids = [r["id"] for r in results if r["metadata"]["eval_mode"] == "judge"]
+        # Wrong direct-mode answers that are not empty already: 15 of them become empty lines.
+        cls.wrong = [
+            r["id"]
+            for r in results
+            if r["score"] == 0.0 and r["metadata"]["eval_mode"] == "direct" and r["vlm_output"]
+        ]
+        assert len(cls.wrong) >= 19
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def work(self, name: str, responses: list[dict[str, Any]] | None = None) -> Path:
+        work = self.tmp / name
+        shutil.copytree(self.base, work)
+        (work / "report.json").unlink()
+        if responses is not None:
+            write_lines(work / "responses.jsonl", responses)
+        return work
+
+    def replaced(self, lines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        return [lines.get(r["id"], r) for r in self.responses]
+
+    def score(self, work: Path, *options: str) -> tuple[Any, dict[str, Any]]:
+        result = run_cli("score", "-d", str(work), "--json", *options)
+        report = (
+            json.loads((work / "report.json").read_text())
+            if (work / "report.json").exists()
+            else {}
+        )
+        return result, report.get("summary", {})
+
+    # ------------------------------------------------------------------ 1. failures
+
+    def test_empty_content_is_the_models_answer_and_stays_in_every_denominator(self) -> None:
+        chosen = self.wrong[:15]
+        shapes = [
+            lambda i: vllm_ok(i, ""),
+            lambda i: vllm_ok(i, None, finish_reason="stop"),
+            lambda i: openai_ok(i, None),
+        ]
+        lines = {i: shapes[n % 3](i) for n, i in enumerate(chosen)}
+        result, summary = self.score(self.work("empty", self.replaced(lines)))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["total_samples"], 147)
+        self.assertEqual(summary["overall_accuracy"], BASE_ACCURACY)
+        self.assertEqual(summary["response_statuses"]["empty"], 15 + 4)
+        self.assertEqual(summary["unanswered_samples"], 0)
+        # The same answers as native lines (the README's own loop) give the same numbers.
+        native = {i: {"id": i, "raw_output": ""} for i in chosen}
+        _, same = self.score(self.work("empty-native", self.replaced(native)))
+        for key in ("overall_accuracy", "capability_accuracy", "total_samples", "coverage"):
+            self.assertEqual(same[key], summary[key], key)
+
+    def test_reasoning_only_output_is_truncated_and_scored_as_empty(self) -> None:
+        chosen = self.wrong[:3]
+        lines = {
+            i: vllm_ok(i, None, finish_reason="length", reasoning_content="Let me think" * 50)
+            for i in chosen
+        }
+        result, summary = self.score(self.work("reasoning", self.replaced(lines)))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["total_samples"], 147)
+        self.assertEqual(summary["response_statuses"]["truncated"], 3)
+        self.assertEqual(summary["truncated_responses"], 3)
+        self.assertEqual(summary["overall_accuracy"], BASE_ACCURACY)
+        report = json.loads((self.tmp / "reasoning" / "report.json").read_text())
+        statuses = {r["id"]: r["metadata"]["response_status"] for r in report["results"]}
+        self.assertEqual({statuses[i] for i in chosen}, {"truncated"})
+        self.assertIn("stopped at the token limit", result.stderr)
+
+    def test_refusals_do_not_turn_a_failing_gate_into_a_pass(self) -> None:
+        chosen = self.wrong[:4]
+        lines = {
+            chosen[0]: openai_ok(chosen[0], None, refusal="I can't help with that."),
+            chosen[1]: openai_ok(chosen[1], None, refusal="Sorry, I can't assist."),
+            chosen[2]: openai_ok(chosen[2], None, finish_reason="content_filter"),
+            chosen[3]: openai_ok(chosen[3], "", finish_reason="content_filter"),
+        }
+        result, summary = self.score(
+            self.work("refused", self.replaced(lines)), "--fail-under", "0.72"
+        )
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("overall_accuracy 0.7125 is below 0.72", result.stderr)
+        self.assertEqual(summary["response_statuses"]["refused"], 4)
+        self.assertEqual(summary["total_samples"], 147)
+
+    def test_transport_failures_are_unanswered_and_fail_coverage(self) -> None:
+        chosen = [self.wrong[0], self.judge_ids[0], self.wrong[1], self.wrong[2]]
+        lines = {
+            chosen[0]: vllm_error(chosen[0]),
+            chosen[1]: openai_error_file_line(chosen[1]),
+            chosen[2]: openai_http_error(chosen[2], 429),
+        }
+        responses = self.replaced(lines)
+        # A failed try followed by a successful retry is an answer.
+        responses.insert(0, openai_error_file_line(chosen[3]))
+        work = self.work("errored", responses)
+        result, summary = self.score(work)
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("coverage check failed: 3 of 147 have no usable response", result.stderr)
+        self.assertIn("--allow-missing", result.stderr)
+        self.assertEqual(summary["unanswered_samples"], 3)
+        self.assertEqual(summary["response_statuses"]["errored"], 3)
+        self.assertEqual(summary["total_samples"], 144)
+        self.assertEqual(summary["coverage"]["answered"], 144)
+        self.assertFalse(summary["checks_passed"])
+        result, summary = self.score(work, "--allow-missing")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertTrue(summary["checks_passed"])
+
+    # ------------------------------------------------------------------ 3. gates
+
+    def test_a_partial_run_fails_every_gate(self) -> None:
+        right = [r["id"] for r in self.report["results"] if r["score"] == 1.0][:10]
+        partial = [r for r in self.responses if r["id"] in right]
+        work = self.work("partial", partial)
+        result = run_cli(
+            "score", "-d", str(work), "--strict", "--strict-judge", "--fail-under", "0.9"
+        )
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("137 of 147 have no usable response", result.stderr)
+        self.assertIn("fail_under check failed", result.stderr)
+        for capability in (*CAPABILITIES, "spatial", "table"):
+            self.assertIn(capability, result.stdout)
+        summary = json.loads((work / "report.json").read_text())["summary"]
+        self.assertEqual(summary["overall_accuracy"], 1.0)
+        self.assertEqual(
+            (summary["coverage"]["answered"], summary["coverage"]["expected"]), (10, 147)
+        )
+        self.assertEqual(len(summary["coverage"]["by_capability"]), 9)
+
+    def test_nothing_scored_is_null_and_fails(self) -> None:
+        for name, lines in (
+            ("nothing", []),
+            ("other-benchmark", [r for r in read_lines(VTB_RESPONSES) if "raw_output" in r]),
+        ):
+            with self.subTest(name):
+                work = self.work(name, lines)
+                for options in ((), ("--allow-missing",)):
+                    result, summary = self.score(work, *options)
+                    self.assertEqual(result.exit_code, 1, result.stderr)
+                    self.assertIn("nothing was answered", result.stderr)
+                    self.assertIsNone(summary["overall_accuracy"])
+                    self.assertIsNone(summary["direct_accuracy"])
+                    self.assertIsNone(summary["judge_accuracy"])
+                    self.assertIsNone(json.loads(result.stdout)["overall_accuracy"])
+
+    def test_fail_under_takes_a_fraction(self) -> None:
+        work = self.work("gate")
+        for value in ("50", "-1", "1.5", "nan", "inf", "-inf"):
+            with self.subTest(value):
+                result = run_cli("score", "-d", str(work), "--fail-under", value)
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("fraction in [0, 1]", result.stderr)
+                self.assertFalse((work / "report.json").exists())
+        self.assertEqual(
+            run_cli("score", "-d", str(work), "--fail-under", "0.6", "-q").exit_code, 0
+        )
+        self.assertEqual(
+            run_cli("score", "-d", str(work), "--fail-under", "0.72", "-q").exit_code, 1
+        )
+
+    def test_the_readme_ci_recipe_fails_on_a_partial_or_stale_run(self) -> None:
+        complete = self.work("ci")
+        good = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids]
+        write_lines(complete / "judge_responses.jsonl", good)
+        recipe = ("score", "--strict-judge", "--fail-under", "0.6", "-q", "-d")
+        self.assertEqual(run_cli(*recipe, str(complete)).exit_code, 0)
+        partial = self.work("ci-partial", self.responses[:-1])
+        write_lines(partial / "judge_responses.jsonl", good)
+        self.assertEqual(run_cli(*recipe, str(partial)).exit_code, 1)
+        stale = self.work(
+            "ci-stale",
+            self.replaced({self.judge_ids[0]: {"id": self.judge_ids[0], "raw_output": "WRONG"}}),
+        )
+        write_lines(stale / "judge_responses.jsonl", good)
+        result = run_cli(*recipe, str(stale))
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn(f"stale: {self.judge_ids[0]}", result.stderr)
+
+    # ------------------------------------------------------------------ 2. stale verdicts
+
+    def test_native_verdicts_for_replaced_responses_are_stale(self) -> None:
+        wrong = [{"id": r["id"], "raw_output": "WRONG"} for r in self.responses]
+        work = self.work("stale", wrong)
+        result, summary = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("strict_judge check failed", result.stderr)
+        self.assertIn("stale:", result.stderr)
+        # 11 of the 12 judge-mode samples have a verdict line; all judged other text.
+        self.assertEqual(summary["judge_stale_verdicts"], 11)
+        self.assertEqual(summary["judge_accuracy"], 0.0)
+        # make-judge-tasks --skip-done asks them all again.
+        result = run_cli(
+            "make-judge-tasks", "-d", str(work), "--skip-done", str(work / "judge_responses.jsonl")
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("skipped 0 judge task(s)", result.stderr)
+        tasks = read_lines(work / "judge_tasks.jsonl")
+        self.assertEqual(len(tasks), 12)
+        self.assertEqual({t["vlm_response"] for t in tasks}, {"WRONG"})
+
+    def test_batch_verdicts_carry_their_digest_in_the_custom_id(self) -> None:
+        work = self.work("stale-batch")
+        result = run_cli("make-judge-tasks", "-d", str(work), "--format", "openai", "--model", "j")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        requests = read_lines(work / "requests" / "judge_tasks.openai.00001.jsonl")
+        write_lines(
+            work / "judge_responses.jsonl", [vllm_ok(r["custom_id"], "true") for r in requests]
+        )
+        result, summary = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["judge_accuracy"], 1.0)
+        # The response changes and judge_tasks.jsonl is written again: the batch verdict still
+        # names the text it judged, so it is stale.
+        changed = self.judge_ids[3]
+        write_lines(
+            work / "responses.jsonl",
+            self.replaced({changed: {"id": changed, "raw_output": "something else"}}),
+        )
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(work), "-q").exit_code, 0)
+        result, summary = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn(f"stale: {changed}", result.stderr)
+        self.assertEqual(summary["judge_stale_verdicts"], 1)
+        self.assertEqual(summary["judge_accuracy"], 11 / 12)
+        result = run_cli("check-judge", "-d", str(work))
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("1 stale", result.stdout)
+        rest = self.tmp / "rest.jsonl"
+        result = run_cli(
+            "make-judge-tasks",
+            "-d",
+            str(work),
+            "--skip-done",
+            str(work / "judge_responses.jsonl"),
+            "-o",
+            str(rest),
+        )
+        self.assertEqual([t["id"] for t in read_lines(rest)], [changed])
+
+    # ------------------------------------------------------------------ 4. no stale report
+
+    def test_a_failed_check_never_leaves_an_older_report(self) -> None:
+        work = self.work("report")
+        self.assertEqual(run_cli("score", "-d", str(work), "-q").exit_code, 0)
+        old = json.loads((work / "report.json").read_text())["summary"]
+        self.assertTrue(old["checks_passed"])
+        write_lines(work / "responses.jsonl", self.responses[:10])
+        for options in ((), ("--strict-judge",), ("--fail-under", "0.99")):
+            with self.subTest(options):
+                result = run_cli("score", "-d", str(work), "-q", *options)
+                self.assertEqual(result.exit_code, 1)
+                new = json.loads((work / "report.json").read_text())["summary"]
+                self.assertEqual(new["total_samples"], 10)
+                self.assertFalse(new["checks_passed"])
+                failed = [c["name"] for c in new["checks"] if not c["passed"]]
+                self.assertEqual(failed[0], "coverage")
+
+    # ------------------------------------------------------------------ 5. check-judge
+
+    def test_check_judge_fails_exactly_where_score_strict_judge_fails(self) -> None:
+        good = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids]
+        variants = {
+            "sample": read_lines(SAMPLE / "judge_responses.jsonl"),
+            "good": good,
+            "missing": good[1:],
+            "unknown": [*good, {"id": "no-such-sample", "raw_judge_output": "true"}],
+            "errored": [*good[1:], vllm_error(self.judge_ids[0])],
+            "stale": [
+                *good[1:],
+                {"id": self.judge_ids[0], "raw_judge_output": "true", "response_digest": "0" * 16},
+            ],
+            "retried": [openai_error_file_line(self.judge_ids[0]), *good],
+        }
+        expected = {"good": 0, "retried": 0}
+        for name, lines in variants.items():
+            with self.subTest(name):
+                work = self.work(f"cj-{name}")
+                write_lines(work / "judge_responses.jsonl", lines)
+                check = run_cli("check-judge", "-d", str(work))
+                score = run_cli("score", "-d", str(work), "--strict-judge", "-q")
+                self.assertEqual(check.exit_code, expected.get(name, 1), check.stderr)
+                self.assertEqual(score.exit_code, check.exit_code, score.stderr)
+                if name == "errored":
+                    self.assertIn("1 errored", check.stdout)
+                    self.assertIn("0 unparsed", check.stdout)
+                if name in ("missing", "unknown", "errored", "stale"):
+                    self.assertIn(name, check.stderr)
+
+    def test_check_judge_outside_a_run_directory_parses_verdicts(self) -> None:
+        path = self.tmp / "judge-only.jsonl"
+        write_lines(path, [{"id": "a", "raw_judge_output": "true"}, vllm_error("b")])
+        result = run_cli("check-judge", str(path), "-d", str(self.tmp / "no-run"))
+        self.assertEqual(result.exit_code, 1)
+        self.assertEqual(
+            result.stdout.strip(), "2 verdicts: 1 true, 0 false, 0 unparsed, 1 errored"
+        )
+
+
+if __name__ == "__main__":
+    unittest.main()

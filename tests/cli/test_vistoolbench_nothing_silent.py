@@ -1,0 +1,215 @@
+"""Issue 14 for VisualToolBench, through the CLI: empty answers are judged, transport failures
+are unanswered, stale verdicts do not count, gates fail on partial runs, no stale report,
+check-judge = the judge half of score."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from tests.cli_helpers import run_cli
+from tests.runner_lines import (
+    openai_error_file_line,
+    openai_ok,
+    read_lines,
+    vllm_error,
+    vllm_ok,
+    write_lines,
+)
+from tests.vtb_support import SAMPLE_DIR, SAMPLE_RESPONSES
+
+MET = json.dumps({"explanation": "ok", "judge_result": "Met"})
+F0, F1 = "vtb-f-physics-006::0", "vtb-f-physics-006::1"
+A0, B1 = "vtb-a-medical-001::0", "vtb-b-maths-002::1"
+
+
+class VisToolBenchNothingSilentTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.base = cls.tmp / "base"
+        export = run_cli(
+            "export-tasks", "vistoolbench", "--source", str(SAMPLE_DIR), "-d", str(cls.base)
+        )
+        assert export.exit_code == 0, export.stderr
+        # The sample leaves task F unanswered; answer it so the run is complete.
+        cls.responses = [
+            *read_lines(SAMPLE_RESPONSES),
+            {"id": F0, "raw_output": "The ball lands after 2 s."},
+            {"id": F1, "raw_output": "It travels 10 m."},
+        ]
+        write_lines(cls.base / "responses.jsonl", cls.responses)
+        assert run_cli("make-judge-tasks", "-d", str(cls.base), "-q").exit_code == 0
+        cls.tasks = read_lines(cls.base / "judge_tasks.jsonl")
+        cls.good = [{"id": t["id"], "raw_judge_output": MET} for t in cls.tasks]
+        write_lines(cls.base / "judge_responses.jsonl", cls.good)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def work(self, name: str, responses: list[dict[str, Any]] | None = None) -> Path:
+        work = self.tmp / name
+        shutil.copytree(self.base, work)
+        if responses is not None:
+            write_lines(work / "responses.jsonl", responses)
+        return work
+
+    def replaced(self, lines: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        return [lines.get(r.get("id", ""), r) for r in self.responses]
+
+    def score(self, work: Path, *options: str) -> tuple[Any, dict[str, Any]]:
+        result = run_cli("score", "-d", str(work), "--json", *options)
+        path = work / "report.json"
+        return result, json.loads(path.read_text()) if path.exists() else {}
+
+    def test_the_complete_run_passes_the_readme_recipe(self) -> None:
+        work = self.work("complete")
+        result = run_cli("score", "-d", str(work), "--strict-judge", "--fail-under", "0.6", "-q")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+
+    def test_no_usable_text_is_judged_as_the_empty_answer(self) -> None:
+        lines = {
+            A0: vllm_ok(A0, None, finish_reason="length", reasoning_content="thinking " * 99),
+            B1: openai_ok(B1, None, refusal="I can't help with that."),
+        }
+        work = self.work("empty", self.replaced(lines))
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(work), "-q").exit_code, 0)
+        tasks = read_lines(work / "judge_tasks.jsonl")
+        judged = {t["id"].rsplit("::", 1)[0]: t["vlm_response"] for t in tasks}
+        self.assertEqual((judged[A0], judged[B1]), ("", ""))
+        self.assertEqual(len(tasks), len(self.tasks))
+        result, report = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        responses = report["summary"]["responses"]
+        self.assertEqual(responses["statuses"]["truncated"], 1)
+        self.assertEqual(responses["statuses"]["refused"], 1)
+        self.assertEqual(responses["coverage"], 1.0)
+        statuses = {
+            f"{r['id']}::{t['index']}": t["response_status"]
+            for r in report["results"]
+            for t in r["turns"]
+        }
+        self.assertEqual((statuses[A0], statuses[B1]), ("truncated", "refused"))
+
+    def test_transport_failures_are_unanswered_and_fail_coverage(self) -> None:
+        lines = {A0: vllm_error(A0), F0: openai_error_file_line(F0)}
+        work = self.work("errored", self.replaced(lines))
+        result, report = self.score(work)
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("coverage check failed: 2 of 9 have no usable response", result.stderr)
+        self.assertIn("single-turn 2/3", result.stderr)
+        self.assertIn("multi-turn 5/6", result.stderr)
+        responses = report["summary"]["responses"]
+        self.assertEqual(responses["statuses"]["errored"], 2)
+        self.assertEqual(responses["by_turncase"]["single-turn"]["answered_turns"], 2)
+        self.assertFalse(report["summary"]["checks_passed"])
+        result, report = self.score(work, "--allow-missing", "--fail-under", "0.1")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+
+    def test_partial_and_empty_runs_fail_every_gate(self) -> None:
+        work = self.work("partial", self.responses[:1])
+        result, report = self.score(work, "--strict-judge", "--fail-under", "0.1")
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("8 of 9 have no usable response", result.stderr)
+        self.assertIn("fail_under check failed", result.stderr)
+        work = self.work("nothing", [])
+        for options in ((), ("--allow-missing",)):
+            result, report = self.score(work, *options)
+            self.assertEqual(result.exit_code, 1)
+            self.assertIn("nothing was answered", result.stderr)
+            self.assertIsNone(report["summary"]["apr"])
+            self.assertIsNone(report["summary"]["ars"])
+        table = run_cli("score", "-d", str(work), "--allow-missing")
+        self.assertIn("turncase: single-turn", table.stdout)
+        self.assertIn("0/3", table.stdout)
+        self.assertIn("0/6", table.stdout)
+        for value in ("50", "-1", "nan", "inf"):
+            result = run_cli("score", "-d", str(work), "--fail-under", value)
+            self.assertEqual(result.exit_code, 2)
+            self.assertIn("fraction in [0, 1]", result.stderr)
+
+    def test_verdicts_for_changed_answers_are_stale(self) -> None:
+        work = self.work("stale", self.replaced({B1: {"id": B1, "raw_output": "WRONG"}}))
+        result, report = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("strict_judge check failed", result.stderr)
+        self.assertIn(f"{B1}::r", result.stderr)
+        stale = report["summary"]["judge"]["stale"]
+        self.assertEqual(stale, sum(1 for t in self.tasks if t["id"].startswith(B1 + "::")))
+        self.assertLess(report["summary"]["ars"], 1.0)
+        rest = self.tmp / "rest.jsonl"
+        result = run_cli(
+            "make-judge-tasks",
+            "-d",
+            str(work),
+            "--skip-done",
+            str(work / "judge_responses.jsonl"),
+            "-o",
+            str(rest),
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual({t["id"].rsplit("::", 1)[0] for t in read_lines(rest)}, {B1})
+        self.assertEqual({t["vlm_response"] for t in read_lines(rest)}, {"WRONG"})
+
+    def test_batch_verdicts_carry_their_digest_in_the_custom_id(self) -> None:
+        work = self.work("stale-batch")
+        result = run_cli("make-judge-tasks", "-d", str(work), "--format", "openai", "--model", "j")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        requests = read_lines(work / "requests" / "judge_tasks.openai.00001.jsonl")
+        write_lines(
+            work / "judge_responses.jsonl", [openai_ok(r["custom_id"], MET) for r in requests]
+        )
+        result, report = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        write_lines(work / "responses.jsonl", self.replaced({A0: {"id": A0, "raw_output": "new"}}))
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(work), "-q").exit_code, 0)
+        result, report = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 1)
+        self.assertGreater(report["summary"]["judge"]["stale"], 0)
+        self.assertEqual(run_cli("check-judge", "-d", str(work)).exit_code, 1)
+
+    def test_a_failed_check_never_leaves_an_older_report(self) -> None:
+        work = self.work("report")
+        self.assertEqual(run_cli("score", "-d", str(work), "-q").exit_code, 0)
+        write_lines(work / "responses.jsonl", self.responses[:1])
+        self.assertEqual(run_cli("score", "-d", str(work), "-q").exit_code, 1)
+        summary = json.loads((work / "report.json").read_text())["summary"]
+        self.assertEqual(summary["num_tasks"], 1)
+        self.assertFalse(summary["checks_passed"])
+
+    def test_check_judge_fails_exactly_where_score_strict_judge_fails(self) -> None:
+        first = self.tasks[0]["id"]
+        variants = {
+            "good": self.good,
+            "missing": self.good[1:],
+            "unparsed": [*self.good[1:], {"id": first, "raw_judge_output": "hmm"}],
+            "unknown": [*self.good, {"id": "nope::0::r1", "raw_judge_output": MET}],
+            "errored": [*self.good[1:], vllm_error(first)],
+            "stale": [
+                *self.good[1:],
+                {"id": first, "raw_judge_output": MET, "response_digest": "0" * 16},
+            ],
+            "retried": [openai_error_file_line(first), *self.good],
+        }
+        for name, lines in variants.items():
+            with self.subTest(name):
+                work = self.work(f"cj-{name}")
+                write_lines(work / "judge_responses.jsonl", lines)
+                check = run_cli("check-judge", "-d", str(work))
+                score = run_cli("score", "-d", str(work), "--strict-judge", "-q")
+                self.assertEqual(
+                    check.exit_code, 0 if name in ("good", "retried") else 1, check.stderr
+                )
+                self.assertEqual(score.exit_code, check.exit_code, score.stderr)
+                if name == "errored":
+                    self.assertIn("1 errored", check.stdout)
+                    self.assertIn("0 unparsed", check.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
