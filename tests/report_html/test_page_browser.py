@@ -229,7 +229,9 @@ def test_vistoolbench_page(driver: Any, tmp_path: Path) -> None:
     page = tmp_path / "elsewhere" / "vtb.html"
     page.parent.mkdir()
     # A page outside the run directory, with its images embedded (data: URIs under the CSP).
-    result = run_cli("score", "--dir", str(run), "-q", "--html", str(page), "--embed-images")
+    result = run_cli(
+        "score", "--dir", str(run), "-q", "--html", str(page), "--embed-images", "--allow-missing"
+    )
     assert result.exit_code == 0, result.stderr
     report = json.loads((run / "report.json").read_text())
     _open(driver, page)
