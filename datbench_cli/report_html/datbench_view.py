@@ -241,7 +241,40 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                 ),
             }
         )
+    seen = {r["id"] for r in out}
+    for sid, task in tasks.items():
+        if sid not in seen:
+            out.append(_unscored(sid, task, references.get(sid, {}), images))
     return out
+
+
+def _unscored(
+    sid: str, task: dict[str, Any], reference: dict[str, Any], images: Images
+) -> dict[str, Any]:
+    """A sample of the export the report has no result for (no usable response)."""
+    image_paths = task.get("images") or ([task["image"]] if task.get("image") else [])
+    sources = [s for s in (images.src(p) for p in image_paths if isinstance(p, str)) if s]
+    source_info = _mapping(reference.get("source_info"))
+    return {
+        "id": sid,
+        "f": {
+            "capability": text(task.get("capability")),
+            "dataset": text(source_info.get("dataset", "")),
+            "result": "unscored",
+            "eval_mode": text(task.get("eval_mode")),
+            "verdict": "(none)",
+            "status": "missing",
+        },
+        "n": {"score": None, "discrimination": None},
+        "v": compact(
+            [
+                {"h": "Image", "img": sources} if sources else None,
+                block("Prompt", task.get("question"), True),
+                block("Raw output", "(no response: not scored)"),
+                block("Reference", reference.get("answer")),
+            ]
+        ),
+    }
 
 
 def page_data(files: RunFiles, images: Images) -> dict[str, Any]:

@@ -22,6 +22,7 @@ FACETS = [
 ]
 SORTS = [{"key": "ars", "label": "ARS"}, {"key": "apr", "label": "APR"}]
 _GROUPS = (("turncase", "turncase"), ("domain", "domain"), ("eval_focus", "eval focus"))
+_RESPONSE_LINKS = {"missing_turns": ("status", "missing"), "errored_turns": ("status", "errored")}
 _JUDGE_LINKS = {"unparsed": "unparsed", "missing": "missing", "met": "met", "not_met": "not_met"}
 
 
@@ -96,12 +97,11 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 "match": match,
             }
         )
-    for key, value in (summary.get("responses") or {}).items():
-        facet, match = (None, None)
-        if key == "missing_turns":
-            facet, match = "status", "missing"
-        elif key == "errored_turns":
-            facet, match = "status", "errored"
+    responses = summary.get("responses") or {}
+    for key, value in responses.items():
+        if isinstance(value, dict):
+            continue  # per-group breakdowns and statuses: below / in the charts
+        facet, match = _RESPONSE_LINKS.get(key, (None, None))
         rows.append(
             {
                 "label": f"responses {key.replace('_', ' ')}",
@@ -109,6 +109,17 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 "value": value,
                 "facet": facet,
                 "match": match,
+            }
+        )
+    statuses = responses.get("statuses")
+    for status, count in (statuses if isinstance(statuses, dict) else {}).items():
+        rows.append(
+            {
+                "label": f"turns with response status {status}",
+                "key": f"responses.statuses.{status}",
+                "value": count,
+                "facet": "status",
+                "match": status,
             }
         )
     return rows
@@ -199,6 +210,9 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
         task = tasks.get(tid, {})
         task_turns = {t.get("index"): t for t in task.get("turns") or [] if isinstance(t, dict)}
         turns = [t for t in result.get("turns") or [] if isinstance(t, dict)]
+        scored = {t.get("index") for t in turns}
+        # Turns of the task the report has no result for (unanswered, not scored).
+        unscored = [t for i, t in task_turns.items() if i not in scored]
         verdicts = sorted(
             {
                 text(r.get("status"))
@@ -207,10 +221,17 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                 if isinstance(r, dict)
             }
         )
-        statuses = sorted({text(t["response_status"]) for t in turns if "response_status" in t})
-        answered = [(tid, t.get("index")) in answers for t in turns]
-        if not statuses:
-            statuses = ["missing" if not all(answered) else "(not recorded)"]
+        statuses = sorted(
+            {
+                text(t["response_status"])
+                if "response_status" in t
+                else "(not recorded)"
+                if (tid, t.get("index")) in answers
+                else "missing"
+                for t in turns
+            }
+            | {"missing" for _ in unscored}
+        )
         apr = number(result.get("apr"))
         out.append(
             {
@@ -244,11 +265,64 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                             )
                             for t in turns
                         ],
+                        *[
+                            {
+                                "h": f"Turn {text(t.get('index'))}",
+                                "sub": compact(
+                                    [
+                                        block("Prompt", t.get("prompt"), True),
+                                        block("Answer", "(no answer: not scored)"),
+                                    ]
+                                ),
+                            }
+                            for t in unscored
+                        ],
                     ]
                 ),
             }
         )
+    seen = {r["id"] for r in out}
+    for tid, task in tasks.items():
+        if tid not in seen:
+            out.append(_unscored(task, images))
     return out
+
+
+def _unscored(task: dict[str, Any], images: Images) -> dict[str, Any]:
+    """A task of the export the report has no result for (no answer to any turn)."""
+    turns = [t for t in task.get("turns") or [] if isinstance(t, dict)]
+    return {
+        "id": text(task.get("id")),
+        "f": {
+            "turncase": text(task.get("turncase")),
+            "domain": text(task.get("domain", "")),
+            "eval_focus": text(task.get("eval_focus")),
+            "prompt_category": text(task.get("prompt_category")),
+            "result": "unscored",
+            "verdict": [],
+            "status": ["missing"],
+        },
+        "n": {"ars": None, "apr": None},
+        "v": [
+            {
+                "h": f"Turn {text(t.get('index'))}",
+                "sub": compact(
+                    [
+                        block("Prompt", t.get("prompt"), True),
+                        _images(t, images),
+                        block("Answer", "(no answer: not scored)"),
+                    ]
+                ),
+            }
+            for t in turns
+        ],
+    }
+
+
+def _images(turn: dict[str, Any], images: Images) -> dict[str, Any] | None:
+    sources = [images.src(p) for p in turn.get("images") or [] if isinstance(p, str)]
+    shown = [s for s in sources if s]
+    return {"h": "Images", "img": shown} if shown else None
 
 
 def page_data(files: RunFiles, images: Images) -> dict[str, Any]:

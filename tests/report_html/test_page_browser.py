@@ -173,7 +173,11 @@ def test_datbench_page(driver: Any, tmp_path: Path) -> None:
         "return Array.from(document.querySelectorAll('.chart rect.bar')).map(r => [r.dataset.name, r.dataset.value])"
     )
     assert {name: float(v) for name, v in bars} == summary["capability_accuracy"]
-    assert _count(driver) == len(report["results"])
+    # Every result, and every exported sample the report has none for (here the renamed one).
+    ids = {r["id"] for r in report["results"]}
+    unscored = [t["id"] for t in _lines(run / "tasks.jsonl") if t["id"] not in ids]
+    assert unscored == ["db_chart_000000"]
+    assert _count(driver) == len(report["results"]) + len(unscored)
     # The accounting number links to its samples: judge verdict unparsed.
     unparsed = [
         r["id"]
@@ -239,7 +243,7 @@ def test_vistoolbench_page(driver: Any, tmp_path: Path) -> None:
     assert float(_headline(driver, "ars")) == report["summary"]["ars"]
     _select(driver, "turncase", "multi-turn")
     assert _shown_ids(driver) == [
-        r["id"] for r in report["results"] if r["turncase"] == "multi-turn"
+        t["id"] for t in _lines(run / "tasks.jsonl") if t["turncase"] == "multi-turn"
     ]
     _select(driver, "turncase", "")
     _select(driver, "verdict", "unparsed")
@@ -249,6 +253,15 @@ def test_vistoolbench_page(driver: Any, tmp_path: Path) -> None:
         if any(rb["status"] == "unparsed" for t in r["turns"] for rb in t["rubrics"])
     ]
     _select(driver, "verdict", "")
+    # The unanswered turns' count links to the task the report has no result for.
+    scored = {r["id"] for r in report["results"]}
+    unanswered = [t["id"] for t in _lines(run / "tasks.jsonl") if t["id"] not in scored]
+    assert unanswered and report["summary"]["responses"]["missing_turns"] > 0
+    driver.find_element(
+        "css selector", '#accounting tr[data-key="responses.missing_turns"] button'
+    ).click()
+    assert _shown_ids(driver) == unanswered
+    _select(driver, "status", "")
     item = _open_record(driver, "vtb-a-medical-001")
     assert INJECT in item.text
     assert "Rubric verdicts" in item.text.title() or "RUBRIC VERDICTS" in item.text
