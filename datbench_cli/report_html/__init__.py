@@ -4,8 +4,8 @@ comparison (``datbench compare A B --html``).
 The page shows numbers taken from ``report.json`` (and the comparison JSON) and never computes
 statistics of its own; the run directory's task files add each sample's prompt, images and
 judge prompt. :mod:`.inputs` finds and reads the files (images confined to the run directory),
-:mod:`.datbench_view` and :mod:`.vistoolbench_view` turn a report into page data (chosen by the
-report's benchmark in :data:`.views.VIEWS`), :mod:`.compare_view` joins two runs, and
+each benchmark's ``page_view`` module (``Benchmark.page_data``) turns its report into page data,
+:mod:`.blocks` is their shared vocabulary, :mod:`.compare_view` joins two runs, and
 :mod:`.page` fills the template (``template.html``) with the data embedded once as JSON.
 """
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.report_html import compare_view
@@ -12,7 +13,6 @@ from datbench_cli.report_html.blocks import flatten, text
 from datbench_cli.report_html.encode import encode
 from datbench_cli.report_html.inputs import Images, RunFiles, locate
 from datbench_cli.report_html.page import render
-from datbench_cli.report_html.views import VIEWS, benchmark_of
 from datbench_cli.version import __version__
 
 _MANIFEST_KEYS = ("tool", "version", "benchmark", "source", "split", "revision", "files")
@@ -29,9 +29,18 @@ def provenance(files: RunFiles) -> list[list[str]]:
     return rows
 
 
+def benchmark_of(files: RunFiles) -> str:
+    """The report's benchmark: its own ``benchmark`` key, else the manifest's, else DatBench
+    (whose reports follow the seed API's shape, without the key)."""
+    for source in (files.report, files.manifest or {}):
+        name = source.get("benchmark")
+        if isinstance(name, str) and name in BENCHMARKS:
+            return name
+    return "datbench"
+
+
 def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
-    page_data, _ = VIEWS[benchmark_of(files)]
-    data = page_data(files, images)
+    data = BENCHMARKS[benchmark_of(files)].page_data(files, images)
     data["provenance"] = provenance(files)
     note = images.note()
     if note:
