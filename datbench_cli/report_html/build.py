@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,20 @@ def provenance(files: RunFiles) -> list[list[str]]:
     return rows
 
 
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The page build allocates millions of small, acyclic objects (one record and its blocks
+    per sample): the cyclic collector would rescan them all, again and again, for nothing (about
+    40% of the build's CPU at 45,000 samples). Off while building, restored after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def benchmark_of(files: RunFiles) -> str:
     """The report's benchmark: its own ``benchmark`` key, else the manifest's, else DatBench
     (whose reports follow the seed API's shape, without the key)."""
@@ -51,6 +68,11 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
 def run_page(report_or_dir: Path, out: Path, *, embed_images: bool = False) -> bytes:
     """The page of one run (``report_or_dir``: a run directory or its report file), for a file
     written at ``out`` (image links are relative to its folder)."""
+    with _no_cycle_collection():
+        return _run_page(report_or_dir, out, embed_images=embed_images)
+
+
+def _run_page(report_or_dir: Path, out: Path, *, embed_images: bool) -> bytes:
     files = locate(report_or_dir)
     images = Images(files.run_dir, out.parent, embed=embed_images)
     data = _run_data(files, images)
@@ -71,6 +93,18 @@ def compare_page(
 ) -> bytes:
     """The page of run B against run A: ``comparison`` is ``datbench compare``'s JSON (its
     tables shown as they are); without it, each run's own headline numbers side by side."""
+    with _no_cycle_collection():
+        return _compare_page(path_a, path_b, out, comparison, embed_images=embed_images)
+
+
+def _compare_page(
+    path_a: Path,
+    path_b: Path,
+    out: Path,
+    comparison: dict[str, Any] | None,
+    *,
+    embed_images: bool,
+) -> bytes:
     files_a, files_b = locate(path_a), locate(path_b)
     images_a = Images(files_a.run_dir, out.parent, embed=embed_images)
     images_b = Images(files_b.run_dir, out.parent, embed=embed_images)

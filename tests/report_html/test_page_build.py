@@ -201,3 +201,21 @@ def test_comparison_tables_show_the_compare_json_as_it_is(tmp_path: Path) -> Non
     assert row[0] == {"t": "chart", "facet": "capability", "value": "chart"}
     assert row[1:9] == [23, "accuracy", 0.6, 0.5, -0.1, "[-0.2000, +0.0000]", 0.9, "no"]
     assert row[9] == "right to wrong 3, wrong to right 1"
+
+
+def test_the_page_build_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path) -> None:
+    import gc
+
+    from datbench_cli.report_html import run_page
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"summary": {"overall_accuracy": 1.0}, "results": []}))
+    assert gc.isenabled()
+    run_page(path, tmp_path / "p.html")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        run_page(path, tmp_path / "p.html")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
