@@ -163,12 +163,15 @@ _MARK = b'<meta name="generator" content="datbench '
 def write_page(path: Path, page: bytes) -> None:
     """Write a page through a temp file renamed into place (see :func:`check_target`)."""
     check_target(path)
-    jsonio.write_bytes_atomic(path, page)
+    jsonio.write_bytes_atomic(jsonio.user_output(path), page)
 
 
 def check_target(path: Path) -> None:
     """Refuse a page path that is a symlink or an existing file that is not a page this tool
-    wrote (``score --html responses.jsonl`` must not replace the responses)."""
+    wrote (``score --html responses.jsonl`` must not replace the responses); a device or pipe
+    (``-o /dev/stdout``) is written in place."""
+    if jsonio.is_stream_output(path):
+        return
     if path.is_symlink():
         raise UsageError(f"{path} is a symlink; not writing the page through it")
     if path.exists():

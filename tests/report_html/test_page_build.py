@@ -219,3 +219,11 @@ def test_the_page_build_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_page_goes_to_a_device_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"summary": {"overall_accuracy": 1.0}, "results": []}))
+    result = run_cli("view", str(path), "-o", "/dev/null", "-q")
+    assert result.exit_code == 0, result.stderr
+    assert Path("/dev/null").is_char_device()
