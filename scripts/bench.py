@@ -20,12 +20,14 @@ noisy, the ratios are what we track):
    Targets: jobs 1 <= 1.5x the bare loop; jobs 2 >= 1.7x faster than jobs 1.
 4. memory: peak RSS of export at two sizes (10x apart; should not grow) and of score at two sizes
    (under 1 GB at 200,000 samples).
-5. latency (`--only latency`): `datbench score -d` on the sample data's run directory (what
+5. html: `datbench view` of a 45,000-sample report (prompts, outputs, score details, judge
+   samples, image links) and the page's size. Targets: <= 3 s, page < 40 MB.
+6. latency (`--only latency`): `datbench score -d` on the sample data's run directory (what
    `make demo` builds, 152 samples), whole process. Target: <= 0.45 s.
-6. mathvision (`--only mathvision`): one MathVision sample with a long degenerate output (a
+7. mathvision (`--only mathvision`): one MathVision sample with a long degenerate output (a
    repetition loop without \\boxed{}, a boxed sum of 5,000 terms), scored alone after the
    parser is loaded. Target: <= 0.3 s each.
-7. imports (`--only imports`): the modules a fresh interpreter loads for the CLI app and for
+8. imports (`--only imports`): the modules a fresh interpreter loads for the CLI app and for
    `score` of the sample data; PASS when none of datasets, pandas, pyarrow, scipy.stats is
    among them.
 
@@ -277,6 +279,81 @@ def make_score_run(workdir: Path, samples: int) -> Path:
     return out
 
 
+def make_html_run(workdir: Path, samples: int) -> Path:
+    """A run directory with a report of ``samples`` scored samples (realistic text lengths,
+    one judge sample in 20) and the task lines the page reads, for timing ``datbench view``."""
+    out = workdir / f"html-run-{samples}"
+    if (out / "report.json").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "images").mkdir(parents=True)
+    rng = random.Random(samples)
+    capabilities = ["chart", "document", "math", "general", "grounding", "spatial"]
+    words = "the value of the tallest bar in the chart is about forty five units here".split()
+    results = []
+    with (out / TASKS).open("wb") as tasks:
+        for index in range(samples):
+            capability = capabilities[index % len(capabilities)]
+            sample_id = f"db_{capability}_{index:06d}"
+            judge = index % 20 == 0
+            question = " ".join(rng.choice(words) for _ in range(30)) + "?"
+            output = " ".join(rng.choice(words) for _ in range(rng.randint(5, 80)))
+            correct = rng.random() < 0.7
+            tasks.write(
+                jsonio.dumps(
+                    {
+                        "id": sample_id,
+                        "capability": capability,
+                        "question": question,
+                        "eval_mode": "judge" if judge else "direct",
+                        "image": f"images/{sample_id}.png",
+                    }
+                )
+                + b"\n"
+            )
+            details: dict[str, Any] = {"score": float(correct), "ground_truth": "45"}
+            if judge:
+                details.update(
+                    eval_mode="judge",
+                    match=correct,
+                    judge_raw_output="answer: true",
+                    judge_verdict="correct" if correct else "incorrect",
+                )
+            else:
+                details.update(
+                    all_ground_truth_answers=["45"], model_output=output, pred_answer=output[:20]
+                )
+            results.append(
+                {
+                    "id": sample_id,
+                    "score": float(correct),
+                    "is_correct": correct,
+                    "vlm_output": output,
+                    "ground_truth": "45",
+                    "metadata": {
+                        "capability": capability,
+                        "eval_mode": "judge" if judge else "direct",
+                        "dataset": f"{capability}_set_{index % 4}",
+                        "is_circular": False,
+                        "discrimination": round(rng.random(), 4),
+                        "score_details": details,
+                    },
+                }
+            )
+    summary = {
+        "overall_accuracy": 0.7,
+        "total_samples": samples,
+        "capability_accuracy": {c: 0.7 for c in capabilities},
+        "capability_counts": {c: samples // len(capabilities) for c in capabilities},
+        "dataset_metrics": {},
+    }
+    (out / "report.json").write_bytes(jsonio.dumps({"summary": summary, "results": results}))
+    RunDir(out).write_manifest(
+        {"benchmark": "datbench", "source": "synthetic", "split": "test", "capabilities": []}
+    )
+    return out
+
+
 BARE_SCORING = """
 import sys, time, warnings
 from datbench_cli.benchmarks.datbench.stages import load_samples
@@ -312,7 +389,7 @@ MATHVISION_TARGET = 0.3  # seconds, one degenerate MathVision sample
 UNNEEDED_MODULES = ("datasets", "pandas", "pyarrow", "scipy.stats")
 
 
-def verdict(passed: bool) -> str:
+def pass_fail(passed: bool) -> str:
     return "PASS" if passed else "FAIL"
 
 
@@ -393,9 +470,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/datbench-bench"))
     parser.add_argument(
         "--only",
-        default="export,reference,score,memory,latency,mathvision,imports",
-        help="comma-separated parts (export, reference, score, memory, latency, mathvision, "
-        "imports)",
+        default="export,reference,score,memory,html,latency,mathvision,imports",
+        help="comma-separated parts (export, reference, score, memory, html, latency, "
+        "mathvision, imports)",
     )
     args = parser.parse_args()
     parts = set(args.only.split(","))
@@ -559,6 +636,36 @@ def main() -> None:
                 f"peak at {args.score_samples}: {jobs1_peak:.0f} MB (target < 1024 MB)",
             )
 
+    if "html" in parts:
+        html_samples = 45_000
+        print(f"preparing a report of {html_samples} samples ...", file=sys.stderr)
+        html_run = make_html_run(work, html_samples)
+        page = work / "report.html"
+        cpu: list[float] = []
+
+        def view() -> tuple[float, float]:
+            before = os.times()
+            measured = run_measured([*datbench, "view", str(html_run), "-o", str(page), "-q"])
+            after = os.times()
+            cpu.append(
+                after.children_user
+                + after.children_system
+                - before.children_user
+                - before.children_system
+            )
+            return measured
+
+        html_s, html_peak = median_of(args.repeat, view)
+        size_mb = page.stat().st_size / 1e6
+        verdict = "PASS" if html_s <= 3.0 and size_mb < 40 else "FAIL"
+        report(
+            f"datbench view ({html_samples} samples)",
+            html_s,
+            html_peak,
+            f"page {size_mb:.1f} MB, CPU {statistics.median(cpu):.2f} s "
+            f"(targets: <= 3 s, < 40 MB) {verdict}",
+        )
+
     if "latency" in parts:
         print("preparing the sample data's run directory ...", file=sys.stderr)
         sample_run = make_sample_run(work)
@@ -585,7 +692,7 @@ def main() -> None:
             "score -d on the sample data (152 samples)",
             small_s,
             small_peak,
-            f"target <= {SMALL_RUN_TARGET} s: {verdict(small_s <= SMALL_RUN_TARGET)} "
+            f"target <= {SMALL_RUN_TARGET} s: {pass_fail(small_s <= SMALL_RUN_TARGET)} "
             f"(CPU {statistics.median(cpu_times):.2f} s: on a busy machine wall > CPU)",
         )
 
@@ -603,7 +710,7 @@ def main() -> None:
             measured = json.loads(result.stdout.strip().splitlines()[-1])
             seconds = measured["seconds"]
             spent = (measured["error"] or {}).get("type") == "SampleTimeout"
-            note = f"target <= {MATHVISION_TARGET} s: {verdict(seconds <= MATHVISION_TARGET)}"
+            note = f"target <= {MATHVISION_TARGET} s: {pass_fail(seconds <= MATHVISION_TARGET)}"
             report(
                 f"MathVision, {name}", seconds, None, note + (" (budget spent)" if spent else "")
             )
@@ -626,7 +733,7 @@ def main() -> None:
                 None,
                 None,
                 f"unneeded loaded: {', '.join(loaded) or 'none'} "
-                f"(target none of {', '.join(UNNEEDED_MODULES)}): {verdict(not loaded)}",
+                f"(target none of {', '.join(UNNEEDED_MODULES)}): {pass_fail(not loaded)}",
             )
 
     width = max(len(r[0]) for r in rows) if rows else 10
