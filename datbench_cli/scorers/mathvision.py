@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import types
 import typing
 from fractions import Fraction
@@ -128,19 +129,23 @@ def _known_number(text: str) -> Any:
 
 
 # Memo of parser outcomes (value or _FAILED) by text. latex2sympy is a pure function of its text
-# while its module state (``variances``/``var``, set by `:=` and `\in` definitions) is empty,
+# while its module state (``variances``/``var``, set by `:=`, `\in` and differentials) is empty,
 # so only outcomes computed and reused in that state are kept; a RecursionError depends on the
 # stack depth of the call, a MemoryError on the moment, so neither is kept. Bounded in entries
 # and text size; tied to the converter function (a test's stand-in gets a fresh memo).
 _MEMO: dict[str, Any] = {}
 _MEMO_OWNER: list[Any] = [None]
+_MEMO_LOCK = threading.Lock()  # scorers may run in several threads (a web service)
 _MEMO_ENTRIES = 512
 _MEMO_TEXT = 20_000
 _FAILED = object()
 
 
 def _stateless(module: Any) -> bool:
-    return not getattr(module, "variances", None) and not getattr(module, "var", None)
+    """Both state globals still empty dicts (a differential such as ``dx`` rebinds ``var`` to a
+    Symbol, after which every letter atom fails to convert: state, too)."""
+    state = (getattr(module, "variances", None), getattr(module, "var", None))
+    return all(type(value) is dict and not value for value in state)
 
 
 def _latex_number(text: str) -> Any:
@@ -152,14 +157,15 @@ def _latex_number(text: str) -> Any:
     import latex2sympy2  # heavy (SymPy + ANTLR); only when a number is needed
 
     converter = latex2sympy2.latex2sympy
-    if _MEMO_OWNER[0] is not converter:
-        _MEMO.clear()
-        _MEMO_OWNER[0] = converter
     memo = _MEMO_ENTRIES > 0 and len(text) <= _MEMO_TEXT and _stateless(latex2sympy2)
-    if memo and text in _MEMO:
-        cached = _MEMO[text]
-        if cached is _FAILED:
-            raise _NotANumber(text)
+    with _MEMO_LOCK:
+        if _MEMO_OWNER[0] is not converter:
+            _MEMO.clear()
+            _MEMO_OWNER[0] = converter
+        cached = _MEMO.get(text, _UNKNOWN) if memo else _UNKNOWN
+    if cached is _FAILED:
+        raise _NotANumber(text)
+    if cached is not _UNKNOWN:
         return cached
     try:
         value = evaluate(str(converter(text)))
@@ -175,9 +181,10 @@ def _latex_number(text: str) -> Any:
 
 
 def _remember(text: str, outcome: Any) -> None:
-    if len(_MEMO) >= _MEMO_ENTRIES:
-        del _MEMO[next(iter(_MEMO))]
-    _MEMO[text] = outcome
+    with _MEMO_LOCK:
+        while _MEMO and len(_MEMO) >= _MEMO_ENTRIES:
+            del _MEMO[next(iter(_MEMO))]
+        _MEMO[text] = outcome
 
 
 def _rounded_items(text: str) -> str:

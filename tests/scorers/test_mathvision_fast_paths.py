@@ -144,12 +144,17 @@ class MemoTests(unittest.TestCase):
         import latex2sympy2
 
         self.module = latex2sympy2
-        self.addCleanup(self.module.variances.clear)
-        self.addCleanup(self.module.var.clear)
+        saved = (latex2sympy2.variances, latex2sympy2.var)
+        self.addCleanup(self.restore, *saved)
         self.addCleanup(mathvision._MEMO.clear)
-        self.module.variances.clear()
-        self.module.var.clear()
+        self.reset_state()
         mathvision._MEMO.clear()
+
+    def reset_state(self) -> None:
+        self.module.variances, self.module.var = {}, {}
+
+    def restore(self, variances: Any, var: Any) -> None:
+        self.module.variances, self.module.var = variances, var
 
     def outcome(self, text: str) -> tuple[Any, ...]:
         try:
@@ -173,16 +178,23 @@ class MemoTests(unittest.TestCase):
         self.assertEqual(calls, ["\\frac{3}{4}", "\\frac{x}{y}"])
 
     def test_memo_gives_what_fresh_parses_give_across_state_changes(self) -> None:
-        texts = ["\\frac{1}{2}", "x", "2x", "x:=3", "x", "\\frac{1}{2}", "2x", "\\sqrt{4}"]
-        memoised = [self.outcome(text) for text in texts]
-        self.module.variances.clear()
-        self.module.var.clear()
-        with mock.patch.object(mathvision, "_MEMO_ENTRIES", 0):
-            fresh = []
-            for text in texts:
+        plain = ["\\frac{1}{2}", "x", "2x", "x:=3", "x", "\\frac{1}{2}", "2x", "\\sqrt{4}"]
+        # A bare differential rebinds latex2sympy's `var` to a Symbol: from then on every
+        # letter atom fails to convert, so nothing computed before may be reused.
+        differential = ["\\frac{3}{4}", "y", "2y", "dx", "y", "\\frac{3}{4}", "2y"]
+        for texts in (plain, differential):
+            with self.subTest(texts=texts):
+                self.reset_state()
                 mathvision._MEMO.clear()
-                fresh.append(self.outcome(text))
-        self.assertEqual(memoised, fresh)
+                memoised = [self.outcome(text) for text in texts]
+                self.assertEqual(mathvision._stateless(self.module), texts is plain)
+                self.reset_state()
+                with mock.patch.object(mathvision, "_MEMO_ENTRIES", 0):
+                    fresh = []
+                    for text in texts:
+                        mathvision._MEMO.clear()
+                        fresh.append(self.outcome(text))
+                self.assertEqual(memoised, fresh)
 
 
 if __name__ == "__main__":
