@@ -57,7 +57,8 @@ def score_direct(
     """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error.
 
     Under the corrected profile a scorer with ``score_sample_corrected`` is scored by it (its
-    details name the fixes that changed the sample under ``"corrections"``).
+    details name the fixes that changed the sample under ``"corrections"``), on the input its
+    ``scorer_input_corrected`` hook builds where it has one.
     """
     dataset = sample.dataset
     scorer = get_scorer(dataset) if isinstance(dataset, str) else None
@@ -67,10 +68,11 @@ def score_direct(
                 details = _fallback(sample, model_output)
             else:
                 score_sample = scorer.score_sample
-                if profile == CORRECTED:
+                corrected = profile == CORRECTED
+                if corrected:
                     score_sample = getattr(scorer, "score_sample_corrected", score_sample)
                 details = call_with_reference_headroom(
-                    score_sample, build_scorer_input(sample, scorer), model_output
+                    score_sample, build_scorer_input(sample, scorer, corrected), model_output
                 )
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.
