@@ -10,23 +10,11 @@ from datbench_cli.batch.digests import is_stale
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
+from datbench_cli.benchmarks.profiles import CORRECTED, REFERENCE
 from datbench_cli.runtime.budget import SampleTimeout, time_limit
 from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
-
-# The scoring profiles: the reference's scores (quirks included, the default) or the corrected
-# ones (each scorer's ``score_sample_corrected``, where it has one; see docs/known-defects.md).
-REFERENCE = "reference"
-CORRECTED = "corrected"
-PROFILES = (REFERENCE, CORRECTED)
-
-
-def check_profile(profile: object) -> str:
-    """``profile`` if it names a scoring profile, else ``ValueError`` naming the choices."""
-    if profile not in PROFILES:
-        raise ValueError(f"unknown scoring profile {profile!r} (choose {' or '.join(PROFILES)})")
-    return str(profile)
 
 
 @dataclass
