@@ -15,9 +15,9 @@ from typing import Any
 
 from datbench_cli.metrics.edit_distance import levenshtein
 
-# APTED keeps tables of size n_pred x n_gt; past this many cells the sample is a recorded
-# scorer error rather than a run that exhausts memory.
-MAX_TREE_CELLS = 4_000_000
+# APTED keeps tables of size n_pred x n_gt (1000 x 1000 takes about 25 s); past this many cells
+# the sample is a recorded scorer error rather than a run that exhausts memory.
+MAX_TREE_CELLS = 1_000_000
 
 
 class TableTooLarge(ValueError):
