@@ -237,7 +237,8 @@ class VisToolBench:
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']})",
+            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']}"
+            + (f"; {summary['profile']} profile)" if "profile" in summary else ")"),
             columns=[
                 "group",
                 "answered",
