@@ -22,6 +22,7 @@ from datbench_cli.scorers import (
     mathvision,
     mathvista,
     mme_realworld,
+    ocrbench_v2,
     tallyqa,
 )
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
@@ -318,6 +319,36 @@ class CcOcrTableFixTests(unittest.TestCase):
                 (self.sample(), "no table here"),
                 (self.sample("doc"), self.GOLD.replace(">a<", ">x<")),
                 ({"answer": "Hello world", "l2_category": "doc"}, "Hello world"),
+            ],
+        )
+
+
+class OcrBenchV2TableFixTests(unittest.TestCase):
+    GOLD = "<table><tr><td>a</td><td>b</td></tr></table>"
+
+    def sample(self, question: str = "Convert the table to HTML.") -> dict[str, Any]:
+        return {"type": "table parsing en", "question": question, "answers": [self.GOLD]}
+
+    def test_an_html_table_is_scored(self) -> None:
+        fenced = "```html\n<table>\n<tr><td>a</td><td>b</td></tr>\n</table>\n```"
+        details = assert_changes(self, ocrbench_v2, self.sample(), fenced, "ocrbench-v2-html-teds")
+        self.assertEqual(details["scoring_method"], "teds-content")
+        # An unclosed table is closed, as OCRBench v2's script does; one wrong cell of three
+        # elements (a tr, two tds) costs a third.
+        partial = ocrbench_v2.score_sample_corrected(
+            {**self.sample(), "type": "table parsing cn"}, "<table><tr><td>a</td><td>x</td></tr>"
+        )
+        self.assertAlmostEqual(partial["score"], 1 - 1 / 3)
+
+    def test_leaves_alone(self) -> None:
+        assert_leaves_alone(
+            self,
+            ocrbench_v2,
+            [
+                (self.sample(), "no table at all"),
+                (self.sample(), "<tr><td>a</td><td>b</td></tr></table>"),  # no <table: 0 both
+                (self.sample("Convert the table to markdown."), "| a | b |"),
+                ({"type": "text recognition en", "answers": ["STOP"]}, "STOP"),
             ],
         )
 
