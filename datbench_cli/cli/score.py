@@ -89,7 +89,13 @@ def score(
         ),
     ] = DEFAULT_SAMPLE_TIMEOUT,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Worker processes (0: every usable core; a run under 1,000 samples in-process).",
+        ),
     ] = 0,
     profile: Annotated[
         str | None,
