@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.benchmarks.datbench.censoring import KEYS
+from datbench_cli.benchmarks.datbench.summary import GroupStats
 from datbench_cli.metrics.averaging import float_sum
 
 _BITS = {key: 1 << bit for bit, key in enumerate(KEYS)}
@@ -120,6 +121,31 @@ class ScoreColumns:
     def dataset_of(self, index: int) -> str:
         return self._datasets.names[self.datasets[index]]
 
+    def group_stats(self) -> dict[str, tuple[GroupStats, dict[str, GroupStats]]]:
+        """Capability -> (its :class:`GroupStats`,
+        source dataset -> the dataset's within it), in order of first appearance (the
+        terminal summary's rows; a mode other than ``judge`` counts as direct)."""
+        out: dict[str, tuple[GroupStats, dict[str, GroupStats]]] = {}
+        capabilities, datasets = self._capabilities.names, self._datasets.names
+        judge = self._modes._index.get("judge", -1)
+        for score, capability, dataset, mode in zip(
+            self.scores, self.capabilities, self.datasets, self.modes, strict=True
+        ):
+            name = capabilities[capability]
+            entry = out.get(name)
+            if entry is None:
+                entry = out[name] = (GroupStats(), {})
+            inner = entry[1].get(datasets[dataset])
+            if inner is None:
+                inner = entry[1][datasets[dataset]] = GroupStats()
+            if mode == judge:
+                entry[0].judge.add(score)
+                inner.judge.add(score)
+            else:
+                entry[0].direct.add(score)
+                inner.direct.add(score)
+        return out
+
     # ------------------------------------------------------------------ censoring
 
     def censoring_entry(self, indices: np.ndarray) -> dict[str, Any]:
@@ -143,7 +169,9 @@ class ScoreColumns:
         """``summary["censoring"]``: overall, per capability, per dataset (sorted)."""
         return {
             "overall": self.censoring_entry(self.all()),
-            "capabilities": {k: self.censoring_entry(v) for k, v in self.capability_groups().items()},
+            "capabilities": {
+                k: self.censoring_entry(v) for k, v in self.capability_groups().items()
+            },
             "datasets": {
                 k: self.censoring_entry(v) for k, v in sorted(self.dataset_groups().items())
             },
