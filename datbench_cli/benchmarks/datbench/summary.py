@@ -41,7 +41,7 @@ class _Tally:
 
 @dataclass
 class _DatasetState:
-    direct_details: list[dict[str, Any]] = field(default_factory=list)
+    direct_details: list[Any] = field(default_factory=list)  # dicts, or pickled (packed)
     registered: bool = False
     scorer_errors: int = 0
     judge: _Tally = field(default_factory=_Tally)
@@ -190,8 +190,10 @@ class SummaryBuilder:
                 try:
                     details = state.direct_details
                     if self.packed:
+                        # One dataset's details unpacked at a time.
                         details = [pickle.loads(blob) for blob in details]
                     metrics.update(scorer.compute_metrics(list(details)))
+                    del details
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
                     if strict:
                         raise ScorerFailed(
