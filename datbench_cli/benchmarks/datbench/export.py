@@ -88,12 +88,10 @@ def plan_export(
     check_limit(limit)
     pinned = resolve_source(source, revision)
     plan = ExportPlan(source, split, limit, pinned=pinned)
-    # A local folder's data digest (reading every data file) is computed in a thread while
-    # datasets resolves and opens the splits.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="datbench-digest") as pool:
-        digest = pool.submit(pin_local, pinned, capabilities, split)
-        _load_splits(plan, pinned, capabilities, source, split, limit)
-        plan.pinned = digest.result()
+    _load_splits(plan, pinned, capabilities, source, split, limit)
+    # Not in a thread beside the loading: both go through datasets, whose progress bars
+    # (tqdm's class-level lock) are not safe to use from two threads at once.
+    plan.pinned = pin_local(pinned, capabilities, split)
     return plan
 
 
