@@ -94,8 +94,9 @@ def score(
     profile: Annotated[
         str | None,
         typer.Option(
-            help="datbench only: 'reference' (default: the reference's scores, quirks included) "
-            "or 'corrected' (one named fix per known reference defect; docs/known-defects.md).",
+            help="'reference' (default: the reference's scores, quirks included) or "
+            "'corrected' (one named fix per known reference defect; docs/known-defects.md). "
+            "VisualToolBench has no known defects: there both give the same scores.",
             show_default=False,
         ),
     ] = None,

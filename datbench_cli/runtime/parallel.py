@@ -28,7 +28,8 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
-from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, score_direct, score_judge
+from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
+from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import WorkerDied
 from datbench_cli.runtime.budget import SampleTimeout, alarm_handler
 

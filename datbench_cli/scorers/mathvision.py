@@ -14,7 +14,7 @@ from typing import Any
 
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
-from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.scorers.base import SampleFields, default_input, note_correction
 from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
@@ -23,6 +23,12 @@ KNOWN_DEFECT = (
     "list, so a correct numeric answer scores 0, and `\\%` is stripped from predictions so "
     "`10\\%` never equals a gold `0.1`."
 )
+# Fixes of the corrected profile (docs/known-defects.md): name -> the rule applied.
+CORRECTIONS = {
+    "mathvision-answer-without-options": "with a correct_choice_letter but no option list, the "
+    "row's answer counts as the gold option's value, as MATH-V's evaluation accepts the value "
+    "of the correct option",
+}
 
 # The reference's blanket `except Exception` must not hide a spent time budget, nor a broken
 # latex2sympy2 install (which would silently turn every numeric comparison into "not equal").
@@ -226,8 +232,30 @@ def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one MathVision sample (gold letter wins over the row answer)."""
     # Quirk: a correct_choice_letter wins, so with no option list only the letter can match.
+    # Corrected (mathvision-answer-without-options): score_sample_corrected also accepts the
+    # row's answer there.
     gold = str(sample.get("correct_choice_letter") or sample.get("answer") or "").strip()
-    doc = {"answer": gold, "options": _option_texts(sample)}
+    return _score(gold, _option_texts(sample), model_output)
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: a letter gold without options also matches the row's answer."""
+    reference = score_sample(sample, model_output)
+    options = _option_texts(sample)
+    letter = str(sample.get("correct_choice_letter") or "").strip()
+    answer = str(sample.get("answer") or "").strip()
+    if not letter or options or not answer or answer == letter:
+        return reference
+    # The row's answer stands for the value _gold_option_value reads from an option list.
+    if is_equal(answer, _extract_prediction(model_output)):
+        details = _score(letter, options, model_output)
+        details.update(score=1.0, normalized_target=letter, gold_option_value=answer)
+        return note_correction(details, reference["score"], "mathvision-answer-without-options")
+    return reference
+
+
+def _score(gold: str, options: list[Any], model_output: str) -> dict[str, Any]:
+    doc = {"answer": gold, "options": options}
     scores = mathvision_process_results(doc, [model_output])["mathvision_standard_eval"]["scores"]
     correct = bool(scores and scores[0])
     return {

@@ -20,7 +20,9 @@ from tests.run_builders import make_score_run
 SAMPLE = ROOT / "sample_data" / "datbench"
 
 
-def _both(run: RunDir, jobs: int, profile: str = "reference") -> tuple[bytes, bytes, StreamedReport]:
+def _both(
+    run: RunDir, jobs: int, profile: str = "reference"
+) -> tuple[bytes, bytes, StreamedReport]:
     """(in-memory report bytes, streamed report bytes, the streamed report)."""
     judges = run.path(JUDGE_RESPONSES)
     kwargs = dict(

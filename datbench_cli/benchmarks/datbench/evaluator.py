@@ -20,10 +20,10 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import REFERENCE, check_profile
 from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics, table_additions
+from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import Finish, WorkItem, score_all
