@@ -22,7 +22,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -59,10 +59,17 @@ class WorkItem:
     judge_mode: bool
     judge: JudgeResponse | None
     profile: str = REFERENCE
+    # The status of its response line (``ok``, ``empty``, ...), where the caller knows it.
+    status: str | None = None
 
+
+# What a worker sends back for one item: by default the outcome's fields; a caller may pass
+# ``finish`` to score_all to turn (item, outcome) into something more compact, in the worker.
+Finish = Callable[[WorkItem, Outcome], Any]
 
 _WORK: Sequence[WorkItem] = ()
 _TIMEOUT: float | None = None
+_FINISH: Finish | None = None
 
 
 def score_item(item: WorkItem, timeout: float | None) -> Outcome:
@@ -72,16 +79,16 @@ def score_item(item: WorkItem, timeout: float | None) -> Outcome:
     return score_direct(item.sample, item.output, timeout, item.profile)
 
 
-def _fields(outcome: Outcome) -> tuple:
+def _fields(_: WorkItem, outcome: Outcome) -> tuple:
     # Plain tuples travel back to the parent much faster than pickled dataclasses.
     return (outcome.score, outcome.is_correct, outcome.details, outcome.error, outcome.verdict)
 
 
-def _timed_out() -> tuple:
+def _timed_out() -> Outcome:
     """What the budget records for a sample that ran out of time (see ``score_direct``)."""
     exc = SampleTimeout("scoring this sample exceeded its time budget")
     error = {"type": type(exc).__name__, "message": str(exc)}
-    return _fields(Outcome(0.0, False, {"score": 0.0, "error": error}, error=error))
+    return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)
 
 
 def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
@@ -142,6 +149,7 @@ def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[C
     for end in parent_ends:
         end.close()
     index, since = 2 * slot, 2 * slot + 1
+    finish = _FINISH or _fields
     with alarm_handler(_TIMEOUT):
         while True:
             try:
@@ -155,7 +163,7 @@ def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[C
             for i in range(start, stop):
                 progress[index] = i
                 progress[since] = time.monotonic()
-                outcomes.append(_fields(score_item(_WORK[i], _TIMEOUT)))
+                outcomes.append(finish(_WORK[i], score_item(_WORK[i], _TIMEOUT)))
             progress[since] = 0.0
             conn.send(outcomes)
     conn.close()
@@ -315,13 +323,22 @@ class _Pool:
             for piece in ((index + 1, stop), (start, index)):
                 if piece[0] < piece[1]:
                     tasks.appendleft(piece)
-            yield index, [_timed_out()]
+            yield index, [(_FINISH or _fields)(self.work[index], _timed_out())]
 
 
-def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) -> Iterator[Outcome]:
+def score_all(
+    work: Sequence[WorkItem],
+    timeout: float | None,
+    jobs: int = 1,
+    finish: Finish | None = None,
+) -> Iterator[Any]:
     """Yield one outcome per work item, in order. ``jobs`` <= 0 means every usable core (one,
-    in this process, for fewer than :data:`SMALL_RUN` items)."""
-    global _WORK, _TIMEOUT
+    in this process, for fewer than :data:`SMALL_RUN` items).
+
+    With ``finish``, yield ``finish(item, outcome)`` instead, computed where the item was
+    scored (in the worker), so only what it returns travels back.
+    """
+    global _WORK, _TIMEOUT, _FINISH
     if jobs <= 0:
         jobs = 1 if len(work) < SMALL_RUN else usable_cpus()
     if (
@@ -331,10 +348,11 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
     ):
         with alarm_handler(timeout):
             for item in work:
-                yield score_item(item, timeout)
+                outcome = score_item(item, timeout)
+                yield outcome if finish is None else finish(item, outcome)
         return
     _warm_up(work, timeout)
-    _WORK, _TIMEOUT = work, timeout
+    _WORK, _TIMEOUT, _FINISH = work, timeout, finish
     pool = None
     try:
         # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
@@ -349,9 +367,12 @@ def score_all(work: Sequence[WorkItem], timeout: float | None, jobs: int = 1) ->
             while position in done:
                 ready = done.pop(position)
                 position += len(ready)
-                for fields in ready:
-                    yield Outcome(*fields)
+                if finish is None:
+                    for fields in ready:
+                        yield Outcome(*fields)
+                else:
+                    yield from ready
     finally:
         if pool is not None:
             pool.close()
-        _WORK, _TIMEOUT = (), None
+        _WORK, _TIMEOUT, _FINISH = (), None, None

@@ -179,7 +179,8 @@ class DatBench:
         coverage (answered / exported), samples, mean score with its 95% half-width, direct and
         judge, MDD80 and censoring; datasets with a known reference defect are marked."""
         from datbench_cli.benchmarks.common import bar_cell, mdd_cell
-        from datbench_cli.benchmarks.datbench.summary import GroupStats, group_stats
+        from datbench_cli.benchmarks.datbench.summary import GroupStats
+        from datbench_cli.benchmarks.datbench.uncertainty import columns_of
 
         s = report.summary
         defects = s.get("known_reference_defects") or {}
@@ -230,17 +231,16 @@ class DatBench:
             str(s["judge_samples"]),
         ]
         sections = [[overall]]
-        by_capability: dict[str, list[Any]] = {}
-        for result in report.results:
-            by_capability.setdefault(str(result.metadata.get("capability")), []).append(result)
+        table = getattr(report, "table", None)
+        if table is None:
+            table = columns_of(report.results)
         # Every capability of the export, also those without a scored sample.
         coverage = (s.get("coverage") or {}).get("by_capability", {})
-        groups = group_stats(report.results, "capability")
+        groups = table.group_stats()
         marked = False
         for capability in [*groups, *(n for n in coverage if n not in groups)]:
-            stats = groups.get(capability, GroupStats())
+            stats, datasets = groups.get(capability, (GroupStats(), {}))
             rows = [row(capability, stats, "capabilities", capability, coverage.get(capability))]
-            datasets = group_stats(by_capability.get(capability, []), "dataset")
             for dataset, dstats in sorted(datasets.items()):
                 mark = " *" if dataset in defects else ""
                 marked = marked or bool(mark)

@@ -16,7 +16,6 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import SampleScore
-from datbench_cli.metrics.averaging import float_sum
 
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
@@ -45,40 +44,29 @@ def thinking(output: str) -> str | None:
 def reasons(result: SampleScore, truncated_ids: Collection[str] = ()) -> list[str]:
     """Why one scored sample is censored (empty list: completed)."""
     meta = result.metadata if isinstance(result.metadata, dict) else {}
-    found: list[str] = []
     status = meta.get("response_status")
     if status is None and result.id in truncated_ids:
         status = "truncated"
-    if status is None and not str(result.vlm_output or "").strip():
+    details = meta.get("score_details")
+    verdict = details.get("judge_verdict") if isinstance(details, dict) else None
+    return sample_reasons(status, result.vlm_output, meta.get("eval_mode"), verdict)
+
+
+def sample_reasons(status: Any, output: Any, eval_mode: Any, verdict: Any) -> list[str]:
+    """:func:`reasons` from the parts of one result: its response status (``None``: not
+    known), output text, eval mode and judge verdict."""
+    found: list[str] = []
+    text = str(output or "")
+    if status is None and not text.strip():
         status = "empty"
     if status in _STATUSES:
         found.append(str(status))
-    think = thinking(str(result.vlm_output or ""))
+    think = thinking(text)
     if think is not None:
         found.append(think)
-    details = meta.get("score_details")
-    verdict = details.get("judge_verdict") if isinstance(details, dict) else None
-    if meta.get("eval_mode") == "judge" and verdict in _VERDICTS:
+    if eval_mode == "judge" and verdict in _VERDICTS:
         found.append(f"judge_{verdict}")
     return found
-
-
-def _entry(results: Sequence[SampleScore], truncated_ids: Collection[str]) -> dict[str, Any]:
-    counts = dict.fromkeys(KEYS, 0)
-    completed: list[float] = []
-    for result in results:
-        found = reasons(result, truncated_ids)
-        for reason in found:
-            counts[reason] += 1
-        if not found:
-            completed.append(float(result.score))
-    return {
-        "samples": len(results),
-        **counts,
-        "censored": len(results) - len(completed),
-        "completed": len(completed),
-        "accuracy_completed": float_sum(completed) / len(completed) if completed else None,
-    }
 
 
 def censoring(
@@ -87,13 +75,6 @@ def censoring(
     """``summary["censoring"]``: ``overall``, ``capabilities`` and ``datasets`` entries.
     ``truncated_ids``: responses cut at the token limit, for reports whose results do not carry
     ``response_status``."""
-    groups: dict[str, dict[str, list[SampleScore]]] = {"capabilities": {}, "datasets": {}}
-    for result in results:
-        meta = result.metadata
-        groups["capabilities"].setdefault(str(meta.get("capability")), []).append(result)
-        groups["datasets"].setdefault(str(meta.get("dataset")), []).append(result)
-    return {
-        "overall": _entry(results, truncated_ids),
-        "capabilities": {k: _entry(v, truncated_ids) for k, v in groups["capabilities"].items()},
-        "datasets": {k: _entry(v, truncated_ids) for k, v in sorted(groups["datasets"].items())},
-    }
+    from datbench_cli.benchmarks.datbench.uncertainty import columns_of
+
+    return columns_of(results, truncated_ids=truncated_ids).censoring()

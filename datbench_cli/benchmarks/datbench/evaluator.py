@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
+from datbench_cli.benchmarks.datbench.columns import ScoreColumns
+from datbench_cli.benchmarks.datbench.records import library_record, sample_score, streamed_record
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
@@ -17,13 +20,13 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
-from datbench_cli.benchmarks.datbench.uncertainty import additions
+from datbench_cli.benchmarks.datbench.uncertainty import item_metrics, table_additions
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
-from datbench_cli.runtime.parallel import WorkItem, score_all
+from datbench_cli.runtime.parallel import Finish, WorkItem, score_all
 
 
 class DatBenchEvaluator:
@@ -109,6 +112,87 @@ class DatBenchEvaluator:
         samples each fix changed under ``corrections``). Judge-mode scoring and every count
         are the same in both.
         """
+        results: list[SampleScore] = []
+
+        def keep(item: WorkItem, record: tuple) -> None:
+            score, is_correct, details = record[0], record[1], record[5]
+            results.append(sample_score(item.sample, item.output, score, is_correct, details))
+
+        summary, _ = self._evaluate(
+            vlm_responses,
+            judge_responses,
+            strict_judge,
+            library_record,
+            keep,
+            strict=strict,
+            sample_timeout=sample_timeout,
+            errored_responses=errored_responses,
+            judge_errored_responses=judge_errored_responses,
+            truncated_responses=truncated_responses,
+            judge_truncated_responses=judge_truncated_responses,
+            response_statuses=response_statuses,
+            errored_ids=errored_ids,
+            jobs=jobs,
+            progress=progress,
+            profile=profile,
+        )
+        return DatBenchReport(summary=summary, results=results)
+
+    def stream_metrics(
+        self,
+        vlm_responses: Iterable[VLMResponse],
+        judge_responses: Iterable[JudgeResponse] | None = None,
+        strict_judge: bool = False,
+        *,
+        spill_dir: Path | None = None,
+        response_statuses: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> StreamedReport:
+        """:meth:`compute_metrics` for large runs: the same summary, but each result is
+        written (as the report's JSON) to a temporary file as it is scored, in ``spill_dir``
+        where possible, instead of being held as an object, and every result carries its
+        ``response_status`` (``response_statuses``, else the status of its text); the
+        censoring counts use those statuses. Memory stays flat in the number of samples."""
+        spill = ResultSpill(spill_dir)
+        try:
+            summary, table = self._evaluate(
+                vlm_responses,
+                judge_responses,
+                strict_judge,
+                streamed_record,
+                lambda _, record: spill.add(record[7]),
+                response_statuses=response_statuses,
+                with_status=True,
+                **options,
+            )
+        except BaseException:
+            spill.close()
+            raise
+        return StreamedReport(summary, spill, table)
+
+    def _evaluate(
+        self,
+        vlm_responses: Iterable[VLMResponse],
+        judge_responses: Iterable[JudgeResponse] | None,
+        strict_judge: bool,
+        finish: Finish,
+        sink: Callable[[WorkItem, tuple], None],
+        *,
+        strict: bool = False,
+        sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
+        errored_responses: int = 0,
+        judge_errored_responses: int = 0,
+        truncated_responses: int = 0,
+        judge_truncated_responses: int = 0,
+        response_statuses: Mapping[str, str] | None = None,
+        errored_ids: Iterable[str] = (),
+        jobs: int = 1,
+        progress: Callable[..., None] | None = None,
+        profile: str = REFERENCE,
+        with_status: bool = False,
+    ) -> tuple[dict[str, Any], ScoreColumns]:
+        """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
+        ``sink`` in sample order, and return the summary and the per-sample score table."""
         profile = check_profile(profile)
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
@@ -134,39 +218,59 @@ class DatBenchEvaluator:
                 coverage.missing_responses += 1
                 coverage.count(sample.capability, ERRORED if sample.id in errored else MISSING)
                 continue
+            output = response.model_output
             status = statuses.get(sample.id)
             if status is None or status in (ERRORED, MISSING):
-                status = text_status(response.model_output)
+                status = text_status(output)
             coverage.count(sample.capability, status)
             judge_mode = sample.eval_mode == "judge"
             judge = judge_by_id.get(sample.id) if judge_mode else None
             judge_matched += judge is not None
-            work.append(WorkItem(sample, response.model_output, judge_mode, judge, profile))
+            work.append(
+                WorkItem(
+                    sample, output, judge_mode, judge, profile, status if with_status else None
+                )
+            )
+        del responses, judges, vlm_by_id, judge_by_id
 
-        builder = SummaryBuilder()
-        results: list[SampleScore] = []
+        builder = SummaryBuilder(packed=with_status)
+        table = ScoreColumns()
+        by_id = self.samples_by_id
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
         if progress is not None:
             progress(0, total=len(work))
-        for done, (item, outcome) in enumerate(
-            zip(work, score_all(work, sample_timeout, jobs), strict=True), start=1
+        for done, (item, record) in enumerate(
+            zip(work, score_all(work, sample_timeout, jobs, finish), strict=True), start=1
         ):
             if progress is not None and done % report_every == 0:
                 progress(report_every)
             sample = item.sample
-            if outcome.verdict in ("missing", "unparsed", "stale"):
+            score, _, verdict, error, corrections, details, reasons, _ = record
+            if verdict in ("missing", "unparsed", "stale"):
                 judge_problems.append(sample.id)
-            if outcome.error is not None:
+            if error is not None:
                 if strict:
-                    raise ScorerFailed(_error_text(sample, outcome))
+                    raise ScorerFailed(_error_text(sample, error))
                 errors.append(sample.id)
-            builder.add(sample, outcome, item.judge_mode)
-            results.append(_sample_score(sample, item.output, outcome))
+            builder.add(sample, item.judge_mode, score, verdict, error, details, corrections)
+            row = by_id.get(sample.id)
+            frontier, weight = item_metrics(row.eval_metrics if row is not None else None)
+            table.add(
+                score,
+                sample.capability,
+                sample.dataset,
+                sample.eval_mode,
+                reasons,
+                frontier,
+                weight,
+            )
+            sink(item, record)
         if progress is not None:
             progress(len(work) % report_every)
         judge_expected = sum(1 for item in work if item.judge_mode)
+        del work
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(
@@ -174,7 +278,7 @@ class DatBenchEvaluator:
                 f"judge verdict: {name_ids(judge_problems)}"
             )
         summary = builder.summary(coverage, strict=strict, profile=profile)
-        summary.update(additions(results, self.samples_by_id))
+        summary.update(table_additions(table))
         _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
         if builder.judge_stale:
             warnings.warn(
@@ -182,35 +286,15 @@ class DatBenchEvaluator:
                 "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
                 "again",
                 DatbenchWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        return DatBenchReport(summary=summary, results=results)
+        return summary, table
 
 
-def _error_text(sample: DatBenchSample, outcome: Outcome) -> str:
-    error = outcome.error or {}
+def _error_text(sample: DatBenchSample, error: dict[str, str]) -> str:
     return (
         f"scorer for {sample.dataset!r} failed on sample {sample.id}: "
         f"{error.get('type')}: {error.get('message')}"
-    )
-
-
-def _sample_score(sample: DatBenchSample, output: str, outcome: Outcome) -> SampleScore:
-    metrics = sample.eval_metrics if isinstance(sample.eval_metrics, dict) else {}
-    return SampleScore(
-        id=sample.id,
-        score=outcome.score,
-        vlm_output=output,
-        ground_truth=sample.answer,
-        is_correct=outcome.is_correct,
-        metadata={
-            "capability": sample.capability,
-            "eval_mode": sample.eval_mode,
-            "dataset": sample.dataset,
-            "is_circular": sample.is_circular,
-            "discrimination": metrics.get("discrimination", 0.0),
-            "score_details": outcome.details,
-        },
     )
 
 
@@ -226,7 +310,7 @@ def _warn_about(
             f"no judge response matched any of the {judge_expected} judge-mode samples; "
             "they all score 0 (run your judge on the judge tasks and pass its responses)",
             DatbenchWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     notes = [
         (coverage.missing_responses, "sample(s) have no VLM response and were not scored"),
@@ -237,16 +321,16 @@ def _warn_about(
     ]
     for count, text in notes:
         if count:
-            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=3)
+            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=4)
     for dataset in metric_errors:
         warnings.warn(
             f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",
             DatbenchWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     if errors:
         warnings.warn(
             f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",
             DatbenchWarning,
-            stacklevel=3,
+            stacklevel=4,
         )

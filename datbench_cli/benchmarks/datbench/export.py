@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,21 @@ def plan_export(
     check_limit(limit)
     pinned = resolve_source(source, revision)
     plan = ExportPlan(source, split, limit, pinned=pinned)
+    _load_splits(plan, pinned, capabilities, source, split, limit)
+    # Not in a thread beside the loading: both go through datasets, whose progress bars
+    # (tqdm's class-level lock) are not safe to use from two threads at once.
+    plan.pinned = pin_local(pinned, capabilities, split)
+    return plan
+
+
+def _load_splits(
+    plan: ExportPlan,
+    pinned: Source,
+    capabilities: list[str],
+    source: str,
+    split: str,
+    limit: int | None,
+) -> None:
     for capability in capabilities:
         ds = load_source_split(pinned, capability, split)
         columns = ds.column_names
@@ -95,8 +112,6 @@ def plan_export(
                 f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
             )
         plan.splits[capability] = ds.take(limit) if limit is not None else ds
-    plan.pinned = pin_local(pinned, capabilities, split)
-    return plan
 
 
 def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:
@@ -180,6 +195,47 @@ class _IdCheck:
         return self._stems[name]
 
 
+class ImageDigests:
+    """Each image's SHA-256 and its row's digest, computed in a background thread (hashlib
+    releases the GIL) while the export goes on reading and writing; at most ``window`` images
+    wait, so memory stays bounded. :meth:`fill` puts every digest into its slot."""
+
+    def __init__(self, window: int = 64) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="datbench-sha256")
+        self._pending: deque[tuple[str, Future[tuple[str, str]]]] = deque()
+        self._done: dict[str, tuple[str, str]] = {}
+        self._files: dict[str, str] = {}
+        self._window = window
+
+    def add(self, name: str, data: bytes, record: dict[str, Any]) -> None:
+        self._pending.append((name, self._pool.submit(_digests, data, record)))
+        while len(self._pending) > self._window:
+            done, future = self._pending.popleft()
+            self._done[done] = future.result()
+
+    def name_file(self, name: str, relative: str) -> None:
+        """The image of row ``name`` was written as ``relative``."""
+        self._files[name] = relative
+
+    def fill(self, rows: dict[str, str], written: dict[str, str]) -> None:
+        while self._pending:
+            done, future = self._pending.popleft()
+            self._done[done] = future.result()
+        for name, (image_sha, row_sha) in self._done.items():
+            rows[name] = row_sha
+            relative = self._files.get(name)
+            if relative is not None:
+                written[relative] = image_sha
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _digests(data: bytes, record: dict[str, Any]) -> tuple[str, str]:
+    image_sha = sha256_bytes(data)
+    return image_sha, row_digest(record, [image_sha])
+
+
 def _put_images_in_place(run: RunDir, staging: Path, names: list[str]) -> None:
     """Move the staged image files into ``images/`` one by one (other files there stay)."""
     images = run.path(IMAGES)
@@ -249,6 +305,7 @@ def _export(
     written: dict[str, str] = {}
     rows: dict[str, str] = {}
     outside: list[str] = []
+    digests = ImageDigests()
     try:
         with (
             jsonio.atomic_writer(run.path(TASKS)) as tasks,
@@ -269,8 +326,12 @@ def _export(
                     except ImageOutsideDataset:
                         outside.append(name)
                         image = None
-                    image_sha = sha256_bytes(image[0]) if image is not None else None
-                    rows[name] = row_digest(record, [image_sha] if image_sha else [])
+                    if image is None:
+                        rows[name] = row_digest(record, [])
+                    else:
+                        # Hashed on another core while this one writes (the slot keeps the order).
+                        rows[name] = ""
+                        digests.add(name, image[0], record)
                     if shard is not None and not shard.contains(name):
                         continue
                     if no_image:
@@ -289,7 +350,8 @@ def _export(
                         with jsonio.writing(run.path(IMAGES) / file_name):
                             (staging / file_name).write_bytes(image[0])
                         image_names.append(file_name)
-                        written[image_rel] = image_sha or ""
+                        written[image_rel] = ""
+                        digests.name_file(name, image_rel)
                     task = {
                         "id": name,
                         "capability": capability,
@@ -299,12 +361,14 @@ def _export(
                     }
                     tasks.write(jsonio.dumps(task) + b"\n")
                     task_count += 1
+            digests.fill(rows, written)
             # Every row was good: from here on the old export is replaced.
             guard.claim(written)
             guard.start_placing()
             run.path(MANIFEST).unlink(missing_ok=True)
         _put_images_in_place(run, staging, image_names)
     finally:
+        digests.close()
         shutil.rmtree(staging, ignore_errors=True)
     if outside:
         warn(

@@ -230,6 +230,7 @@ def _score(
     progress: Callable[..., None] | None,
     profile: str = "reference",
     options: dict[str, Any] | None = None,
+    spill_dir: Path | None = None,
 ) -> tuple[DatBenchReport, JudgeAccount]:
     manifest = run.read_manifest()
     samples = load_samples(run)
@@ -256,32 +257,39 @@ def _score(
             "judge_responses": {r.id for r in judges.judge},
         },
     )
+    counts: dict[str, Any] = {
+        "strict": strict,
+        "sample_timeout": sample_timeout,
+        "errored_responses": len(loaded.errored_ids),
+        "judge_errored_responses": len(judges.errored_ids),
+        "truncated_responses": len(set(loaded.truncated_ids)),
+        "judge_truncated_responses": len(set(judges.truncated_ids)),
+        "response_statuses": loaded.statuses,
+        "errored_ids": loaded.errored_ids,
+        "jobs": jobs,
+        "progress": progress,
+        "profile": profile,
+    }
+    account = account_judges(samples, loaded.vlm, judges)
+    report: DatBenchReport
     with forwarded_warnings(warn):
-        report = evaluator.compute_metrics(
-            loaded.vlm,
-            judges.judge,
-            strict_judge=strict_judge,
-            strict=strict,
-            sample_timeout=sample_timeout,
-            errored_responses=len(loaded.errored_ids),
-            judge_errored_responses=len(judges.errored_ids),
-            truncated_responses=len(set(loaded.truncated_ids)),
-            judge_truncated_responses=len(set(judges.truncated_ids)),
-            response_statuses=loaded.statuses,
-            errored_ids=loaded.errored_ids,
-            jobs=jobs,
-            progress=progress,
-            profile=profile,
-        )
-    for result in report.results:
-        status = loaded.statuses.get(result.id)
-        if status is None or status == ERRORED:
-            status = text_status(result.vlm_output)
-        result.metadata["response_status"] = status
-    # After the statuses are known: censoring counts them (and the token-limit stops).
-    report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
+        if spill_dir is not None:
+            # Every result carries its status and censoring counts them as it is scored.
+            report = evaluator.stream_metrics(
+                loaded.vlm, judges.judge, strict_judge, spill_dir=spill_dir, **counts
+            )
+        else:
+            report = evaluator.compute_metrics(loaded.vlm, judges.judge, strict_judge, **counts)
+    if spill_dir is None:
+        for result in report.results:
+            status = loaded.statuses.get(result.id)
+            if status is None or status == ERRORED:
+                status = text_status(result.vlm_output)
+            result.metadata["response_status"] = status
+        # After the statuses are known: censoring counts them (and the token-limit stops).
+        report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
     report.provenance = provenance
-    return report, account_judges(samples, loaded.vlm, judges)
+    return report, account
 
 
 def score_run(
@@ -391,6 +399,7 @@ def score_checked(
         progress=progress,
         profile=profile,
         options=recorded,
+        spill_dir=run.root,
     )
     null_empty_accuracies(report.summary)
     record_checks(report.summary, run_checks(report, judges, options))

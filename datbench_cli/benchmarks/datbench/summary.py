@@ -5,7 +5,9 @@ Sums run left to right in sample order, as the reference does, so accuracies are
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +18,6 @@ from datbench_cli.batch.responses import (
     RESPONSE_STATUSES,
 )
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import ScorerFailed
 from datbench_cli.scorers import get_scorer
@@ -40,7 +41,7 @@ class _Tally:
 
 @dataclass
 class _DatasetState:
-    direct_details: list[dict[str, Any]] = field(default_factory=list)
+    direct_details: list[Any] = field(default_factory=list)  # dicts, or pickled (packed)
     registered: bool = False
     scorer_errors: int = 0
     judge: _Tally = field(default_factory=_Tally)
@@ -101,9 +102,14 @@ def ratio(part: int, whole: int) -> float | None:
 
 
 class SummaryBuilder:
-    """Consumes outcomes in sample order and produces the summary dict."""
+    """Consumes outcomes in sample order and produces the summary dict.
 
-    def __init__(self) -> None:
+    ``packed``: the details handed to :meth:`add` are pickled bytes (a streamed record, see
+    :mod:`~datbench_cli.benchmarks.datbench.records`), unpickled only to aggregate.
+    """
+
+    def __init__(self, packed: bool = False) -> None:
+        self.packed = packed
         self.overall = _Tally()
         self.direct = _Tally()
         self.judge = _Tally()
@@ -116,23 +122,41 @@ class SummaryBuilder:
         self.defects: dict[str, str] = {}
         self.metric_errors: list[str] = []
 
-    def add(self, sample: DatBenchSample, outcome: Outcome, judge_mode: bool) -> None:
-        """Count one scored sample."""
-        score = outcome.score
+    def _state(self, dataset: str) -> _DatasetState:
+        state = self.datasets.get(dataset)
+        if state is None:
+            state = self.datasets[dataset] = _DatasetState()
+        return state
+
+    def add(
+        self,
+        sample: DatBenchSample,
+        judge_mode: bool,
+        score: float,
+        verdict: str | None,
+        error: dict[str, str] | None,
+        details: Any,
+        corrections: Iterable[str] = (),
+    ) -> None:
+        """Count one scored sample (``details``: what its dataset's ``compute_metrics``
+        takes; ``corrections``: the fixes that changed it)."""
         self.overall.add(score)
-        self.capabilities.setdefault(sample.capability, _Tally()).add(score)
+        tally = self.capabilities.get(sample.capability)
+        if tally is None:
+            tally = self.capabilities[sample.capability] = _Tally()
+        tally.add(score)
         dataset = sample.dataset if isinstance(sample.dataset, str) else str(sample.dataset)
         if judge_mode:
             self.judge.add(score)
-            state = self.datasets.setdefault(dataset, _DatasetState())
+            state = self._state(dataset)
             state.judge.add(score)
-            if outcome.verdict == "missing":
+            if verdict == "missing":
                 self.judge_missing += 1
                 state.judge_missing += 1
-            elif outcome.verdict == "unparsed":
+            elif verdict == "unparsed":
                 self.judge_unparsed += 1
                 state.judge_unparsed += 1
-            elif outcome.verdict == "stale":
+            elif verdict == "stale":
                 self.judge_stale += 1
                 state.judge_stale += 1
             return
@@ -140,20 +164,20 @@ class SummaryBuilder:
         scorer = get_scorer(dataset)
         if scorer is None:
             # Fallback samples contribute nothing to dataset_metrics (reference behaviour).
-            if outcome.error is not None:
+            if error is not None:
                 self.scorer_errors += 1
             return
-        state = self.datasets.setdefault(dataset, _DatasetState())
+        state = self._state(dataset)
         state.registered = True
         defect = getattr(scorer, "KNOWN_DEFECT", None)
         if defect:
             self.defects[dataset] = defect
-        if outcome.error is not None:
+        if error is not None:
             self.scorer_errors += 1
             state.scorer_errors += 1
         else:
-            state.direct_details.append(outcome.details)
-            for fix in outcome.details.get("corrections", ()):
+            state.direct_details.append(details)
+            for fix in corrections:
                 state.corrections[fix] += 1
 
     def _dataset_metrics(self, strict: bool) -> dict[str, Any]:
@@ -164,7 +188,12 @@ class SummaryBuilder:
                 scorer = get_scorer(name)
                 assert scorer is not None
                 try:
-                    metrics.update(scorer.compute_metrics(list(state.direct_details)))
+                    details = state.direct_details
+                    if self.packed:
+                        # One dataset's details unpacked at a time.
+                        details = [pickle.loads(blob) for blob in details]
+                    metrics.update(scorer.compute_metrics(list(details)))
+                    del details
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
                     if strict:
                         raise ScorerFailed(
@@ -280,15 +309,3 @@ class GroupStats:
     def accuracy(self) -> float | None:
         total = self.direct.total + self.judge.total
         return total / self.samples if self.samples else None
-
-
-def group_stats(results: list[Any], key: str) -> dict[str, GroupStats]:
-    """Per-group direct/judge counts and accuracies from report results (``key`` is a metadata
-    field such as ``"capability"`` or ``"dataset"``), in order of first appearance."""
-    groups: dict[str, GroupStats] = {}
-    for result in results:
-        meta = result.metadata
-        stats = groups.setdefault(str(meta.get(key)), GroupStats())
-        tally = stats.judge if meta.get("eval_mode") == "judge" else stats.direct
-        tally.add(result.score)
-    return groups

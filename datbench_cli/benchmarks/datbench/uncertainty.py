@@ -15,13 +15,15 @@ Definitions: ``docs/statistics.md``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from datbench_cli import stats
-from datbench_cli.benchmarks.datbench.censoring import censoring
+from datbench_cli.benchmarks.datbench.censoring import reasons
+from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
-from datbench_cli.metrics.averaging import float_sum
 
 UNCERTAINTY_METHOD = {
     "confidence": stats.CONFIDENCE,
@@ -39,40 +41,54 @@ def describe(scores: Sequence[float], clusters: Sequence[str] | None = None) -> 
     return {"n": entry.pop("n"), "accuracy": entry.pop("mean"), **entry}
 
 
-def _accuracy(scores: Sequence[float]) -> float | None:
-    return float_sum(scores) / len(scores) if scores else None
-
-
-def _groups(results: Sequence[SampleScore], key: str) -> dict[str, list[SampleScore]]:
-    groups: dict[str, list[SampleScore]] = {}
+def columns_of(
+    results: Sequence[SampleScore],
+    samples: Mapping[str, DatBenchSample] | None = None,
+    truncated_ids: Collection[str] = (),
+) -> ScoreColumns:
+    """The compact table of ``results`` (item statistics from ``samples``' ``eval_metrics``)."""
+    table = ScoreColumns()
     for result in results:
-        groups.setdefault(str(result.metadata.get(key)), []).append(result)
-    return groups
-
-
-def _scores(results: Sequence[SampleScore]) -> list[float]:
-    return [float(r.score) for r in results]
-
-
-def _datasets(results: Sequence[SampleScore]) -> list[str]:
-    return [str(r.metadata.get("dataset")) for r in results]
+        meta = result.metadata
+        frontier = discrimination = None
+        if samples is not None:
+            sample = samples.get(result.id)
+            metrics = sample.eval_metrics if sample is not None else None
+            frontier, discrimination = _frontier_flag(metrics), _discrimination(metrics)
+        table.add(
+            result.score,
+            meta.get("capability"),
+            meta.get("dataset"),
+            meta.get("eval_mode"),
+            reasons(result, truncated_ids),
+            frontier,
+            discrimination,
+        )
+    return table
 
 
 def uncertainty(results: Sequence[SampleScore]) -> dict[str, Any]:
     """``summary["uncertainty"]`` from the scored results."""
-    by_mode = _groups(results, "eval_mode")
+    return table_uncertainty(columns_of(results))
+
+
+def table_uncertainty(table: ScoreColumns) -> dict[str, Any]:
+    """``summary["uncertainty"]`` from the compact table of the scored samples."""
+    by_mode = table.mode_groups()
+    none = np.zeros(0, dtype=np.intp)
+    everything = table.all()
     return {
         "method": dict(UNCERTAINTY_METHOD),
-        "overall": describe(_scores(results), _datasets(results)),
-        "direct": describe(_scores(by_mode.get("direct", []))),
-        "judge": describe(_scores(by_mode.get("judge", []))),
+        "overall": describe(table.scores_of(everything), table.datasets_of(everything)),
+        "direct": describe(table.scores_of(by_mode.get("direct", none))),
+        "judge": describe(table.scores_of(by_mode.get("judge", none))),
         "capabilities": {
-            name: describe(_scores(group), _datasets(group))
-            for name, group in _groups(results, "capability").items()
+            name: describe(table.scores_of(group), table.datasets_of(group))
+            for name, group in table.capability_groups().items()
         },
         "datasets": {
-            name: describe(_scores(group))
-            for name, group in sorted(_groups(results, "dataset").items())
+            name: describe(table.scores_of(group))
+            for name, group in sorted(table.dataset_groups().items())
         },
     }
 
@@ -93,55 +109,31 @@ def _discrimination(metrics: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _capability_items(
-    results: Sequence[SampleScore], samples: Mapping[str, DatBenchSample]
-) -> dict[str, Any]:
-    frontier: list[float] = []
-    rest: list[float] = []
-    weighted = weights = 0.0
-    with_weight = 0
-    for result in results:
-        sample = samples.get(result.id)
-        metrics = sample.eval_metrics if sample is not None else None
-        flag = _frontier_flag(metrics)
-        if flag is not None:
-            (frontier if flag else rest).append(float(result.score))
-        weight = _discrimination(metrics)
-        if weight is not None:
-            with_weight += 1
-            clipped = max(weight, 0.0)
-            weighted += clipped * float(result.score)
-            weights += clipped
-    entry: dict[str, Any] = {}
-    if frontier or rest:
-        entry["frontier"] = {"n": len(frontier), "accuracy": _accuracy(frontier)}
-        entry["non_frontier"] = {"n": len(rest), "accuracy": _accuracy(rest)}
-    if with_weight:
-        entry["discrimination_weighted_accuracy"] = weighted / weights if weights else None
-        entry["discrimination_samples"] = with_weight
-        entry["discrimination_weight_total"] = weights
-    return entry
-
-
 def item_statistics(
     results: Sequence[SampleScore], samples: Mapping[str, DatBenchSample]
 ) -> dict[str, Any]:
     """``summary["item_statistics"]``: per capability, frontier vs other accuracy and the
     discrimination-weighted accuracy (only capabilities whose rows carry the fields)."""
-    out = {}
-    for name, group in _groups(results, "capability").items():
-        entry = _capability_items(group, samples)
-        if entry:
-            out[name] = entry
-    return out
+    return columns_of(results, samples).item_statistics()
+
+
+def item_metrics(metrics: Any) -> tuple[bool | None, float | None]:
+    """A row's ``eval_metrics`` -> (frontier flag, discrimination weight), ``None`` where the
+    row has no usable value."""
+    return _frontier_flag(metrics), _discrimination(metrics)
 
 
 def additions(
     results: Sequence[SampleScore], samples: Mapping[str, DatBenchSample]
 ) -> dict[str, Any]:
     """The summary keys this module adds (after the seed's and the accounting keys)."""
+    return table_additions(columns_of(results, samples))
+
+
+def table_additions(table: ScoreColumns) -> dict[str, Any]:
+    """:func:`additions` from the compact table of the scored samples."""
     return {
-        "uncertainty": uncertainty(results),
-        "item_statistics": item_statistics(results, samples),
-        "censoring": censoring(results),
+        "uncertainty": table_uncertainty(table),
+        "item_statistics": table.item_statistics(),
+        "censoring": table.censoring(),
     }

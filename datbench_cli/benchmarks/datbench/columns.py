@@ -1,0 +1,221 @@
+"""Per-sample scores as compact arrays, and the summary additions computed from them.
+
+A scored sample leaves a few numbers here (its score, codes for its capability, dataset and
+eval mode, its censoring reasons as bits, its item statistics), about 30 bytes, instead of a
+:class:`~datbench_cli.benchmarks.datbench.schema.SampleScore`: ``score`` keeps memory flat
+however many samples it scores. Every sum runs left to right in sample order, as the
+result-list functions in :mod:`~datbench_cli.benchmarks.datbench.uncertainty` and
+:mod:`~datbench_cli.benchmarks.datbench.censoring` (which feed this table) always did, so the
+numbers are bit-identical.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from datbench_cli.benchmarks.datbench.censoring import KEYS
+from datbench_cli.benchmarks.datbench.summary import GroupStats
+from datbench_cli.metrics.averaging import float_sum
+
+_BITS = {key: 1 << bit for bit, key in enumerate(KEYS)}
+_NO_WEIGHT = math.nan
+
+
+class _Codes:
+    """Strings to small integers, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def code(self, name: str) -> int:
+        found = self._index.get(name)
+        if found is None:
+            found = self._index[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+
+class ScoreColumns:
+    """The scored samples, one array entry each, in sample order."""
+
+    def __init__(self) -> None:
+        self.scores = array("d")
+        self.capabilities = array("I")
+        self.datasets = array("I")
+        self.modes = array("I")
+        self.reasons = array("I")
+        self.frontier = array("b")  # 1 frontier, 0 not, -1 no flag
+        self.discrimination = array("d")  # NaN: no usable weight
+        self._capabilities = _Codes()
+        self._datasets = _Codes()
+        self._modes = _Codes()
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def add(
+        self,
+        score: float,
+        capability: Any,
+        dataset: Any,
+        eval_mode: Any,
+        reasons: Iterable[str],
+        frontier: bool | None = None,
+        discrimination: float | None = None,
+    ) -> None:
+        """One scored sample (``reasons``: its censoring reasons, see
+        :func:`~datbench_cli.benchmarks.datbench.censoring.sample_reasons`)."""
+        self.scores.append(float(score))
+        self.capabilities.append(self._capabilities.code(str(capability)))
+        self.datasets.append(self._datasets.code(str(dataset)))
+        self.modes.append(self._modes.code(str(eval_mode)))
+        bits = 0
+        for reason in reasons:
+            bits |= _BITS[reason]
+        self.reasons.append(bits)
+        self.frontier.append(-1 if frontier is None else int(frontier))
+        self.discrimination.append(_NO_WEIGHT if discrimination is None else discrimination)
+
+    # ------------------------------------------------------------------ groups
+
+    def _groups(self, codes: array, names: list[str]) -> dict[str, np.ndarray]:
+        """Group name -> indices of its samples (in sample order), groups in first-appearance
+        order."""
+        values = np.frombuffer(codes, dtype=np.uint32) if len(codes) else np.zeros(0, np.uint32)
+        return {name: np.flatnonzero(values == code) for code, name in enumerate(names)}
+
+    def capability_groups(self) -> dict[str, np.ndarray]:
+        return self._groups(self.capabilities, self._capabilities.names)
+
+    def dataset_groups(self) -> dict[str, np.ndarray]:
+        return self._groups(self.datasets, self._datasets.names)
+
+    def mode_groups(self) -> dict[str, np.ndarray]:
+        return self._groups(self.modes, self._modes.names)
+
+    def all(self) -> np.ndarray:
+        return np.arange(len(self.scores))
+
+    def scores_of(self, indices: np.ndarray) -> list[float]:
+        """The scores of ``indices`` as Python floats, in order."""
+        if not len(self.scores):
+            return []
+        return np.frombuffer(self.scores, dtype=np.float64)[indices].tolist()
+
+    def datasets_of(self, indices: np.ndarray) -> list[str]:
+        names = self._datasets.names
+        if not len(self.datasets):
+            return []
+        codes = np.frombuffer(self.datasets, dtype=np.uint32)[indices].tolist()
+        return [names[c] for c in codes]
+
+    def mode_of(self, index: int) -> str:
+        return self._modes.names[self.modes[index]]
+
+    def dataset_of(self, index: int) -> str:
+        return self._datasets.names[self.datasets[index]]
+
+    def group_stats(self) -> dict[str, tuple[GroupStats, dict[str, GroupStats]]]:
+        """Capability -> (its :class:`GroupStats`,
+        source dataset -> the dataset's within it), in order of first appearance (the
+        terminal summary's rows; a mode other than ``judge`` counts as direct)."""
+        out: dict[str, tuple[GroupStats, dict[str, GroupStats]]] = {}
+        capabilities, datasets = self._capabilities.names, self._datasets.names
+        judge = self._modes._index.get("judge", -1)
+        for score, capability, dataset, mode in zip(
+            self.scores, self.capabilities, self.datasets, self.modes, strict=True
+        ):
+            name = capabilities[capability]
+            entry = out.get(name)
+            if entry is None:
+                entry = out[name] = (GroupStats(), {})
+            inner = entry[1].get(datasets[dataset])
+            if inner is None:
+                inner = entry[1][datasets[dataset]] = GroupStats()
+            if mode == judge:
+                entry[0].judge.add(score)
+                inner.judge.add(score)
+            else:
+                entry[0].direct.add(score)
+                inner.direct.add(score)
+        return out
+
+    # ------------------------------------------------------------------ censoring
+
+    def censoring_entry(self, indices: np.ndarray) -> dict[str, Any]:
+        """One censoring entry (see :mod:`~datbench_cli.benchmarks.datbench.censoring`)."""
+        if len(self.reasons):
+            bits = np.frombuffer(self.reasons, dtype=np.uint32)[indices]
+        else:
+            bits = np.zeros(0, np.uint32)
+        counts = {key: int(np.count_nonzero(bits & bit)) for key, bit in _BITS.items()}
+        completed = self.scores_of(indices[bits == 0])
+        samples = len(indices)
+        return {
+            "samples": samples,
+            **counts,
+            "censored": samples - len(completed),
+            "completed": len(completed),
+            "accuracy_completed": float_sum(completed) / len(completed) if completed else None,
+        }
+
+    def censoring(self) -> dict[str, Any]:
+        """``summary["censoring"]``: overall, per capability, per dataset (sorted)."""
+        return {
+            "overall": self.censoring_entry(self.all()),
+            "capabilities": {
+                k: self.censoring_entry(v) for k, v in self.capability_groups().items()
+            },
+            "datasets": {
+                k: self.censoring_entry(v) for k, v in sorted(self.dataset_groups().items())
+            },
+        }
+
+    # ------------------------------------------------------------------ item statistics
+
+    def item_entry(self, indices: Sequence[int]) -> dict[str, Any]:
+        """Frontier vs other accuracy and the discrimination-weighted accuracy of a group."""
+        frontier: list[float] = []
+        rest: list[float] = []
+        weighted = weights = 0.0
+        with_weight = 0
+        scores, flags, weights_of = self.scores, self.frontier, self.discrimination
+        for index in indices:
+            score = scores[index]
+            flag = flags[index]
+            if flag >= 0:
+                (frontier if flag else rest).append(score)
+            weight = weights_of[index]
+            if weight == weight:  # not NaN
+                with_weight += 1
+                clipped = max(weight, 0.0)
+                weighted += clipped * score
+                weights += clipped
+        entry: dict[str, Any] = {}
+        if frontier or rest:
+            entry["frontier"] = {"n": len(frontier), "accuracy": _accuracy(frontier)}
+            entry["non_frontier"] = {"n": len(rest), "accuracy": _accuracy(rest)}
+        if with_weight:
+            entry["discrimination_weighted_accuracy"] = weighted / weights if weights else None
+            entry["discrimination_samples"] = with_weight
+            entry["discrimination_weight_total"] = weights
+        return entry
+
+    def item_statistics(self) -> dict[str, Any]:
+        """``summary["item_statistics"]`` (only capabilities whose rows carry the fields)."""
+        out = {}
+        for name, indices in self.capability_groups().items():
+            entry = self.item_entry(indices.tolist())
+            if entry:
+                out[name] = entry
+        return out
+
+
+def _accuracy(scores: Sequence[float]) -> float | None:
+    return float_sum(scores) / len(scores) if scores else None

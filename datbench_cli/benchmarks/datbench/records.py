@@ -1,0 +1,105 @@
+"""What scoring one sample leaves for the parent process: a compact record, built where the
+sample was scored (in the worker, with ``--jobs``), so the parent only adds it up.
+
+A record is a plain tuple ``(score, is_correct, verdict, error, corrections, details, reasons,
+entry)``:
+
+- ``details``: the score details the dataset's ``compute_metrics`` needs (``None`` when the
+  sample does not enter ``dataset_metrics``); a dict, or pickled bytes in a streamed record;
+- ``corrections``: the fixes of the corrected profile that changed the sample;
+- ``reasons``: why the sample is censored (see
+  :func:`~datbench_cli.benchmarks.datbench.censoring.sample_reasons`);
+- ``entry``: in a streamed record, the sample's entry of the report's ``results`` as the
+  report's indented JSON bytes; ``None`` otherwise.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+from datbench_cli.benchmarks.datbench.censoring import sample_reasons
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
+from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.files import jsonio
+from datbench_cli.runtime.parallel import WorkItem
+from datbench_cli.scorers import get_scorer
+
+# A result entry sits two levels deep in the report (report -> "results" -> entry).
+_ENTRY_INDENT = b"    "
+
+
+def sample_score(
+    sample: DatBenchSample, output: str, score: float, is_correct: bool, details: Any
+) -> SampleScore:
+    """The report's result for one scored sample."""
+    metrics = sample.eval_metrics if isinstance(sample.eval_metrics, dict) else {}
+    return SampleScore(
+        id=sample.id,
+        score=score,
+        vlm_output=output,
+        ground_truth=sample.answer,
+        is_correct=is_correct,
+        metadata={
+            "capability": sample.capability,
+            "eval_mode": sample.eval_mode,
+            "dataset": sample.dataset,
+            "is_circular": sample.is_circular,
+            "discrimination": metrics.get("discrimination", 0.0),
+            "score_details": details,
+        },
+    )
+
+
+def _metric_input(item: WorkItem, outcome: Outcome) -> bool:
+    """Whether the sample's details enter its dataset's ``compute_metrics``."""
+    if item.judge_mode or outcome.error is not None:
+        return False
+    dataset = item.sample.dataset
+    return get_scorer(dataset if isinstance(dataset, str) else str(dataset)) is not None
+
+
+def _common(item: WorkItem, outcome: Outcome) -> tuple[bool, tuple[str, ...], list[str]]:
+    details = outcome.details
+    enters = _metric_input(item, outcome)
+    corrections = tuple(details.get("corrections", ())) if enters else ()
+    verdict = details.get("judge_verdict") if isinstance(details, dict) else None
+    reasons = sample_reasons(item.status, item.output, item.sample.eval_mode, verdict)
+    return enters, corrections, reasons
+
+
+def library_record(item: WorkItem, outcome: Outcome) -> tuple:
+    """The record of a library call (``compute_metrics``): the details as they are."""
+    enters, corrections, reasons = _common(item, outcome)
+    return (
+        outcome.score,
+        outcome.is_correct,
+        outcome.verdict,
+        outcome.error,
+        corrections,
+        outcome.details,
+        reasons,
+        None,
+    )
+
+
+def streamed_record(item: WorkItem, outcome: Outcome) -> tuple:
+    """The record of ``score``: the metric details pickled, the result entry serialised (with
+    the response's status), so nothing of the sample stays behind as Python objects."""
+    enters, corrections, reasons = _common(item, outcome)
+    result = sample_score(
+        item.sample, item.output, outcome.score, outcome.is_correct, outcome.details
+    )
+    result.metadata["response_status"] = item.status
+    text = jsonio.dumps_pretty(result.to_dict())
+    entry = _ENTRY_INDENT + text.replace(b"\n", b"\n" + _ENTRY_INDENT)
+    return (
+        outcome.score,
+        outcome.is_correct,
+        outcome.verdict,
+        outcome.error,
+        corrections,
+        pickle.dumps(outcome.details, pickle.HIGHEST_PROTOCOL) if enters else None,
+        reasons,
+        entry,
+    )
