@@ -70,120 +70,148 @@ class DatBenchEvaluator:
         judge_responses: Iterable[JudgeResponse] | None = None,
         strict_judge: bool = False,
         *,
-        strict: bool = False,
-        sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
-        errored_responses: int = 0,
-        judge_errored_responses: int = 0,
-        truncated_responses: int = 0,
-        judge_truncated_responses: int = 0,
-        response_statuses: Mapping[str, str] | None = None,
-        errored_ids: Iterable[str] = (),
-        jobs: int = 1,
-        progress: Callable[..., None] | None = None,
         profile: str = REFERENCE,
     ) -> DatBenchReport:
-        """Score every sample that has a response and aggregate the report.
+        """Score every sample that has a response and aggregate the report (the seed's API).
 
         Samples without a response are not scored (the reference's semantics); the summary
-        says how many there are (``unanswered_samples``, ``coverage`` overall and per
-        capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
-        them as null) and the status of each response. ``response_statuses`` maps
-        ids to the status of their response line (``ok``, ``empty``, ``refused``,
-        ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
-        samples whose only lines were transport failures (counted ``errored``, not
-        ``missing``). A judge response whose ``response_digest`` is not the digest of the
-        sample's current response is stale and scores 0 (``judge_stale_verdicts``).
-
-        ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing,
-        unparsed or stale; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
-        sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
-        seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
-        response files (lines that reported an error; outputs cut at the token limit, which are
-        scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
-        (0: every usable core); results are identical and in the same order. ``progress``, if
-        given, is called as ``progress(0, total=N)`` and then with the number of samples scored
-        since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
-        included) or ``"corrected"`` (one named fix per known reference defect, see
-        docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
-        samples each fix changed under ``corrections``). Judge-mode scoring and every count
-        are the same in both.
+        says how many there are (``unanswered_samples``, ``coverage``). A judge response whose
+        ``response_digest`` is not the digest of the sample's current response is stale and
+        scores 0. ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is
+        missing, unparsed or stale. A scorer failure or a sample over its time budget
+        (30 s) or memory cap scores 0 with the error in its ``score_details``. ``profile`` is
+        ``"reference"`` (the reference's scores, quirks included) or ``"corrected"`` (one named
+        fix per known reference defect, see docs/known-defects.md).
         """
-        profile = check_profile(profile)
-        responses = list(vlm_responses)
-        judges = list(judge_responses or [])
-        vlm_by_id = {r.id: r for r in responses}
-        judge_by_id = {r.id: r for r in judges}
-        coverage = Coverage(
-            expected_samples=len(self.samples),
-            duplicate_response_ids=count_duplicates([r.id for r in responses]),
-            unknown_response_ids=sum(1 for i in vlm_by_id if i not in self.samples_by_id),
-            errored_responses=errored_responses,
-            judge_errored_responses=judge_errored_responses,
-            truncated_responses=truncated_responses,
-            judge_truncated_responses=judge_truncated_responses,
-            unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in self.samples_by_id),
+        return compute_report(
+            self, vlm_responses, judge_responses, strict_judge, profile=profile, stacklevel=3
         )
-        statuses = response_statuses or {}
-        errored = set(errored_ids)
-        work: list[WorkItem] = []
-        judge_matched = 0
-        for sample in self.samples:
-            response = vlm_by_id.get(sample.id)
-            if response is None:
-                coverage.missing_responses += 1
-                coverage.count(sample.capability, ERRORED if sample.id in errored else MISSING)
-                continue
-            status = statuses.get(sample.id)
-            if status is None or status in (ERRORED, MISSING):
-                status = text_status(response.model_output)
-            coverage.count(sample.capability, status)
-            judge_mode = sample.eval_mode == "judge"
-            judge = judge_by_id.get(sample.id) if judge_mode else None
-            judge_matched += judge is not None
-            work.append(WorkItem(sample, response.model_output, judge_mode, judge, profile))
 
-        builder = SummaryBuilder()
-        results: list[SampleScore] = []
-        judge_problems: list[str] = []
-        errors: list[str] = []
-        report_every = 256
-        if progress is not None:
-            progress(0, total=len(work))
-        for done, (item, outcome) in enumerate(
-            zip(work, score_all(work, sample_timeout, jobs), strict=True), start=1
-        ):
-            if progress is not None and done % report_every == 0:
-                progress(report_every)
-            sample = item.sample
-            if outcome.verdict in ("missing", "unparsed", "stale"):
-                judge_problems.append(sample.id)
-            if outcome.error is not None:
-                if strict:
-                    raise ScorerFailed(_error_text(sample, outcome))
-                errors.append(sample.id)
-            builder.add(sample, outcome, item.judge_mode)
-            results.append(_sample_score(sample, item.output, outcome))
-        if progress is not None:
-            progress(len(work) % report_every)
-        judge_expected = sum(1 for item in work if item.judge_mode)
 
-        if strict_judge and judge_problems:
-            raise StrictJudgeError(
-                f"{len(judge_problems)} judge-mode sample(s) have a missing, unparsed or stale "
-                f"judge verdict: {name_ids(judge_problems)}"
-            )
-        summary = builder.summary(coverage, strict=strict, profile=profile)
-        summary.update(additions(results, self.samples_by_id))
-        _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
-        if builder.judge_stale:
-            warnings.warn(
-                f"{builder.judge_stale} judge verdict(s) judged another response text than the "
-                "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
-                "again",
-                DatbenchWarning,
-                stacklevel=2,
-            )
-        return DatBenchReport(summary=summary, results=results)
+def compute_report(
+    evaluator: DatBenchEvaluator,
+    vlm_responses: Iterable[VLMResponse],
+    judge_responses: Iterable[JudgeResponse] | None = None,
+    strict_judge: bool = False,
+    *,
+    strict: bool = False,
+    sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
+    errored_responses: int = 0,
+    judge_errored_responses: int = 0,
+    truncated_responses: int = 0,
+    judge_truncated_responses: int = 0,
+    response_statuses: Mapping[str, str] | None = None,
+    errored_ids: Iterable[str] = (),
+    jobs: int = 1,
+    progress: Callable[..., None] | None = None,
+    profile: str = REFERENCE,
+    stacklevel: int = 2,
+) -> DatBenchReport:
+    """:meth:`DatBenchEvaluator.compute_metrics` with what the run-directory stage knows
+    besides the responses (the stage calls this; the public method keeps the seed's arguments).
+
+    Score every sample that has a response and aggregate the report.
+
+    Samples without a response are not scored (the reference's semantics); the summary
+    says how many there are (``unanswered_samples``, ``coverage`` overall and per
+    capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
+    them as null) and the status of each response. ``response_statuses`` maps
+    ids to the status of their response line (``ok``, ``empty``, ``refused``,
+    ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
+    samples whose only lines were transport failures (counted ``errored``, not
+    ``missing``). A judge response whose ``response_digest`` is not the digest of the
+    sample's current response is stale and scores 0 (``judge_stale_verdicts``).
+
+    ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing,
+    unparsed or stale; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
+    sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
+    seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
+    response files (lines that reported an error; outputs cut at the token limit, which are
+    scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
+    (0: every usable core); results are identical and in the same order. ``progress``, if
+    given, is called as ``progress(0, total=N)`` and then with the number of samples scored
+    since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
+    included) or ``"corrected"`` (one named fix per known reference defect, see
+    docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
+    samples each fix changed under ``corrections``). Judge-mode scoring and every count
+    are the same in both. ``stacklevel``: where warnings point (2: this function's caller).
+    """
+    profile = check_profile(profile)
+    responses = list(vlm_responses)
+    judges = list(judge_responses or [])
+    vlm_by_id = {r.id: r for r in responses}
+    judge_by_id = {r.id: r for r in judges}
+    coverage = Coverage(
+        expected_samples=len(evaluator.samples),
+        duplicate_response_ids=count_duplicates([r.id for r in responses]),
+        unknown_response_ids=sum(1 for i in vlm_by_id if i not in evaluator.samples_by_id),
+        errored_responses=errored_responses,
+        judge_errored_responses=judge_errored_responses,
+        truncated_responses=truncated_responses,
+        judge_truncated_responses=judge_truncated_responses,
+        unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in evaluator.samples_by_id),
+    )
+    statuses = response_statuses or {}
+    errored = set(errored_ids)
+    work: list[WorkItem] = []
+    judge_matched = 0
+    for sample in evaluator.samples:
+        response = vlm_by_id.get(sample.id)
+        if response is None:
+            coverage.missing_responses += 1
+            coverage.count(sample.capability, ERRORED if sample.id in errored else MISSING)
+            continue
+        status = statuses.get(sample.id)
+        if status is None or status in (ERRORED, MISSING):
+            status = text_status(response.model_output)
+        coverage.count(sample.capability, status)
+        judge_mode = sample.eval_mode == "judge"
+        judge = judge_by_id.get(sample.id) if judge_mode else None
+        judge_matched += judge is not None
+        work.append(WorkItem(sample, response.model_output, judge_mode, judge, profile))
+
+    builder = SummaryBuilder()
+    results: list[SampleScore] = []
+    judge_problems: list[str] = []
+    errors: list[str] = []
+    report_every = 256
+    if progress is not None:
+        progress(0, total=len(work))
+    for done, (item, outcome) in enumerate(
+        zip(work, score_all(work, sample_timeout, jobs), strict=True), start=1
+    ):
+        if progress is not None and done % report_every == 0:
+            progress(report_every)
+        sample = item.sample
+        if outcome.verdict in ("missing", "unparsed", "stale"):
+            judge_problems.append(sample.id)
+        if outcome.error is not None:
+            if strict:
+                raise ScorerFailed(_error_text(sample, outcome))
+            errors.append(sample.id)
+        builder.add(sample, outcome, item.judge_mode)
+        results.append(_sample_score(sample, item.output, outcome))
+    if progress is not None:
+        progress(len(work) % report_every)
+    judge_expected = sum(1 for item in work if item.judge_mode)
+
+    if strict_judge and judge_problems:
+        raise StrictJudgeError(
+            f"{len(judge_problems)} judge-mode sample(s) have a missing, unparsed or stale "
+            f"judge verdict: {name_ids(judge_problems)}"
+        )
+    summary = builder.summary(coverage, strict=strict, profile=profile)
+    summary.update(additions(results, evaluator.samples_by_id))
+    _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors, stacklevel)
+    if builder.judge_stale:
+        warnings.warn(
+            f"{builder.judge_stale} judge verdict(s) judged another response text than the "
+            "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
+            "again",
+            DatbenchWarning,
+            stacklevel=stacklevel,
+        )
+    return DatBenchReport(summary=summary, results=results)
 
 
 def _error_text(sample: DatBenchSample, outcome: Outcome) -> str:
@@ -219,13 +247,14 @@ def _warn_about(
     judge_expected: int,
     judge_matched: int,
     metric_errors: list[str],
+    stacklevel: int,
 ) -> None:
     if judge_expected and not judge_matched:
         warnings.warn(
             f"no judge response matched any of the {judge_expected} judge-mode samples; "
             "they all score 0 (run your judge on the judge tasks and pass its responses)",
             DatbenchWarning,
-            stacklevel=3,
+            stacklevel=stacklevel + 1,
         )
     notes = [
         (coverage.missing_responses, "sample(s) have no VLM response and were not scored"),
@@ -236,16 +265,16 @@ def _warn_about(
     ]
     for count, text in notes:
         if count:
-            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=3)
+            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=stacklevel + 1)
     for dataset in metric_errors:
         warnings.warn(
             f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",
             DatbenchWarning,
-            stacklevel=3,
+            stacklevel=stacklevel + 1,
         )
     if errors:
         warnings.warn(
             f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",
             DatbenchWarning,
-            stacklevel=3,
+            stacklevel=stacklevel + 1,
         )
