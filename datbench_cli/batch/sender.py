@@ -138,6 +138,27 @@ class SendPlan:
     answered_ids: set[str] = field(default_factory=set)
 
 
+REQUEST_FILES_HINT = (
+    "send the request files: export-tasks --format openai writes "
+    "requests/tasks.openai.NNNNN.jsonl (make-judge-tasks --format openai: "
+    "requests/judge_tasks.openai.NNNNN.jsonl)"
+)
+
+
+def check_request_paths(paths: Sequence[Path]) -> None:
+    """Refuse a run directory's own task files (``tasks.jsonl``, ``judge_tasks.jsonl``): they
+    are for the user's runner, not OpenAI request files; the hint names the right files."""
+    from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
+
+    for path in paths:
+        if path.name in (TASKS, JUDGE_TASKS):
+            raise InputError(
+                "this is a task file for your own runner, not an OpenAI request file",
+                path,
+                hint=REQUEST_FILES_HINT,
+            )
+
+
 def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """``(custom_id, url, body)`` of every request line, validated (file:line on bad input)."""
     for path in paths:
@@ -145,7 +166,10 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
             ident = obj.get("custom_id")
             if not isinstance(ident, str) or not ident:
                 raise InputError(
-                    'a request line needs a non-empty string "custom_id"', path, number
+                    'a request line needs a non-empty string "custom_id"',
+                    path,
+                    number,
+                    hint=REQUEST_FILES_HINT if "id" in obj and "body" not in obj else None,
                 )
             body = obj.get("body")
             if not isinstance(body, dict):
@@ -205,18 +229,21 @@ class OutputFile:
     """The output file of one send, held for the whole run (a context manager).
 
     Opening locks it (so two sends cannot write one file at once) and repairs a torn last line;
-    :meth:`append` writes whole lines with one ``write`` each, ``fsync``-ed.
+    :meth:`append` writes whole lines with one ``write`` each, ``fsync``-ed. A file this send
+    created and left empty because it failed (bad request files) is removed again.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.repaired_tail: str | None = None
         self._fd = -1
+        self._created = False
 
     def __enter__(self) -> OutputFile:
         with jsonio.writing(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._created = not os.path.lexists(self.path)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         try:
             _lock(self._fd, self.path)
             with jsonio.writing(self.path):
@@ -226,8 +253,14 @@ class OutputFile:
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        os.close(self._fd)
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            if exc_type is not None and self._created and os.fstat(self._fd).st_size == 0:
+                with contextlib.suppress(OSError):
+                    if os.path.samestat(os.fstat(self._fd), os.lstat(self.path)):
+                        os.unlink(self.path)
+        finally:
+            os.close(self._fd)
 
     def answered_ids(self) -> set[str]:
         """Ids already answered in the file."""
