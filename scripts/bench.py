@@ -20,6 +20,8 @@ noisy, the ratios are what we track):
    Targets: jobs 1 <= 1.5x the bare loop; jobs 2 >= 1.7x faster than jobs 1.
 4. memory: peak RSS of export at two sizes (10x apart; should not grow) and of score at two sizes
    (under 1 GB at 200,000 samples).
+5. html: `datbench view` of a 45,000-sample report (prompts, outputs, score details, judge
+   samples, image links) and the page's size. Targets: <= 3 s, page < 40 MB.
 
 Data is generated under --workdir and reused across runs of the same size.
 """
@@ -269,6 +271,81 @@ def make_score_run(workdir: Path, samples: int) -> Path:
     return out
 
 
+def make_html_run(workdir: Path, samples: int) -> Path:
+    """A run directory with a report of ``samples`` scored samples (realistic text lengths,
+    one judge sample in 20) and the task lines the page reads, for timing ``datbench view``."""
+    out = workdir / f"html-run-{samples}"
+    if (out / "report.json").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "images").mkdir(parents=True)
+    rng = random.Random(samples)
+    capabilities = ["chart", "document", "math", "general", "grounding", "spatial"]
+    words = "the value of the tallest bar in the chart is about forty five units here".split()
+    results = []
+    with (out / TASKS).open("wb") as tasks:
+        for index in range(samples):
+            capability = capabilities[index % len(capabilities)]
+            sample_id = f"db_{capability}_{index:06d}"
+            judge = index % 20 == 0
+            question = " ".join(rng.choice(words) for _ in range(30)) + "?"
+            output = " ".join(rng.choice(words) for _ in range(rng.randint(5, 80)))
+            correct = rng.random() < 0.7
+            tasks.write(
+                jsonio.dumps(
+                    {
+                        "id": sample_id,
+                        "capability": capability,
+                        "question": question,
+                        "eval_mode": "judge" if judge else "direct",
+                        "image": f"images/{sample_id}.png",
+                    }
+                )
+                + b"\n"
+            )
+            details: dict[str, Any] = {"score": float(correct), "ground_truth": "45"}
+            if judge:
+                details.update(
+                    eval_mode="judge",
+                    match=correct,
+                    judge_raw_output="answer: true",
+                    judge_verdict="correct" if correct else "incorrect",
+                )
+            else:
+                details.update(
+                    all_ground_truth_answers=["45"], model_output=output, pred_answer=output[:20]
+                )
+            results.append(
+                {
+                    "id": sample_id,
+                    "score": float(correct),
+                    "is_correct": correct,
+                    "vlm_output": output,
+                    "ground_truth": "45",
+                    "metadata": {
+                        "capability": capability,
+                        "eval_mode": "judge" if judge else "direct",
+                        "dataset": f"{capability}_set_{index % 4}",
+                        "is_circular": False,
+                        "discrimination": round(rng.random(), 4),
+                        "score_details": details,
+                    },
+                }
+            )
+    summary = {
+        "overall_accuracy": 0.7,
+        "total_samples": samples,
+        "capability_accuracy": {c: 0.7 for c in capabilities},
+        "capability_counts": {c: samples // len(capabilities) for c in capabilities},
+        "dataset_metrics": {},
+    }
+    (out / "report.json").write_bytes(jsonio.dumps({"summary": summary, "results": results}))
+    RunDir(out).write_manifest(
+        {"benchmark": "datbench", "source": "synthetic", "split": "test", "capabilities": []}
+    )
+    return out
+
+
 BARE_SCORING = """
 import sys, time, warnings
 from datbench_cli.benchmarks.datbench.stages import load_samples
@@ -307,7 +384,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/datbench-bench"))
     parser.add_argument(
-        "--only", default="export,reference,score,memory", help="comma-separated parts"
+        "--only", default="export,reference,score,memory,html", help="comma-separated parts"
     )
     args = parser.parse_args()
     parts = set(args.only.split(","))
@@ -470,6 +547,36 @@ def main() -> None:
                 small_peak,
                 f"peak at {args.score_samples}: {jobs1_peak:.0f} MB (target < 1024 MB)",
             )
+
+    if "html" in parts:
+        html_samples = 45_000
+        print(f"preparing a report of {html_samples} samples ...", file=sys.stderr)
+        html_run = make_html_run(work, html_samples)
+        page = work / "report.html"
+        cpu: list[float] = []
+
+        def view() -> tuple[float, float]:
+            before = os.times()
+            measured = run_measured([*datbench, "view", str(html_run), "-o", str(page), "-q"])
+            after = os.times()
+            cpu.append(
+                after.children_user
+                + after.children_system
+                - before.children_user
+                - before.children_system
+            )
+            return measured
+
+        html_s, html_peak = median_of(args.repeat, view)
+        size_mb = page.stat().st_size / 1e6
+        verdict = "PASS" if html_s <= 3.0 and size_mb < 40 else "FAIL"
+        report(
+            f"datbench view ({html_samples} samples)",
+            html_s,
+            html_peak,
+            f"page {size_mb:.1f} MB, CPU {statistics.median(cpu):.2f} s "
+            f"(targets: <= 3 s, < 40 MB) {verdict}",
+        )
 
     width = max(len(r[0]) for r in rows) if rows else 10
     print()

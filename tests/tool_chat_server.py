@@ -44,6 +44,8 @@ class ToolChatServer:
         self.script: dict[str, list[dict[str, Any]]] = {}
         self.requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.delay = delay
+        self.authorizations: list[str | None] = []  # each request's Authorization header
+        self.paths: list[str] = []  # each request's path
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -115,6 +117,8 @@ class ToolChatServer:
             def do_POST(self) -> None:  # noqa: N802 - the http.server API
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
+                server.authorizations.append(self.headers.get("Authorization"))
+                server.paths.append(self.path)
                 if server.delay:
                     time.sleep(server.delay)
                 status = server.status(body)

@@ -8,9 +8,14 @@ names the right usage.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 from datbench_cli.batch.digests import DIGEST_FIELD
+from datbench_cli.files.jsonio import iter_jsonl
+
+Line = TypeVar("Line")
 
 # Fields a runner may add that carry no meaning for scoring.
 _TOLERATED = frozenset({"model", "usage", "created", "latency", "metadata"})
@@ -71,3 +76,23 @@ def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     if "judge_prompt" in obj:
         return "this looks like judge_tasks.jsonl (the judge's input), not its responses"
     return None
+
+
+def checked_lines(
+    path: Path,
+    known: frozenset[str],
+    parse: Callable[[dict[str, Any], Path, int], Line],
+    warn: Callable[[str], None] | None = None,
+) -> Iterator[Line]:
+    """Each line of a response file as ``parse`` reads it (errors name file and line);
+    ``warn`` hears once, at the end, about keys of native lines that no reader uses."""
+    from datbench_cli.batch.responses import is_batch_line
+
+    unknown = UnknownKeys(known)
+    for number, obj in iter_jsonl(path):
+        if not is_batch_line(obj):
+            unknown.check(obj, number)
+        yield parse(obj, path, number)
+    message = unknown.message(path)
+    if message and warn is not None:
+        warn(message)

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
@@ -42,6 +42,7 @@ from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.responses import batch_line_result
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.files.append_log import AppendLog
 from datbench_cli.version import __version__
 
 if TYPE_CHECKING:
@@ -183,31 +184,6 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
             yield ident, url, body
 
 
-def repair_tail(out: Path) -> str | None:
-    """Fix a last line left without its line end by a kill; say what was done (or ``None``)."""
-    if not out.is_file() or out.stat().st_size == 0:
-        return None
-    with out.open("rb+") as handle:
-        handle.seek(-1, os.SEEK_END)
-        if handle.read(1) == b"\n":
-            return None
-        data = out.read_bytes()
-        start = data.rfind(b"\n") + 1
-        tail = data[start:]
-        try:
-            complete = isinstance(orjson.loads(tail), dict)
-        except orjson.JSONDecodeError:
-            complete = False
-        if complete:
-            handle.seek(0, os.SEEK_END)
-            handle.write(b"\n")
-            return "completed its last line, which lacked a line end"
-        handle.truncate(start)
-        handle.flush()
-        os.fsync(handle.fileno())
-        return f"dropped an incomplete last line ({len(tail)} bytes) left by an interrupted send"
-
-
 def answered_ids(out: Path) -> set[str]:
     """Ids with an answer in an existing output file: batch output lines without an error, and
     native lines (``raw_output`` or ``raw_judge_output``)."""
@@ -225,72 +201,38 @@ def answered_ids(out: Path) -> set[str]:
     return ids
 
 
-class OutputFile:
+class OutputFile(AppendLog):
     """The output file of one send, held for the whole run (a context manager).
 
-    Opening locks it (so two sends cannot write one file at once) and repairs a torn last line;
-    :meth:`append` writes whole lines with one ``write`` each, ``fsync``-ed. A file this send
+    Opening locks it (so two sends cannot write one file at once) and repairs a torn last line
+    (``repaired_tail``); :meth:`append` writes whole lines, ``fsync``-ed. A file this send
     created and left empty because it failed (bad request files) is removed again.
     """
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.repaired_tail: str | None = None
-        self._fd = -1
+        super().__init__(path, lock_holder="datbench send", make_parent=True)
         self._created = False
 
-    def __enter__(self) -> OutputFile:
-        with jsonio.writing(self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._created = not os.path.lexists(self.path)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            _lock(self._fd, self.path)
-            with jsonio.writing(self.path):
-                self.repaired_tail = repair_tail(self.path)
-        except BaseException:
-            os.close(self._fd)
-            raise
-        return self
+    def __enter__(self) -> Self:
+        self._created = not os.path.lexists(self.path)
+        return super().__enter__()
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
-        try:
-            if exc_type is not None and self._created and os.fstat(self._fd).st_size == 0:
-                with contextlib.suppress(OSError):
-                    if os.path.samestat(os.fstat(self._fd), os.lstat(self.path)):
-                        os.unlink(self.path)
-        finally:
-            os.close(self._fd)
+        if exc_type is not None and self._created:
+            with contextlib.suppress(OSError):
+                own = os.fstat(self._fd)
+                if own.st_size == 0 and os.path.samestat(own, os.lstat(self.path)):
+                    os.unlink(self.path)
+        super().__exit__(exc_type, *exc)
 
     def answered_ids(self) -> set[str]:
         """Ids already answered in the file."""
         return answered_ids(self.path)
 
-    def append(self, row: dict[str, Any]) -> None:
-        """Add one line, durably; a failed write (disk full) leaves the file as it was."""
-        data = memoryview(jsonio.dumps(row) + b"\n")
-        with jsonio.writing(self.path):
-            size = os.fstat(self._fd).st_size
-            try:
-                while data:
-                    data = data[os.write(self._fd, data) :]
-                os.fsync(self._fd)
-            except OSError:
-                # Drop the part of the line that made it to disk: no torn line is left behind.
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self._fd, size)
-                raise
-
-
-def _lock(fd: int, path: Path) -> None:
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise UsageError(f"another datbench send is writing to {path}") from None
+    @property
+    def repaired_tail(self) -> str | None:
+        """What repairing the last line did, if anything, said as of an interrupted send."""
+        return None if self.repaired is None else f"{self.repaired} left by an interrupted send"
 
 
 def plan_send(paths: Sequence[Path], output: OutputFile) -> SendPlan:

@@ -24,6 +24,7 @@ from datbench_cli.files.rundir import RunDir
 
 if TYPE_CHECKING:
     from datbench_cli.compare.spec import Side
+    from datbench_cli.report_html.inputs import Images, RunFiles
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -200,4 +201,9 @@ class Benchmark(Protocol):
 
     def pairing(self) -> Side:
         """How ``datbench compare`` reads this benchmark's reports: samples, metrics, tables."""
+        ...
+
+    def page_data(self, files: RunFiles, images: Images) -> dict[str, Any]:
+        """A finished report (and its run directory's task files) as the HTML page's data:
+        headline, charts, tables, accounting and one browser record per sample or task."""
         ...

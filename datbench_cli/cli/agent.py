@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.batch.endpoint import BaseUrl, choose_key
 from datbench_cli.benchmarks import runners
 from datbench_cli.benchmarks.runners import (
     DEFAULT_IMAGE_TRANSPORT,
@@ -22,7 +23,7 @@ from datbench_cli.benchmarks.runners import (
 )
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import CheckFailed, UsageError, name_ids
+from datbench_cli.errors import CheckFailed, name_ids
 from datbench_cli.files.rundir import RunDir
 
 _SANDBOX = "Sandbox"
@@ -48,7 +49,8 @@ def agent(
     api_key_env: Annotated[
         str | None,
         typer.Option(
-            help="Environment variable holding the server's API key (default OPENAI_API_KEY; none when unset).",
+            help="Environment variable holding the server's API key (sent to --base-url's "
+            "host); by default $OPENAI_API_KEY, sent only to https://api.openai.com.",
             show_default=False,
             rich_help_panel=_SERVER,
         ),
@@ -182,12 +184,19 @@ def agent(
         ),
         concurrency=concurrency,
     )
-    key_name = api_key_env or "OPENAI_API_KEY"
-    if api_key_env is not None and not os.environ.get(key_name):
-        raise UsageError(f"environment variable {key_name} (from --api-key-env) is not set")
+    key = choose_key(BaseUrl.parse(base_url), api_key_env, os.environ)
+    if key.note:
+        (out.info if key.withheld else out.warn)(key.note)
     client = ChatClient(
         ServerConfig(
-            base_url, os.environ.get(key_name) or None, timeout, max_retries, 1.0, max_backoff
+            base_url,
+            key.key,
+            timeout,
+            max_retries,
+            1.0,
+            max_backoff,
+            connections=concurrency,
+            key_withheld=key.withheld,
         )
     )
     for note in notes:
@@ -202,10 +211,13 @@ def agent(
             f"{result.answered_elsewhere} by another runner, running {pending}"
         )
 
-    with out.progress("turns", None, rate_unit="turn") as advance:
-        result = runners.run_agent(
-            run, config, client, warn=out.warn, advance=advance, on_plan=on_plan
-        )
+    try:
+        with out.progress("turns", None, rate_unit="turn") as advance:
+            result = runners.run_agent(
+                run, config, client, warn=out.warn, advance=advance, on_plan=on_plan
+            )
+    finally:
+        client.close()
     for message in result.repaired:
         out.warn(message)
     if result.recovered:

@@ -15,10 +15,12 @@ from datbench_cli.cli.check_judge import check_judge
 from datbench_cli.cli.command import DatbenchCommand, DatbenchGroup, quiet_other_libraries
 from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
+from datbench_cli.cli.html_page import optional_value
 from datbench_cli.cli.import_responses import import_responses
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
+from datbench_cli.cli.view import view
 from datbench_cli.files.loading import parquet_streamed
 from datbench_cli.version import __version__
 
@@ -56,6 +58,7 @@ app.command("make-judge-tasks", cls=DatbenchCommand)(make_judge_tasks)
 app.command("score", cls=DatbenchCommand)(score)
 app.command("check-judge", cls=DatbenchCommand)(check_judge)
 app.command("send", cls=DatbenchCommand)(send)
+app.command("view", cls=DatbenchCommand)(view)
 app.command("compare", cls=DatbenchCommand)(compare)
 app.command("agent", cls=DatbenchCommand)(agent)
 app.command("import-responses", cls=DatbenchCommand)(import_responses)
@@ -64,7 +67,7 @@ app.command("import-responses", cls=DatbenchCommand)(import_responses)
 def main() -> None:
     """Run the program; ends with ``SystemExit`` like any command-line app, so a program that
     calls it (tests, ``coverage run``, an embedding tool) keeps its ``atexit`` handlers."""
-    app(prog_name="datbench")
+    app(args=optional_value(sys.argv[1:]), prog_name="datbench")
 
 
 def console_main() -> None:

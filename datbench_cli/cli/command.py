@@ -84,17 +84,15 @@ class DatbenchCommand(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for param in self.params:
-            if param.metavar is not None:
-                continue
             if param.param_type_name == "argument":
-                param.metavar = name = (param.name or "").upper()
+                param.metavar = name = param.metavar or (param.name or "").upper()
                 shown = name + ("..." if param.nargs != 1 else "")
                 usage = shown if param.required else f"[{shown}]"
                 # The name says what it is: no "<path>" beside it, no braces in the usage line.
                 setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
                 setattr(param, "_rich_display_name", lambda shown=shown: shown)  # noqa: B010
                 setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
-            else:
+            elif param.metavar is None:
                 param.metavar = _metavar(param)
                 if callable(getattr(param, "_get_number_range_help_str", None)):
                     # "[N >= 1]" in the help, not typer's "[x>=1]".

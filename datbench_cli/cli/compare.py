@@ -10,22 +10,32 @@ import typer
 from datbench_cli import stats
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.compare_table import comparison_notes, comparison_tables
+from datbench_cli.cli.html_page import EmbedImagesOpt
 from datbench_cli.cli.output import Output
 from datbench_cli.compare.comparison import compare as compare_runs
 from datbench_cli.compare.comparison import gate
 from datbench_cli.errors import CheckFailed
 from datbench_cli.files import jsonio
+from datbench_cli.report_html import check_target, compare_page, write_page
 
 
 @handle_errors
 def compare(
     run_a: Annotated[
         Path,
-        typer.Argument(metavar="A", help="Run A (the baseline): report file or run directory."),
+        typer.Argument(
+            metavar="A",
+            help="Run A (the baseline): report file or run directory.",
+            show_default=False,
+        ),
     ],
     run_b: Annotated[
         Path,
-        typer.Argument(metavar="B", help="Run B (the candidate): report file or run directory."),
+        typer.Argument(
+            metavar="B",
+            help="Run B (the candidate): report file or run directory.",
+            show_default=False,
+        ),
     ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the comparison as one JSON object on stdout.")
@@ -61,11 +71,23 @@ def compare(
             show_default=False,
         ),
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="Also write the comparison page (both runs' samples side by side) to FILE.",
+            show_default=False,
+        ),
+    ] = None,
+    embed_images: EmbedImagesOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Compare two runs sample by sample: paired differences with bootstrap intervals,
     McNemar's exact test, flips, Holm-adjusted p-values."""
     out = Output(quiet)
+    if html is not None:
+        check_target(html)
     comparison = compare_runs(
         run_a, run_b, seed=seed, resamples=resamples, allow_different_data=allow_different_data
     )
@@ -73,6 +95,8 @@ def compare(
         comparison["gate"] = gate(comparison, fail_if_worse)
     if out_path is not None:
         jsonio.write_bytes_atomic(out_path, jsonio.dumps_pretty(comparison) + b"\n")
+    if html is not None:
+        write_page(html, compare_page(run_a, run_b, html, comparison, embed_images=embed_images))
     if as_json:
         out.data(jsonio.dumps(comparison).decode())
     else:
@@ -80,6 +104,8 @@ def compare(
             out.table(table)
         for note in comparison_notes(comparison):
             out.info(note)
+        if html is not None:
+            out.info(f"page written to {html}")
     verdict = comparison.get("gate")
     if verdict is not None and verdict["failed"]:
         raise CheckFailed(

@@ -18,10 +18,12 @@ from datbench_cli.cli.common import (
     handle_errors,
     run_directory,
 )
+from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import render
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
+from datbench_cli.report_html import check_target, run_page, write_page
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 
 
@@ -105,6 +107,16 @@ def score(
             show_default=False,
         ),
     ] = None,
+    html: Annotated[
+        str | None,
+        typer.Option(
+            "--html",
+            metavar="[FILE]",
+            help=f"Also write the HTML page (default FILE: {HTML_DEFAULT} in the run directory).",
+            show_default=False,
+        ),
+    ] = None,
+    embed_images: EmbedImagesOpt = False,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
@@ -117,6 +129,8 @@ def score(
     with run.lock("score", shared=True):
         bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
         options = benchmark_options(ctx, bench, "score")
+        if html is not None:
+            check_target(page_path(html, run.root))
         judge_path = judge_responses
         if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
             judge_path = run.path(JUDGE_RESPONSES)
@@ -131,6 +145,9 @@ def score(
         target = run.output_path(out_path, REPORT, [request.responses, judge_path])
         report = bench.score(run, request, events(out))
         report.save(target)
+        if html is not None:
+            page = page_path(html, run.root)
+            write_page(page, run_page(target, page, embed_images=embed_images))
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
@@ -139,5 +156,7 @@ def score(
         for note in [*table.legend, *bench.summary_notes(report)]:
             out.info(note)
         out.info(f"report written to {target}")
+        if html is not None:
+            out.info(f"page written to {page_path(html, run.root)}")
     # The report records every check; a failed one fails the run after it is written.
     raise_failed(report.summary)

@@ -218,6 +218,15 @@ def user_output(path: Path) -> Path:
     return StreamablePath(path)
 
 
+def is_stream_output(path: Path) -> bool:
+    """Whether a user-named output ``path`` is a character device or pipe written in place
+    (``/dev/stdout``, ``/dev/null``, a FIFO), not a file to replace."""
+    try:
+        return _writes_directly(user_output(path))
+    except OutputError:
+        return False
+
+
 def _existing_kind(path: Path, follow: bool) -> int | None:
     try:
         return (os.stat(path) if follow else os.lstat(path)).st_mode

@@ -24,10 +24,10 @@ from datbench_cli.batch.sender import (
     _retry_after,
     answered_ids,
     plan_send,
-    repair_tail,
     send_requests,
 )
 from datbench_cli.errors import UsageError
+from datbench_cli.files.append_log import repair_tail
 from tests.chat_server import ChatServer
 from tests.cli_helpers import ROOT, make_dataset, make_row, run_cli
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import unittest
+from unittest import mock
 
 from PIL import Image
 
@@ -174,6 +176,31 @@ class AgentLoopTests(TempDirCase):
             "not comparable with the official protocol",
             run_cli("score", "-d", str(self.root)).stderr,
         )
+
+    def test_the_openai_key_goes_only_to_the_openai_api(self) -> None:
+        with ToolChatServer() as server, mock.patch.dict(os.environ, {"OPENAI_API_KEY": "sk-x"}):
+            result = self._agent(server)
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertTrue(server.authorizations)
+            self.assertEqual(set(server.authorizations), {None})
+            self.assertIn("OPENAI_API_KEY is not sent", result.stderr)
+
+    def test_a_named_key_goes_to_the_named_server(self) -> None:
+        with ToolChatServer() as server, mock.patch.dict(os.environ, {"MY_KEY": "k-1"}):
+            result = self._agent(server, "--api-key-env", "MY_KEY")
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertEqual(set(server.authorizations), {"Bearer k-1"})
+
+    def test_the_base_url_is_joined_as_the_openai_sdk_joins_it(self) -> None:
+        with ToolChatServer() as server:
+            base = server.base_url.removesuffix("/v1") + "/v1beta/openai/"
+            result = run_cli(
+                "agent", "-d", str(self.root), "--base-url", base, "--model", "m",
+                "--max-tool-rounds", "3", "--tool-cpu-seconds", "10",
+                "--tool-wall-seconds", "30", "--tool-memory-mb", "1024",
+            )  # fmt: skip
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertEqual(set(server.paths), {"/v1beta/openai/chat/completions"})
 
     def test_rerun_runs_nothing_again(self) -> None:
         with ToolChatServer() as server:

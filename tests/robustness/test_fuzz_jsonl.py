@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datbench_cli.batch.responses import load_judge_responses, load_vlm_responses
-from datbench_cli.batch.sender import answered_ids, iter_request_lines, repair_tail
+from datbench_cli.batch.sender import answered_ids, iter_request_lines
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.append_log import repair_tail
 from datbench_cli.files.rundir import MANIFEST, RunDir
 from tests.cli_helpers import ROOT, SAMPLE, run_cli, sample_capabilities
 from tests.hypothesis_profiles import examples

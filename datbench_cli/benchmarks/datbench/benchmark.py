@@ -26,6 +26,7 @@ from datbench_cli.files.rundir import RunDir, safe_file_stem
 
 if TYPE_CHECKING:
     from datbench_cli.compare.spec import Side
+    from datbench_cli.report_html.inputs import Images, RunFiles
 
 _OPTIONS: dict[str, frozenset[str]] = {
     "score": frozenset({"strict", "sample_timeout", "jobs", "profile"}),
@@ -353,3 +354,8 @@ class DatBench:
         from datbench_cli.benchmarks.datbench import pairing
 
         return pairing.SIDE
+
+    def page_data(self, files: RunFiles, images: Images) -> dict[str, Any]:
+        from datbench_cli.benchmarks.datbench import page_view
+
+        return page_view.page_data(files, images)

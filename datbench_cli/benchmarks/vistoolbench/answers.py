@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys, wrong_file_hint
+from datbench_cli.batch.line_keys import RESPONSE_KEYS, checked_lines, wrong_file_hint
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
     ERRORED,
@@ -31,7 +31,6 @@ from datbench_cli.batch.responses import (
 from datbench_cli.benchmarks.vistoolbench.model import Task
 from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
 from datbench_cli.errors import InputError
-from datbench_cli.files.jsonio import iter_jsonl
 
 TurnKey = tuple[str, int]
 
@@ -130,14 +129,7 @@ def as_answer_line(item: Any) -> AnswerLine:
 def read_answer_lines(path: Path, warn: Warn | None = None) -> Iterator[AnswerLine]:
     """The response lines of a file, validated (errors name file and line); ``warn`` hears
     once about keys no reader uses."""
-    unknown = UnknownKeys(RESPONSE_KEYS)
-    for number, obj in iter_jsonl(path):
-        if not is_batch_line(obj):
-            unknown.check(obj, number)
-        yield answer_line(obj, path, number)
-    message = unknown.message(path)
-    if message and warn is not None:
-        warn(message)
+    return checked_lines(path, RESPONSE_KEYS, answer_line, warn)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from datbench_cli.files.rundir import RunDir
 
 if TYPE_CHECKING:
     from datbench_cli.compare.spec import Side
+    from datbench_cli.report_html.inputs import Images, RunFiles
 
 _OPTIONS: dict[str, frozenset[str]] = {
     "export-tasks": frozenset({"turncase", "context", "first_image_only"}),
@@ -289,3 +290,8 @@ class VisToolBench:
         from datbench_cli.benchmarks.vistoolbench import pairing
 
         return pairing.SIDE
+
+    def page_data(self, files: RunFiles, images: Images) -> dict[str, Any]:
+        from datbench_cli.benchmarks.vistoolbench import page_view
+
+        return page_view.page_data(files, images)

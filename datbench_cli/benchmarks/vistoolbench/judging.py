@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.digests import DIGEST_FIELD, response_digest
-from datbench_cli.batch.line_keys import JUDGE_KEYS, UnknownKeys
+from datbench_cli.batch.line_keys import JUDGE_KEYS, checked_lines
 from datbench_cli.batch.responses import batch_response_line, is_batch_line, native_digest
 from datbench_cli.benchmarks.vistoolbench.answers import Answers
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.errors import InputError
-from datbench_cli.files.jsonio import iter_jsonl
 
 RubricKey = tuple[str, int, str]
 
@@ -150,14 +149,7 @@ def as_judge_line(item: Any) -> JudgeLine:
 def read_judge_lines(path: Path, warn: Warn | None = None) -> Iterator[JudgeLine]:
     """The judge response lines of a file, validated (errors name file and line); ``warn``
     hears once about keys no reader uses."""
-    unknown = UnknownKeys(JUDGE_KEYS)
-    for number, obj in iter_jsonl(path):
-        if not is_batch_line(obj):
-            unknown.check(obj, number)
-        yield judge_line(obj, path, number)
-    message = unknown.message(path)
-    if message and warn is not None:
-        warn(message)
+    return checked_lines(path, JUDGE_KEYS, judge_line, warn)
 
 
 @dataclass

@@ -1,28 +1,37 @@
 """POSTing one chat-completions request, with the retry rules of ``datbench send``.
 
+The HTTP exchange is ``datbench send``'s (:mod:`datbench_cli.batch.transport`): a deadline on
+the whole exchange (a server trickling bytes cannot hold a turn past ``timeout``), a cap on the
+answer's size, redirects never followed; the URL is joined as the OpenAI SDK joins it and the
+key is chosen by the caller with :func:`datbench_cli.batch.endpoint.choose_key`.
+
 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
 exponential backoff and jitter (``Retry-After`` honoured, capped); another 4xx fails the turn;
-401, 403 and 404 (wrong key, URL or model) and a server unreachable after every retry stop the
-whole run (:class:`AgentAborted`).
+401, 403 and 404 (wrong key, URL or model) and a server that cannot be connected to after every
+retry stop the whole run (:class:`AgentAborted`); a timeout or a dropped answer after every retry
+fails only its turn (recorded as errored; a rerun retries it).
 """
 
 from __future__ import annotations
 
 import email.utils
-import http.client
 import random
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from datbench_cli.errors import DatbenchError, UsageError
+from datbench_cli.batch.endpoint import BaseUrl
+from datbench_cli.batch.requests import CHAT_URL
+from datbench_cli.errors import DatbenchError
 from datbench_cli.version import __version__
 
+if TYPE_CHECKING:
+    from datbench_cli.batch.transport import Transport
+
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _FATAL = frozenset({401, 403, 404})
 
 
@@ -50,17 +59,18 @@ class ServerConfig:
     max_retries: int = 6
     backoff_base: float = 1.0
     backoff_max: float = 60.0
+    connections: int = 4
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    key_withheld: bool = False  # $OPENAI_API_KEY was set but not sent (not the OpenAI API)
 
     def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise UsageError(
-                f"--base-url must start with http:// or https://, got {self.base_url!r}"
-            )
+        BaseUrl.parse(self.base_url)  # a usage error when it is not a usable base URL
 
     @property
     def endpoint(self) -> str:
-        """``<server>/v1/chat/completions`` (the base may end in ``/v1`` or not)."""
-        return self.base_url.rstrip("/").removesuffix("/v1") + "/v1/chat/completions"
+        """The chat-completions URL, joined as the OpenAI SDK does
+        (``https://host/v1beta/openai/`` -> ``https://host/v1beta/openai/chat/completions``)."""
+        return BaseUrl.parse(self.base_url).endpoint(CHAT_URL)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -93,6 +103,8 @@ class ChatClient:
     def __init__(self, config: ServerConfig, sleep: Callable[[float], None] = time.sleep) -> None:
         self.config = config
         self.sleep = sleep
+        self.url = config.endpoint
+        self._transport: Transport | None = None
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -101,31 +113,42 @@ class ChatClient:
         if config.api_key:
             self._headers["Authorization"] = f"Bearer {config.api_key}"
 
+    def _pool(self) -> Transport:
+        if self._transport is None:
+            from datbench_cli.batch.transport import Transport  # the HTTP stack, when sending
+
+            self._transport = Transport(self.config.base_url, self.config.connections)
+        return self._transport
+
+    def close(self) -> None:
+        """Close the connections (the client may be used again after)."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
     def _attempt(self, data: bytes) -> tuple[int | None, Any, str, float | None]:
-        """``(status, body or None, problem, retry_after)``."""
-        request = urllib.request.Request(
-            self.config.endpoint, data=data, headers=self._headers, method="POST"
+        """``(status, body or None, problem, retry_after)``; ``status`` is ``None`` only when
+        the server could not be connected to (a timeout or dropped answer is ``0``)."""
+        answer = self._pool().post(
+            self.url,
+            self._headers,
+            data,
+            self.config.timeout,
+            self.config.max_response_bytes,
         )
+        if answer.status is None or answer.problem is not None:
+            status = None if answer.code == "connect_error" else (answer.status or 0)
+            return status, None, answer.problem or "no answer", None
+        if answer.status >= 300:
+            after = _retry_after((answer.headers or {}).get("retry-after"))
+            return answer.status, None, f"HTTP {answer.status}: {_message(answer.body)}", after
         try:
-            with urllib.request.urlopen(request, timeout=self.config.timeout) as reply:
-                raw, status = reply.read(), reply.status
-        except urllib.error.HTTPError as exc:
-            try:
-                raw = exc.read()
-            except (OSError, http.client.HTTPException):
-                raw = b""
-            after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-            return exc.code, None, f"HTTP {exc.code}: {_message(raw)}", after
-        except (OSError, http.client.HTTPException) as exc:
-            reason = getattr(exc, "reason", exc)
-            return None, None, f"{type(reason).__name__}: {reason}", None
-        try:
-            body = orjson.loads(raw)
+            body = orjson.loads(answer.body)
         except orjson.JSONDecodeError:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
-            return status, None, "the server's answer is not a chat completion", None
-        return status, body, "", None
+            return answer.status, None, "the server's answer is not a chat completion", None
+        return answer.status, body, "", None
 
     def complete(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """The server's answer to ``body`` and the number of attempts it took."""
@@ -136,13 +159,19 @@ class ChatClient:
             if answer is not None:
                 return answer, number + 1
             if status in _FATAL:
-                raise AgentAborted(f"{self.config.endpoint} answered {problem}")
-            retryable = status is None or status in (200, 408, 429) or status >= 500
+                hint = ""
+                if status == 401 and self.config.key_withheld:
+                    hint = (
+                        " ($OPENAI_API_KEY is only sent to the OpenAI API; pass "
+                        "--api-key-env NAME to send a key to this server)"
+                    )
+                raise AgentAborted(f"{self.url} answered {problem}{hint}")
+            retryable = status is None or status in (0, 200, 408, 429) or status >= 500
             if not retryable:
                 raise RequestFailed(problem, number + 1)
             if number >= self.config.max_retries:
                 if status is None:
-                    raise AgentAborted(f"cannot reach {self.config.endpoint} ({problem})")
+                    raise AgentAborted(f"cannot reach {self.url} ({problem})")
                 raise RequestFailed(problem, number + 1)
             cap = self.config.backoff_max
             delay = (

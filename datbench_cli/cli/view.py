@@ -1,0 +1,39 @@
+"""``datbench view``: the HTML page of an existing report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli.cli.common import QuietOpt, handle_errors
+from datbench_cli.cli.html_page import EmbedImagesOpt, page_path
+from datbench_cli.cli.output import Output
+from datbench_cli.report_html import run_page, write_page
+
+
+@handle_errors
+def view(
+    report_or_run_dir: Annotated[
+        Path, typer.Argument(help="A report file or a run directory.", show_default=False)
+    ],
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Page file (default: report.html beside the report).",
+            show_default=False,
+        ),
+    ] = None,
+    embed_images: EmbedImagesOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Write one self-contained HTML page (summary and sample browser) from a report."""
+    out = Output(quiet)
+    target = report_or_run_dir
+    folder = target if target.is_dir() else target.parent
+    path = page_path(out_path, folder)
+    write_page(path, run_page(target, path, embed_images=embed_images))
+    out.info(f"page written to {path}")

@@ -1,0 +1,68 @@
+"""The agent's HTTP client is ``datbench send``'s: the whole exchange bounded by ``timeout``,
+no redirect followed (so no key reaches another host), URLs joined as the OpenAI SDK does."""
+
+from __future__ import annotations
+
+import socket
+import time
+import unittest
+
+from datbench_cli.benchmarks.vistoolbench.agent.transport import (
+    ChatClient,
+    RequestFailed,
+    ServerConfig,
+)
+from tests.batch.test_send_hardening import bounded, completion, http_head
+from tests.raw_server import RawServer
+
+BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+
+
+def _client(base_url: str, **config: float) -> ChatClient:
+    settings = {"timeout": 1.0, "max_retries": 0, "backoff_base": 0.0, **config}
+    return ChatClient(ServerConfig(base_url, "sk-secret", **settings))  # type: ignore[arg-type]
+
+
+class AgentTransportTests(unittest.TestCase):
+    def test_a_server_trickling_bytes_is_cut_at_the_timeout(self) -> None:
+        body = completion()
+
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body) * 100}"))
+            for byte in body * 100:
+                conn.sendall(bytes([byte]))
+                time.sleep(0.1)
+
+        with RawServer(respond) as server:
+            client = _client(server.base_url)
+            started = time.monotonic()
+            with self.assertRaises(RequestFailed) as caught:
+                bounded(self, 10, lambda: client.complete(BODY))
+            self.assertLess(time.monotonic() - started, 4)
+            self.assertIn("1 s", str(caught.exception))
+            client.close()
+
+    def test_a_redirect_is_not_followed(self) -> None:
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(
+                http_head("307 Temporary Redirect", "Location: http://127.0.0.2:9/v1/x",
+                          "Content-Length: 0")
+            )  # fmt: skip
+
+        with RawServer(respond) as server:
+            client = _client(server.base_url)
+            with self.assertRaises(RequestFailed) as caught:
+                client.complete(BODY)
+            self.assertIn("HTTP 307", str(caught.exception))
+            self.assertEqual(len(server.requests), 1)
+            client.close()
+
+    def test_the_endpoint_is_joined_as_the_sdk_joins_it(self) -> None:
+        cases = {
+            "http://h:8000": "http://h:8000/v1/chat/completions",
+            "http://h:8000/v1": "http://h:8000/v1/chat/completions",
+            "https://h/v1beta/openai/": "https://h/v1beta/openai/chat/completions",
+        }
+        for base, url in cases.items():
+            with self.subTest(base):
+                self.assertEqual(ServerConfig(base).endpoint, url)

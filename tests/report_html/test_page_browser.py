@@ -1,0 +1,311 @@
+"""The HTML pages in a real headless Chromium: numbers equal report.json, filters show exactly
+the expected samples, images load, injected markup stays text and never runs, no console
+errors. Screenshots go to a temp folder (DATBENCH_UPDATE_SCREENSHOTS=1: into docs/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from datbench_cli.cli.html_page import optional_value
+from tests.cli_helpers import ROOT, SAMPLE, run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+DRIVER = Path("/usr/bin/chromedriver")
+INJECT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"></script>'
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
+
+
+def _browser_missing() -> str | None:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    if not CHROMIUM.is_file() or not DRIVER.is_file():
+        return "chromium / chromium-driver are not installed (.ci/run installs them)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"browser test cannot run under CI: {missing}")
+        pytest.skip(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1100,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _datbench_run(root: Path, name: str, wrong: set[str] = frozenset()) -> Path:  # type: ignore[assignment]
+    run = root / name
+    assert (
+        run_cli("export-tasks", "all", "--source", str(SAMPLE), "--dir", str(run), "-q").exit_code
+        == 0
+    )
+    responses = _lines(SAMPLE / "responses.jsonl")
+    for line in responses:
+        if line["id"] == "db_chart_000001":
+            line["raw_output"] = INJECT
+        if line["id"] in wrong:
+            line["raw_output"] = "certainly not the answer"
+    _write_lines(run / "responses.jsonl", responses)
+    assert run_cli("make-judge-tasks", "--dir", str(run), "-q").exit_code == 0
+    shutil.copy(SAMPLE / "judge_responses.jsonl", run / "judge_responses.jsonl")
+    # As the console script sees it: `--html` last, without its FILE.
+    result = run_cli(*optional_value(["score", "--dir", str(run), "-q", "--html"]))
+    assert result.exit_code == 0, result.stderr
+    return run
+
+
+def _open(driver: Any, page: Path) -> None:
+    driver.get_log("browser")  # drop what an earlier page logged
+    driver.get(page.resolve().as_uri())
+    deadline = time.monotonic() + 20
+    while driver.execute_script("return document.body.dataset.ready") != "1":
+        assert time.monotonic() < deadline, "the page never finished rendering"
+        time.sleep(0.05)
+
+
+def _no_errors(driver: Any) -> None:
+    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert errors == []
+    assert driver.execute_script("return window.__pwned") is None
+
+
+def _select(driver: Any, facet: str, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", f"filter-{facet}")).select_by_value(value)
+
+
+def _shown_ids(driver: Any) -> list[str]:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#list li.rec')).map(li => li.dataset.id)"
+    )
+
+
+def _count(driver: Any) -> int:
+    return int(driver.find_element("id", "count").get_attribute("data-count"))
+
+
+def _headline(driver: Any, key: str) -> str:
+    return driver.find_element("css selector", f'.card[data-key="{key}"] .value').get_attribute(
+        "data-value"
+    )
+
+
+def _open_record(driver: Any, sample_id: str) -> Any:
+    items = driver.find_elements("css selector", "#list li.rec")
+    item = next(i for i in items if i.get_attribute("data-id") == sample_id)
+    item.find_element("css selector", ".head").click()
+    return item
+
+
+def _image_loaded(driver: Any, item: Any) -> None:
+    image = item.find_element("css selector", "img.thumb")
+    deadline = time.monotonic() + 10
+    while not driver.execute_script(
+        "return arguments[0].complete && arguments[0].naturalWidth > 0", image
+    ):
+        assert time.monotonic() < deadline, f"image {image.get_attribute('src')} did not load"
+        time.sleep(0.05)
+
+
+def _shot(driver: Any, name: str, tmp: Path) -> None:
+    driver.execute_script("window.scrollTo(0, 0)")
+    target = tmp / f"{name}.png"
+    driver.save_screenshot(str(target))
+    assert target.stat().st_size > 0
+    if os.environ.get("DATBENCH_UPDATE_SCREENSHOTS") == "1":
+        docs = ROOT / "docs" / "screenshots"
+        docs.mkdir(parents=True, exist_ok=True)
+        shutil.copy(target, docs / target.name)
+
+
+def test_datbench_page(driver: Any, tmp_path: Path) -> None:
+    run = _datbench_run(tmp_path, "run")
+    report = json.loads((run / "report.json").read_text())
+    # An id that tries to end the data script and inject markup, shown through `view`.
+    report["results"][0]["id"] = "id-" + INJECT
+    (run / "report.json").write_text(json.dumps(report))
+    assert run_cli("view", str(run), "-q").exit_code == 0
+    _open(driver, run / "report.html")
+    summary = report["summary"]
+    assert float(_headline(driver, "overall_accuracy")) == summary["overall_accuracy"]
+    assert float(_headline(driver, "judge_accuracy")) == summary["judge_accuracy"]
+    bars = driver.execute_script(
+        "return Array.from(document.querySelectorAll('.chart rect.bar')).map(r => [r.dataset.name, r.dataset.value])"
+    )
+    assert {name: float(v) for name, v in bars} == summary["capability_accuracy"]
+    # Every result, and every exported sample the report has none for (here the renamed one).
+    ids = {r["id"] for r in report["results"]}
+    unscored = [t["id"] for t in _lines(run / "tasks.jsonl") if t["id"] not in ids]
+    assert unscored == ["db_chart_000000"]
+    assert _count(driver) == len(report["results"]) + len(unscored)
+    # The accounting number links to its samples: judge verdict unparsed.
+    unparsed = [
+        r["id"]
+        for r in report["results"]
+        if r["metadata"]["score_details"].get("judge_verdict") == "unparsed"
+    ]
+    assert unparsed and summary["judge_unparsed_verdicts"] == len(unparsed)
+    driver.find_element(
+        "css selector", '#accounting tr[data-key="judge_unparsed_verdicts"] button'
+    ).click()
+    assert _shown_ids(driver) == unparsed
+    _select(driver, "verdict", "")
+    _select(driver, "dataset", "chartqa")
+    _select(driver, "result", "incorrect")
+    expected = [
+        r["id"]
+        for r in report["results"]
+        if r["metadata"]["dataset"] == "chartqa" and r["is_correct"] is False
+    ]
+    assert expected and _shown_ids(driver) == expected
+    # Injected output and id: shown verbatim as text, nothing ran.
+    _select(driver, "result", "")
+    item = _open_record(driver, "db_chart_000001")
+    assert INJECT in item.text
+    _image_loaded(driver, item)
+    head = driver.find_element("css selector", "#list li.rec .rid")
+    assert head.text == "id-" + INJECT
+    _select(driver, "dataset", "")
+    driver.find_element("id", "search").send_keys("peaks in 2019")
+    assert _shown_ids(driver) == [
+        r["id"] for r in report["results"] if "peaks in 2019" in r["vlm_output"].lower()
+    ]
+    driver.find_element("id", "search").clear()
+    _no_errors(driver)
+    _shot(driver, "datbench", tmp_path)
+
+
+def test_vistoolbench_page(driver: Any, tmp_path: Path) -> None:
+    run = tmp_path / "vtb"
+    assert (
+        run_cli(
+            "export-tasks", "vistoolbench", "--source", str(VTB_SAMPLE), "--dir", str(run), "-q"
+        ).exit_code
+        == 0
+    )
+    responses = _lines(VTB_SAMPLE / "responses.jsonl")
+    for line in responses:
+        if line.get("id") == "vtb-a-medical-001::0":
+            line["raw_output"] = INJECT
+    _write_lines(run / "responses.jsonl", responses)
+    assert run_cli("make-judge-tasks", "--dir", str(run), "-q").exit_code == 0
+    shutil.copy(VTB_SAMPLE / "judge_responses.jsonl", run / "judge_responses.jsonl")
+    page = tmp_path / "elsewhere" / "vtb.html"
+    page.parent.mkdir()
+    # A page outside the run directory, with its images embedded (data: URIs under the CSP).
+    result = run_cli(
+        "score", "--dir", str(run), "-q", "--html", str(page), "--embed-images", "--allow-missing"
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((run / "report.json").read_text())
+    _open(driver, page)
+    assert float(_headline(driver, "apr")) == report["summary"]["apr"]
+    assert float(_headline(driver, "ars")) == report["summary"]["ars"]
+    _select(driver, "turncase", "multi-turn")
+    assert _shown_ids(driver) == [
+        t["id"] for t in _lines(run / "tasks.jsonl") if t["turncase"] == "multi-turn"
+    ]
+    _select(driver, "turncase", "")
+    _select(driver, "verdict", "unparsed")
+    assert _shown_ids(driver) == [
+        r["id"]
+        for r in report["results"]
+        if any(rb["status"] == "unparsed" for t in r["turns"] for rb in t["rubrics"])
+    ]
+    _select(driver, "verdict", "")
+    # The unanswered turns' count links to the task the report has no result for.
+    scored = {r["id"] for r in report["results"]}
+    unanswered = [t["id"] for t in _lines(run / "tasks.jsonl") if t["id"] not in scored]
+    assert unanswered and report["summary"]["responses"]["missing_turns"] > 0
+    driver.find_element(
+        "css selector", '#accounting tr[data-key="responses.missing_turns"] button'
+    ).click()
+    assert _shown_ids(driver) == unanswered
+    _select(driver, "status", "")
+    item = _open_record(driver, "vtb-a-medical-001")
+    assert INJECT in item.text
+    assert "Rubric verdicts" in item.text.title() or "RUBRIC VERDICTS" in item.text
+    _image_loaded(driver, item)
+    sources = driver.execute_script(
+        "return Array.from(document.querySelectorAll('img.thumb')).map(i => i.src)"
+    )
+    assert sources and all(src.startswith("data:image/") for src in sources)
+    _no_errors(driver)
+    _shot(driver, "vistoolbench", tmp_path)
+
+
+def test_compare_page(driver: Any, tmp_path: Path) -> None:
+    run_a = _datbench_run(tmp_path, "a")
+    run_b = _datbench_run(tmp_path, "b", wrong={"db_chart_000000", "db_table_000000"})
+    page = tmp_path / "compare.html"
+    result = run_cli("compare", str(run_a), str(run_b), "--html", str(page), "-q")
+    assert result.exit_code == 0, result.stderr
+    report_a = json.loads((run_a / "report.json").read_text())
+    report_b = json.loads((run_b / "report.json").read_text())
+    _open(driver, page)
+    assert float(_headline(driver, "overall_accuracy")) == report_a["summary"]["overall_accuracy"]
+    assert float(_headline(driver, "b.overall_accuracy")) == report_b["summary"]["overall_accuracy"]
+    b_correct = {r["id"]: r["is_correct"] for r in report_b["results"]}
+    flipped = [
+        r["id"] for r in report_a["results"] if r["is_correct"] and b_correct[r["id"]] is False
+    ]
+    assert flipped
+    _select(driver, "change", "right->wrong")
+    assert _shown_ids(driver) == flipped
+    b_score = {r["id"]: r["score"] for r in report_b["results"]}
+    _select(driver, "change", "different")
+    assert _shown_ids(driver) == [
+        r["id"]
+        for r in report_a["results"]
+        if r["score"] != b_score[r["id"]] or r["is_correct"] != b_correct[r["id"]]
+    ]
+    _select(driver, "change", "right->wrong")
+    item = _open_record(driver, flipped[0])
+    assert item.find_element("css selector", ".side-a").is_displayed()
+    assert "certainly not the answer" in item.find_element("css selector", ".side-b").text
+    _image_loaded(driver, item)
+    _select(driver, "change", "")
+    item = _open_record(driver, "db_chart_000001")
+    assert item.find_element("css selector", ".side-a").text.count(INJECT) >= 1
+    _no_errors(driver)
+    _shot(driver, "compare", tmp_path)

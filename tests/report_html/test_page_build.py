@@ -1,0 +1,229 @@
+"""The page builder without a browser: the embedded data cannot end its script element,
+image paths stay inside the run directory, a page never replaces a file it did not write,
+``--html`` without FILE, and ``view`` of a folder with no report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from datbench_cli.cli.html_page import optional_value
+from datbench_cli.errors import UsageError
+from datbench_cli.report_html import write_page
+from datbench_cli.report_html.inputs import Images
+from datbench_cli.report_html.page import embed_json, render
+from tests.cli_helpers import png_bytes, run_cli
+
+
+def test_embedded_json_cannot_end_the_script_element() -> None:
+    hostile = {"id": "</script><script>alert(1)</script>", "out": "<!-- & -->"}
+    embedded = embed_json(hostile)
+    assert "<" not in embedded and ">" not in embedded and "&" not in embedded
+    assert orjson.loads(embedded) == hostile
+    page = render("t</title><script>", {"x": hostile}).decode()
+    assert page.count("</script>") == 2  # the data element's and the app's own
+    assert "t&lt;/title&gt;&lt;script&gt;" in page
+
+
+def test_only_the_app_script_may_run() -> None:
+    page = render("t", {}).decode()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert policy is not None
+    assert "default-src 'none'" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1).split("script-src", 1)[1].split(";", 1)[0]
+
+
+def test_image_paths_are_confined_to_the_run_directory(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "images").mkdir(parents=True)
+    (run / "images" / "a.png").write_bytes(png_bytes())
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(png_bytes())
+    (run / "images" / "link.png").symlink_to(outside)
+    images = Images(run, tmp_path / "pages")
+    assert images.src("images/a.png") == "../run/images/a.png"
+    for hostile in ("../secret.png", str(outside), "images/link.png", "images/none.png", "a\x00b"):
+        assert images.src(hostile) is None
+    assert images.refused == 5
+    embedded = Images(run, run, embed=True)
+    src = embedded.src("images/a.png")
+    assert src is not None and src.startswith("data:image/jpeg;base64,")
+    tight = Images(run, run, embed=True, budget=10)
+    assert tight.src("images/a.png") == "images/a.png" and tight.not_embedded == 1
+
+
+def test_a_page_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> None:
+    precious = tmp_path / "responses.jsonl"
+    precious.write_text('{"id": "x"}\n')
+    with pytest.raises(UsageError, match="not a datbench page"):
+        write_page(precious, render("t", {}))
+    assert precious.read_text() == '{"id": "x"}\n'
+    link = tmp_path / "link.html"
+    link.symlink_to(precious)
+    with pytest.raises(UsageError, match="symlink"):
+        write_page(link, render("t", {}))
+    page = tmp_path / "report.html"
+    write_page(page, render("one", {}))
+    write_page(page, render("two", {}))  # its own page is replaced
+    assert "<title>two</title>" in page.read_text()
+
+
+def test_html_option_may_stand_without_its_file() -> None:
+    assert optional_value(["score", "--html"]) == ["score", "--html", ""]
+    assert optional_value(["score", "--html", "-q"]) == ["score", "--html", "", "-q"]
+    assert optional_value(["score", "--html", "p.html"]) == ["score", "--html", "p.html"]
+
+
+def test_view_of_a_folder_without_a_report(tmp_path: Path) -> None:
+    result = run_cli("view", str(tmp_path))
+    assert result.exit_code == 2
+    assert "no report here" in result.stderr
+
+
+def test_view_of_a_lone_report_file(tmp_path: Path) -> None:
+    report = {
+        "summary": {"overall_accuracy": 0.5, "total_samples": 2},
+        "results": [
+            {"id": "a", "score": 1.0, "is_correct": True, "vlm_output": "x", "metadata": {}},
+            {"id": "b", "score": 0.0, "is_correct": False, "vlm_output": "y", "metadata": {}},
+        ],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    result = run_cli("view", str(path), "-o", str(tmp_path / "p.html"), "-q")
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "p.html").read_text()
+    data = re.search(r'<script id="datbench-data" type="application/json">(.*?)</script>', text)
+    assert data is not None
+    page = json.loads(data.group(1))
+    assert page["headline"][0]["value"] == 0.5
+    assert [r["id"] for r in page["browser"]["records"]] == ["a", "b"]
+
+
+def _page_data(page: Path) -> dict:
+    text = page.read_text()
+    data = re.search(r'<script id="datbench-data" type="application/json">(.*?)</script>', text)
+    assert data is not None
+    return json.loads(data.group(1))
+
+
+def test_keys_of_other_branches_are_shown_when_present(tmp_path: Path) -> None:
+    """Intervals (summary.uncertainty), coverage, per-sample response_status and the
+    provenance block are shown as the report has them; no number is computed."""
+    report = {
+        "summary": {
+            "overall_accuracy": 0.5,
+            "total_samples": 2,
+            "capability_accuracy": {"chart": 0.5},
+            "capability_counts": {"chart": 2},
+            "coverage": {"expected": 3, "answered": 2, "coverage": 0.6667},
+            "response_statuses": {"truncated": 1},
+            "uncertainty": {
+                "overall": {"n": 2, "accuracy": 0.5, "ci95": [0.1, 0.9]},
+                "capabilities": {"chart": {"n": 2, "accuracy": 0.5, "ci95": [0.2, 0.8]}},
+            },
+        },
+        "provenance": {"tool": "datbench", "dataset": {"revision": "abc123"}},
+        "results": [
+            {
+                "id": "a",
+                "score": 1.0,
+                "is_correct": True,
+                "vlm_output": "x",
+                "metadata": {"capability": "chart", "response_status": "truncated"},
+            },
+            {"id": "b", "score": 0.0, "is_correct": False, "vlm_output": "y", "metadata": {}},
+        ],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    assert run_cli("view", str(path), "-o", str(tmp_path / "p.html"), "-q").exit_code == 0
+    page = _page_data(tmp_path / "p.html")
+    overall = page["headline"][0]
+    assert overall["ci"] == [0.1, 0.9] and overall["coverage"] == "2/3 answered"
+    assert page["charts"][0]["bars"] == [
+        {"name": "chart", "value": 0.5, "ci": [0.2, 0.8], "n": 2, "coverage": None}
+    ]
+    assert ["dataset.revision", "abc123"] in page["provenance"]
+    linked = [a for a in page["accounting"] if a["key"] == "response_statuses.truncated"]
+    assert linked == [
+        {
+            "label": "response status truncated",
+            "key": "response_statuses.truncated",
+            "value": 1,
+            "facet": "status",
+            "match": "truncated",
+        }
+    ]
+    status = next(f for f in page["browser"]["facets"] if f["key"] == "status")
+    index = [r["f"][page["browser"]["facets"].index(status)] for r in page["browser"]["records"]]
+    assert [status["values"][i] for i in index] == ["truncated", "(not recorded)"]
+
+
+def test_comparison_tables_show_the_compare_json_as_it_is(tmp_path: Path) -> None:
+    """With ``datbench compare``'s JSON (shape of its tables), every number comes from it."""
+    from datbench_cli.report_html.compare_view import comparison_tables
+
+    comparison = {
+        "metrics": [{"key": "score", "label": "accuracy", "exact_test": True}],
+        "tables": [
+            {
+                "key": "capability",
+                "title": "By capability",
+                "group": "capability",
+                "rows": [
+                    {
+                        "name": "chart",
+                        "n": 23,
+                        "metrics": {
+                            "score": {
+                                "a": 0.6,
+                                "b": 0.5,
+                                "difference": -0.1,
+                                "ci95": [-0.2, 0.0],
+                                "mcnemar": {"b": 3, "c": 1, "p": 0.6, "p_holm": 0.9},
+                                "flips": {"right_to_wrong": 3, "wrong_to_right": 1},
+                                "significant": False,
+                            }
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    (table,) = comparison_tables(comparison)
+    assert table["title"] == "By capability"
+    (row,) = table["rows"]
+    assert row[0] == {"t": "chart", "facet": "capability", "value": "chart"}
+    assert row[1:9] == [23, "accuracy", 0.6, 0.5, -0.1, "[-0.2000, +0.0000]", 0.9, "no"]
+    assert row[9] == "right to wrong 3, wrong to right 1"
+
+
+def test_the_page_build_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path) -> None:
+    import gc
+
+    from datbench_cli.report_html import run_page
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"summary": {"overall_accuracy": 1.0}, "results": []}))
+    assert gc.isenabled()
+    run_page(path, tmp_path / "p.html")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        run_page(path, tmp_path / "p.html")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_page_goes_to_a_device_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"summary": {"overall_accuracy": 1.0}, "results": []}))
+    result = run_cli("view", str(path), "-o", "/dev/null", "-q")
+    assert result.exit_code == 0, result.stderr
+    assert Path("/dev/null").is_char_device()
