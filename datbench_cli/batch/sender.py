@@ -206,7 +206,7 @@ class OutputFile(AppendLog):
 
     Opening locks it (so two sends cannot write one file at once) and repairs a torn last line
     (``repaired_tail``); :meth:`append` writes whole lines, ``fsync``-ed. A file this send
-    created and left empty because it failed (bad request files) is removed again.
+    created and left empty because the request files were bad is removed again.
     """
 
     def __init__(self, path: Path) -> None:
@@ -218,7 +218,8 @@ class OutputFile(AppendLog):
         return super().__enter__()
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
-        if exc_type is not None and self._created:
+        # Bad request files (found before anything is sent): leave no empty output behind.
+        if exc_type is not None and issubclass(exc_type, InputError | UsageError) and self._created:
             with contextlib.suppress(OSError):
                 own = os.fstat(self._fd)
                 if own.st_size == 0 and os.path.samestat(own, os.lstat(self.path)):
