@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _scipy
 
 from datbench_cli.metrics.averaging import float_sum, mean_or_none
 
@@ -41,9 +40,25 @@ _CHUNK_CELLS = 1 << 21  # draws held at once (16 MB of int64)
 _MULTINOMIAL_RATIO = 8
 
 
+# ``scipy.stats.norm.ppf`` at the probabilities every report uses (the default confidence and
+# power), so ``score`` does not import scipy.stats (~0.3 s of start-up) to look them up;
+# tests/stats/test_stats.py checks each entry against scipy.
+_KNOWN_QUANTILES = {0.5 + CONFIDENCE / 2: 1.959963984540054, POWER: 0.8416212335729143}
+
+
+def normal_quantile(probability: float) -> float:
+    """``scipy.stats.norm.ppf(probability)``, the same float (its ``ndtri`` for other values)."""
+    known = _KNOWN_QUANTILES.get(probability)
+    if known is not None:
+        return known
+    from scipy.special import ndtri  # what norm.ppf computes (times scale 1, plus loc 0)
+
+    return float(ndtri(probability))
+
+
 def z_value(confidence: float = CONFIDENCE) -> float:
     """The two-sided normal quantile for ``confidence`` (1.959963... for 0.95)."""
-    return float(_scipy.norm.ppf(0.5 + confidence / 2))
+    return normal_quantile(0.5 + confidence / 2)
 
 
 # The arithmetic mean (``None`` over no samples), summed left to right like every accuracy.
@@ -189,7 +204,9 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError("discordant counts must be non-negative")
     if b + c == 0:
         return 1.0
-    return float(_scipy.binomtest(b, b + c, 0.5).pvalue)
+    from scipy.stats import binomtest  # heavy; only `compare` needs it
+
+    return float(binomtest(b, b + c, 0.5).pvalue)
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
@@ -211,7 +228,7 @@ def mdd(
     ``variance`` being the per-sample variance of the paired difference (``None`` for n = 0)."""
     if variance is None or n <= 0:
         return None
-    factor = z_value(confidence) + float(_scipy.norm.ppf(power))
+    factor = z_value(confidence) + normal_quantile(power)
     return float(factor * math.sqrt(max(variance, 0.0) / n))
 
 

@@ -22,6 +22,14 @@ noisy, the ratios are what we track):
    (under 1 GB at 200,000 samples).
 5. html: `datbench view` of a 45,000-sample report (prompts, outputs, score details, judge
    samples, image links) and the page's size. Targets: <= 3 s, page < 40 MB.
+6. latency (`--only latency`): `datbench score -d` on the sample data's run directory (what
+   `make demo` builds, 152 samples), whole process. Target: <= 0.45 s.
+7. mathvision (`--only mathvision`): one MathVision sample with a long degenerate output (a
+   repetition loop without \\boxed{}, a boxed sum of 5,000 terms), scored alone after the
+   parser is loaded. Target: <= 0.3 s each.
+8. imports (`--only imports`): the modules a fresh interpreter loads for the CLI app and for
+   `score` of the sample data; PASS when none of datasets, pandas, pyarrow, scipy.stats is
+   among them.
 
 Data is generated under --workdir and reused across runs of the same size.
 """
@@ -374,6 +382,83 @@ def bare_scoring_seconds(run: Path) -> float:
     return float(result.stdout.strip().splitlines()[-1])
 
 
+# ----------------------------------------------------------------------------- small runs
+
+SMALL_RUN_TARGET = 0.45  # seconds, `score -d` on the sample data
+MATHVISION_TARGET = 0.3  # seconds, one degenerate MathVision sample
+UNNEEDED_MODULES = ("datasets", "pandas", "pyarrow", "scipy.stats")
+
+
+def pass_fail(passed: bool) -> str:
+    return "PASS" if passed else "FAIL"
+
+
+def make_sample_run(workdir: Path) -> Path:
+    """The run directory `make demo` builds from the bundled sample data (rebuilt each time)."""
+    sample = ROOT / "sample_data" / "datbench"
+    out = workdir / "sample-run"
+    shutil.rmtree(out, ignore_errors=True)
+    datbench = [PYTHON, "-m", "datbench_cli"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT}
+    subprocess.run(
+        [*datbench, "export-tasks", "all", "--source", str(sample), "-d", str(out), "-q"],
+        check=True,
+        **quiet,
+    )
+    shutil.copy(sample / "responses.jsonl", out / "responses.jsonl")
+    subprocess.run([*datbench, "make-judge-tasks", "-d", str(out), "-q"], check=True, **quiet)
+    shutil.copy(sample / "judge_responses.jsonl", out / "judge_responses.jsonl")
+    return out
+
+
+MATHVISION_PROBE = r"""
+import json, sys, time
+from datbench_cli.benchmarks.datbench.scoring import score_direct
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+row = json.loads(sys.argv[1])
+budget = float(sys.argv[3])
+sample = DatBenchSample.from_hf_row(row, "math")
+score_direct(sample, "\\boxed{\\frac{1}{2}}", budget)  # loads the parser: not timed
+started = time.perf_counter()
+outcome = score_direct(sample, sys.argv[2], budget)
+print(json.dumps({"seconds": time.perf_counter() - started, "error": outcome.error}))
+"""
+
+
+def mathvision_outputs() -> dict[str, str]:
+    """Degenerate outputs of the kinds a model writes at its token limit (8 KB each)."""
+    loops = {
+        "8 KB reasoning loop, no \\boxed{}": "Let me count the squares again. There are 4 in "
+        "the top row and 3 in the second row, so ",
+        "8 KB arithmetic loop with parentheses, no \\boxed{}": "The area is (3 + 4) times 2 "
+        "minus (1 + 1), which ",
+        "8 KB loop of braces, no \\boxed{}": "{x} ",
+    }
+    outputs = {name: (loop * (8192 // len(loop) + 1))[:8192] for name, loop in loops.items()}
+    outputs["\\boxed{} sum of 5,000 terms"] = "\\boxed{" + "1+" * 4999 + "1}"
+    return outputs
+
+
+def mathvision_row() -> dict[str, Any]:
+    for line in (VECTORS / "mathvision.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)["row"]
+        if row["answer"] == "12":
+            return dict(row, image=None)
+    raise SystemExit("no MathVision vector with answer 12")
+
+
+def imports_after(code: str) -> list[str]:
+    """The unneeded modules a fresh interpreter has loaded after running ``code``."""
+    probe = code + (
+        "\nimport sys, json\n"
+        f"print(json.dumps([m for m in {list(UNNEEDED_MODULES)!r} if m in sys.modules]))"
+    )
+    result = subprocess.run(
+        [PYTHON, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -384,7 +469,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/datbench-bench"))
     parser.add_argument(
-        "--only", default="export,reference,score,memory,html", help="comma-separated parts"
+        "--only",
+        default="export,reference,score,memory,html,latency,mathvision,imports",
+        help="comma-separated parts (export, reference, score, memory, html, latency, "
+        "mathvision, imports)",
     )
     args = parser.parse_args()
     parts = set(args.only.split(","))
@@ -577,6 +665,76 @@ def main() -> None:
             f"page {size_mb:.1f} MB, CPU {statistics.median(cpu):.2f} s "
             f"(targets: <= 3 s, < 40 MB) {verdict}",
         )
+
+    if "latency" in parts:
+        print("preparing the sample data's run directory ...", file=sys.stderr)
+        sample_run = make_sample_run(work)
+
+        cpu_times: list[float] = []
+
+        def small_score() -> tuple[float, float]:
+            started = time.perf_counter()
+            proc = subprocess.Popen(
+                [*datbench, "score", "-d", str(sample_run)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, "NO_COLOR": "1"},
+                cwd=ROOT,
+            )
+            _, _, usage = os.wait4(proc.pid, 0)
+            cpu_times.append(usage.ru_utime + usage.ru_stime)
+            return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+        small_score()  # warm the page cache
+        cpu_times.clear()
+        small_s, small_peak = median_of(max(args.repeat, 5), small_score)
+        report(
+            "score -d on the sample data (152 samples)",
+            small_s,
+            small_peak,
+            f"target <= {SMALL_RUN_TARGET} s: {pass_fail(small_s <= SMALL_RUN_TARGET)} "
+            f"(CPU {statistics.median(cpu_times):.2f} s: on a busy machine wall > CPU)",
+        )
+
+    if "mathvision" in parts:
+        row = json.dumps(mathvision_row())
+        budget = 60.0
+        for name, output in mathvision_outputs().items():
+            result = subprocess.run(
+                [PYTHON, "-c", MATHVISION_PROBE, row, output, str(budget)],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                check=True,
+            )
+            measured = json.loads(result.stdout.strip().splitlines()[-1])
+            seconds = measured["seconds"]
+            spent = (measured["error"] or {}).get("type") == "SampleTimeout"
+            note = f"target <= {MATHVISION_TARGET} s: {pass_fail(seconds <= MATHVISION_TARGET)}"
+            report(
+                f"MathVision, {name}", seconds, None, note + (" (budget spent)" if spent else "")
+            )
+
+    if "imports" in parts:
+        app = imports_after("import datbench_cli.cli.app")
+        sample_run = work / "sample-run"
+        if not (sample_run / "judge_responses.jsonl").is_file():
+            sample_run = make_sample_run(work)
+        scored = imports_after(
+            "import sys\n"
+            f"sys.argv = ['datbench', 'score', '-d', {str(sample_run)!r}, '-q', "
+            f"'-o', {str(work / 'report-sample.json')!r}]\n"
+            "from datbench_cli.cli.app import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass"
+        )
+        for name, loaded in (("the CLI app", app), ("score of the sample data", scored)):
+            report(
+                f"start-up imports, {name}",
+                None,
+                None,
+                f"unneeded loaded: {', '.join(loaded) or 'none'} "
+                f"(target none of {', '.join(UNNEEDED_MODULES)}): {pass_fail(not loaded)}",
+            )
 
     width = max(len(r[0]) for r in rows) if rows else 10
     print()

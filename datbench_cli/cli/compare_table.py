@@ -76,7 +76,21 @@ def comparison_tables(comparison: dict[str, Any]) -> list[Table]:
 def comparison_notes(comparison: dict[str, Any]) -> list[str]:
     """The join, the data check, what the columns mean, and the gate."""
     join, data = comparison["join"], comparison["data"]
-    notes = [f"A: {comparison['a']['path']}  B: {comparison['b']['path']}"]
+    a, b, profiles = comparison["a"], comparison["b"], comparison["profiles"]
+    notes = [
+        f"A: {plain(a['path']).plain} ({plain(a['profile']).plain} profile)  "
+        f"B: {plain(b['path']).plain} ({plain(b['profile']).plain} profile)"
+    ]
+    if not profiles["same"] and profiles["same_inputs"]:
+        notes.append(
+            "same responses and judge verdicts scored with two profiles: every difference "
+            "in these tables is what the corrections change (docs/known-defects.md)"
+        )
+    elif not profiles["same"]:
+        notes.append(
+            "the runs were scored with different profiles: differences mix the corrections "
+            "with any change of responses"
+        )
     line = f"{join['paired']} sample(s) in both runs"
     for key, label in (("only_in_a_ids", "only in A"), ("only_in_b_ids", "only in B")):
         if join[key]:

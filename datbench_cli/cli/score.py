@@ -89,13 +89,20 @@ def score(
         ),
     ] = DEFAULT_SAMPLE_TIMEOUT,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every usable core).")
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Worker processes (0: every usable core; a run under 1,000 samples in-process).",
+        ),
     ] = 0,
     profile: Annotated[
         str | None,
         typer.Option(
-            help="datbench only: 'reference' (default: the reference's scores, quirks included) "
-            "or 'corrected' (one named fix per known reference defect; docs/known-defects.md).",
+            help="'reference' (default: the reference's scores, quirks included) or "
+            "'corrected' (one named fix per known reference defect; docs/known-defects.md). "
+            "VisualToolBench has no known defects: there both give the same scores.",
             show_default=False,
         ),
     ] = None,

@@ -106,6 +106,25 @@ def _data_check(
     }
 
 
+def _side_block(run: RunReport, samples: int) -> dict[str, Any]:
+    return {
+        "path": str(run.given),
+        "report": str(run.report_path),
+        "samples": samples,
+        "profile": run.profile,
+    }
+
+
+def _profiles(a: RunReport, b: RunReport) -> dict[str, Any]:
+    """Both scoring profiles, and whether both reports scored the very same response (and
+    judge) files: then a difference between profiles is the corrections' effect alone."""
+    same = None
+    digests = [(a.input_digest(n), b.input_digest(n)) for n in ("responses", "judge_responses")]
+    if digests[0][0] is not None and digests[0][1] is not None:
+        same = all(x == y for x, y in digests)
+    return {"a": a.profile, "b": b.profile, "same": a.profile == b.profile, "same_inputs": same}
+
+
 def compare(
     path_a: Path,
     path_b: Path,
@@ -134,8 +153,9 @@ def compare(
         raise UsageError(f"{a.given} and {b.given} share no sample id: nothing to compare")
     return {
         "benchmark": a.benchmark,
-        "a": {"path": str(a.given), "report": str(a.report_path), "samples": len(samples_a)},
-        "b": {"path": str(b.given), "report": str(b.report_path), "samples": len(samples_b)},
+        "a": _side_block(a, len(samples_a)),
+        "b": _side_block(b, len(samples_b)),
+        "profiles": _profiles(a, b),
         "settings": {
             "seed": seed,
             "resamples": resamples,

@@ -12,6 +12,7 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT
 
 DATBENCH = "datbench"
+REFERENCE_PROFILE = "reference"
 # The keys that name the exported data. Neither the tasks file nor the manifest digest is among
 # them, so a blind export (no images) still matches its twin.
 _COMPARED = ("references_sha256", "revision", "split")
@@ -34,6 +35,22 @@ class RunReport:
     @property
     def results(self) -> list[Any]:
         return self.report["results"]
+
+    @property
+    def profile(self) -> str:
+        """The scoring profile the report was made with (``summary.profile``; a report without
+        one is a reference report)."""
+        value = self.report["summary"].get("profile")
+        return value if isinstance(value, str) and value else REFERENCE_PROFILE
+
+    def input_digest(self, name: str) -> str | None:
+        """The SHA-256 of one scored input (``responses``, ``judge_responses``) as the
+        report's provenance records it, when it does."""
+        block = self.report.get("provenance")
+        inputs = block.get("inputs") if isinstance(block, dict) else None
+        entry = inputs.get(name) if isinstance(inputs, dict) else None
+        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        return digest if isinstance(digest, str) else None
 
 
 def load_run(given: Path) -> RunReport:

@@ -119,6 +119,7 @@ def _compare_page(
     records = compare_view.joined(data_a["browser"]["records"], data_b["browser"]["records"])
     notes = [f"A: {files_a.report_path}", f"B: {files_b.report_path}"]
     if comparison is not None:
+        notes = compare_view.side_notes(comparison, files_a.report_path, files_b.report_path)
         join = comparison.get("join") or {}
         notes.append(
             f"paired {text(join.get('paired'))}, only in A {text(join.get('only_in_a'))}, "

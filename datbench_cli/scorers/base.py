@@ -76,3 +76,11 @@ def required_field(sample: SampleFields, metadata: Any, label: str, name: str) -
     if name not in metadata:
         raise ValueError(f"{label} sample {sample.id} missing required metadata field: {name}")
     return metadata[name]
+
+
+def note_correction(details: dict[str, Any], reference_score: Any, fix: str) -> dict[str, Any]:
+    """``details`` of a corrected-profile score, naming ``fix`` under ``"corrections"`` when
+    its score differs from ``reference_score`` (the reference profile's)."""
+    if details.get("score") != reference_score:
+        details["corrections"] = [fix]
+    return details

@@ -7,18 +7,28 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
-from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.scorers.base import SampleFields, default_input, note_correction
 
 KNOWN_DEFECT = (
     "Only ASCII letters and digits are compared, so Chinese and other non-ASCII text is ignored: "
     "a Chinese reference is matched perfectly by any output without ASCII letters or digits."
 )
 
+# Fixes of the corrected profile (docs/known-defects.md): name -> the rule applied.
+CORRECTIONS = {
+    "cc-ocr-chinese-characters": "a reference holding Chinese characters is compared "
+    "character by character over every non-blank character, as CC-OCR's own evaluation reads "
+    "its Chinese subsets",
+}
+
 _WHITESPACE_RE = re.compile(r"\s+")
 _NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+# CJK unified ideographs (with extension A and the compatibility block).
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def tokenize(text: Any) -> list[str]:
@@ -28,7 +38,17 @@ def tokenize(text: Any) -> list[str]:
     text = text.replace("\t", " ").replace("\n", " ").replace("###", "").replace("***", "")
     text = _WHITESPACE_RE.sub(" ", text).strip().lower()
     # Quirk: everything outside [a-z0-9] is dropped, so non-ASCII (e.g. Chinese) text vanishes.
+    # Corrected (cc-ocr-chinese-characters): tokenize_characters keeps them for a Chinese GT.
     return list(_NOT_ALNUM_RE.sub("", text))
+
+
+def tokenize_characters(text: Any) -> list[str]:
+    """Every non-blank character of ``text``, lower-cased, one token per character (CC-OCR's
+    character-level rule for its Chinese subsets: no character class is dropped)."""
+    if not isinstance(text, str):
+        return []
+    text = text.replace("###", "").replace("***", "").lower()
+    return [char for char in text if not char.isspace()]
 
 
 def _f1(recall: float, precision: float) -> float:
@@ -47,9 +67,26 @@ def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one sample on the raw output (no answer extraction)."""
+    return _score(sample, model_output, tokenize)
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: a reference with Chinese characters is read character by
+    character, Chinese included; any other reference is scored as the reference does."""
+    reference = score_sample(sample, model_output)
+    ground_truth = reference["ground_truth"]
+    if not isinstance(ground_truth, str) or not _CJK_RE.search(ground_truth):
+        return reference
+    details = _score(sample, model_output, tokenize_characters)
+    return note_correction(details, reference["score"], "cc-ocr-chinese-characters")
+
+
+def _score(
+    sample: dict[str, Any], model_output: str, tokens_of: Callable[[Any], list[str]]
+) -> dict[str, Any]:
     ground_truth = sample.get("answer") or sample.get("ground_truth_answer", "")
-    pred_tokens = tokenize(model_output)
-    gt_tokens = tokenize(ground_truth)
+    pred_tokens = tokens_of(model_output)
+    gt_tokens = tokens_of(ground_truth)
     if not gt_tokens or not pred_tokens:
         matched = 0
         recall = precision = f1 = _empty_side_rates(len(gt_tokens), len(pred_tokens))

@@ -7,14 +7,17 @@ here by :func:`datbench_cli.metrics.safe_arith.evaluate` (same values, same fail
 
 from __future__ import annotations
 
+import re
 import sys
+import threading
 import types
 import typing
+from fractions import Fraction
 from typing import Any
 
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
-from datbench_cli.scorers.base import SampleFields, default_input
+from datbench_cli.scorers.base import SampleFields, default_input, note_correction
 from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
@@ -23,6 +26,12 @@ KNOWN_DEFECT = (
     "list, so a correct numeric answer scores 0, and `\\%` is stripped from predictions so "
     "`10\\%` never equals a gold `0.1`."
 )
+# Fixes of the corrected profile (docs/known-defects.md): name -> the rule applied.
+CORRECTIONS = {
+    "mathvision-answer-without-options": "with a correct_choice_letter but no option list, the "
+    "row's answer counts as the gold option's value, as MATH-V's evaluation accepts the value "
+    "of the correct option",
+}
 
 # The reference's blanket `except Exception` must not hide a spent time budget, nor a broken
 # latex2sympy2 install (which would silently turn every numeric comparison into "not equal").
@@ -90,12 +99,98 @@ def _typing_io_shim() -> None:
     sys.modules["typing.io"] = module
 
 
+class _NotANumber(Exception):  # noqa: N818 - a verdict, not a malfunction
+    """The parser would raise or give no number: every caller treats that as any failure."""
+
+
+# Fast paths in front of the parser, each giving exactly what ``evaluate(str(latex2sympy(t)))``
+# gives (checked against the parser itself in tests/scorers/test_mathvision_fast_paths.py):
+# - a plain decimal numeral: sympy.Rational of its digits (an int, else p/q as a float);
+# - one ASCII letter: a symbol (or E, I), never a number;
+# - a chain of integers joined by + and -: an unevaluated sum of integers (its exact value)
+#   when short; longer than the recursion limit, a RecursionError in latex2sympy's convert_add
+#   (one frame per operator), which the reference hits too (5,000 terms: 20 s to get there).
+_NUMERAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,15})?")
+_LETTER = re.compile(r"[A-Za-z]")
+_INTEGER_CHAIN = re.compile(r"[0-9]{1,15}(?:[+-][0-9]{1,15})+")
+_CHAIN_TERM = re.compile(r"[+-]?[0-9]+")
+_SHORT_CHAIN = 200  # operators; up to here the sum is computed here
+_UNKNOWN = object()
+
+
+def _known_number(text: str) -> Any:
+    """The fast paths: the value, :class:`_NotANumber`, or ``_UNKNOWN`` (ask the parser)."""
+    if _NUMERAL.fullmatch(text):
+        value = Fraction(text)
+        return value.numerator if value.denominator == 1 else value.numerator / value.denominator
+    if _LETTER.fullmatch(text):
+        raise _NotANumber(text)
+    if _INTEGER_CHAIN.fullmatch(text):
+        operators = len(_CHAIN_TERM.findall(text)) - 1
+        if operators > sys.getrecursionlimit():
+            raise _NotANumber("deeper than the recursion limit")
+        if operators <= _SHORT_CHAIN:
+            return sum(int(term) for term in _CHAIN_TERM.findall(text))
+    return _UNKNOWN
+
+
+# Memo of parser outcomes (value or _FAILED) by text. latex2sympy is a pure function of its text
+# while its module state (``variances``/``var``, set by `:=`, `\in` and differentials) is empty,
+# so only outcomes computed and reused in that state are kept; a RecursionError depends on the
+# stack depth of the call, a MemoryError on the moment, so neither is kept. Bounded in entries
+# and text size; tied to the converter function (a test's stand-in gets a fresh memo).
+_MEMO: dict[str, Any] = {}
+_MEMO_OWNER: list[Any] = [None]
+_MEMO_LOCK = threading.Lock()  # scorers may run in several threads (a web service)
+_MEMO_ENTRIES = 512
+_MEMO_TEXT = 20_000
+_FAILED = object()
+
+
+def _stateless(module: Any) -> bool:
+    """Both state globals still empty dicts (a differential such as ``dx`` rebinds ``var`` to a
+    Symbol, after which every letter atom fails to convert: state, too)."""
+    state = (getattr(module, "variances", None), getattr(module, "var", None))
+    return all(type(value) is dict and not value for value in state)
+
+
 def _latex_number(text: str) -> Any:
     """The reference's ``eval(str(latex2sympy(text)))``, without ``eval``."""
+    known = _known_number(text)
+    if known is not _UNKNOWN:
+        return known
     _typing_io_shim()
-    from latex2sympy2 import latex2sympy  # heavy (SymPy + ANTLR); only when a number is needed
+    import latex2sympy2  # heavy (SymPy + ANTLR); only when a number is needed
 
-    return evaluate(str(latex2sympy(text)))
+    converter = latex2sympy2.latex2sympy
+    memo = _MEMO_ENTRIES > 0 and len(text) <= _MEMO_TEXT and _stateless(latex2sympy2)
+    with _MEMO_LOCK:
+        if _MEMO_OWNER[0] is not converter:
+            _MEMO.clear()
+            _MEMO_OWNER[0] = converter
+        cached = _MEMO.get(text, _UNKNOWN) if memo else _UNKNOWN
+    if cached is _FAILED:
+        raise _NotANumber(text)
+    if cached is not _UNKNOWN:
+        return cached
+    try:
+        value = evaluate(str(converter(text)))
+    except (RecursionError, MemoryError):
+        raise
+    except Exception:
+        if memo and _stateless(latex2sympy2):
+            _remember(text, _FAILED)
+        raise
+    if memo and _stateless(latex2sympy2):
+        _remember(text, value)
+    return value
+
+
+def _remember(text: str, outcome: Any) -> None:
+    with _MEMO_LOCK:
+        while _MEMO and len(_MEMO) >= _MEMO_ENTRIES:
+            del _MEMO[next(iter(_MEMO))]
+        _MEMO[text] = outcome
 
 
 def _rounded_items(text: str) -> str:
@@ -226,8 +321,30 @@ def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one MathVision sample (gold letter wins over the row answer)."""
     # Quirk: a correct_choice_letter wins, so with no option list only the letter can match.
+    # Corrected (mathvision-answer-without-options): score_sample_corrected also accepts the
+    # row's answer there.
     gold = str(sample.get("correct_choice_letter") or sample.get("answer") or "").strip()
-    doc = {"answer": gold, "options": _option_texts(sample)}
+    return _score(gold, _option_texts(sample), model_output)
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: a letter gold without options also matches the row's answer."""
+    reference = score_sample(sample, model_output)
+    options = _option_texts(sample)
+    letter = str(sample.get("correct_choice_letter") or "").strip()
+    answer = str(sample.get("answer") or "").strip()
+    if not letter or options or not answer or answer == letter:
+        return reference
+    # The row's answer stands for the value _gold_option_value reads from an option list.
+    if is_equal(answer, _extract_prediction(model_output)):
+        details = _score(letter, options, model_output)
+        details.update(score=1.0, normalized_target=letter, gold_option_value=answer)
+        return note_correction(details, reference["score"], "mathvision-answer-without-options")
+    return reference
+
+
+def _score(gold: str, options: list[Any], model_output: str) -> dict[str, Any]:
+    doc = {"answer": gold, "options": options}
     scores = mathvision_process_results(doc, [model_output])["mathvision_standard_eval"]["scores"]
     correct = bool(scores and scores[0])
     return {

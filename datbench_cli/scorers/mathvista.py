@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from datbench_cli.metrics.averaging import mean_score
+from datbench_cli.metrics.edit_distance import levenshtein
+from datbench_cli.scorers.base import SampleFields, copy_fields, default_input, note_correction
 from datbench_cli.text.extract import extract_final_answer
 from datbench_cli.text.mathvista_choices import parse_choice
 from datbench_cli.text.open_answer import (
@@ -25,6 +27,12 @@ KNOWN_DEFECT = (
     "choices are not forwarded), so multiple-choice answers are matched as free text and an "
     "option letter never matches a gold written as option text."
 )
+# Fixes of the corrected profile (docs/known-defects.md): name -> the rule applied.
+CORRECTIONS = {
+    "mathvista-multi-choice": "a multi_choice row with choices is scored as MathVista's "
+    "evaluation does: the answer letter (else the most similar choice) picks an option, whose "
+    "text is compared with the gold",
+}
 FREE_FORM = "free_form"
 MULTI_CHOICE = "multi_choice"
 
@@ -60,6 +68,7 @@ def _score_multi_choice(sample: dict[str, Any], gold: Any, model_output: str) ->
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """Score one sample; ``question_type`` selects the multiple-choice or open-answer path."""
     # Quirk: the evaluator never forwards question_type, so it is always free-form there.
+    # Corrected (mathvista-multi-choice): scorer_input_corrected forwards it and the choices.
     question_type = sample.get("question_type", FREE_FORM)
     gold = sample.get("ground_truth_answer") or sample.get("answer")
     if question_type == MULTI_CHOICE:
@@ -80,6 +89,45 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
         "parsed_response": parsed,
         "model_output": model_output,
     }
+
+
+def scorer_input_corrected(sample: SampleFields, metadata: Any) -> dict[str, Any]:
+    """The corrected profile's input: the default one plus ``question_type`` and ``choices``
+    (MathVista's own fields, which the reference's evaluator never forwards)."""
+    out = default_input(sample, metadata)
+    copy_fields(out, metadata, ("question_type", "choices"))
+    return out
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: MathVista's multiple-choice rule for multi_choice rows."""
+    # The reference's input never holds these two fields; its score is taken without them.
+    reference_input = {k: v for k, v in sample.items() if k not in ("question_type", "choices")}
+    reference = score_sample(reference_input, model_output)
+    choices = sample.get("choices")
+    if sample.get("question_type") != MULTI_CHOICE or not isinstance(choices, list) or not choices:
+        return reference
+    # Corrected (mathvista-multi-choice): the chosen option's text is compared with the gold.
+    texts = [str(choice) for choice in choices]
+    letters = [chr(ord("A") + i) for i in range(len(texts))]
+    letter_input = {**sample, "all_choices": letters}
+    _, letter = _score_multi_choice(letter_input, None, model_output)
+    extracted = extract_final_answer(str(model_output)).strip()
+    chosen: str | None = None
+    if isinstance(letter, str) and letter in letters:
+        chosen = texts[letters.index(letter)]
+    elif extracted:  # an empty answer picks nothing
+        chosen = min(texts, key=lambda text: levenshtein(extracted, text))
+    gold = reference["ground_truth"]
+    correct = chosen is not None and (chosen == str(gold).strip() or letter == gold)
+    details = {
+        **reference,
+        "score": 1.0 if correct else 0.0,
+        "question_type": MULTI_CHOICE,
+        "parsed_response": chosen,
+        "parsed_letter": letter,
+    }
+    return note_correction(details, reference["score"], "mathvista-multi-choice")
 
 
 def compute_metrics(predictions: list[dict[str, Any]]) -> dict[str, float]:

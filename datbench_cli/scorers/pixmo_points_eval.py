@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.machinery
+import importlib.util
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from datbench_cli.metrics.averaging import float_sum
@@ -133,11 +137,33 @@ def _check_assignment_size(n_predicted: int, n_targets: int) -> None:
         )
 
 
-def _assign(predicted: Sequence[Point], targets: Sequence[Point]) -> list[tuple[int, int]]:
-    """Minimum-total-distance matching; SciPy's tie-breaking decides some scores."""
+@functools.cache
+def _linear_sum_assignment() -> Callable[..., Any]:
+    """SciPy's ``linear_sum_assignment``, the very function: loaded from its extension module
+    ``scipy.optimize._lsap`` alone when that file is where SciPy 1.17 keeps it, since importing
+    ``scipy.optimize`` costs ~0.2 s of a small run's start-up (linprog, sparse, linalg) and
+    the assignment needs none of it; else through the package."""
+    try:
+        spec = importlib.util.find_spec("scipy")  # locates the package without importing it
+        folder = Path(spec.submodule_search_locations[0]) / "optimize"  # type: ignore[union-attr,index]
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            if (folder / f"_lsap{suffix}").is_file():
+                module_spec = importlib.util.spec_from_file_location(
+                    "scipy.optimize._lsap", folder / f"_lsap{suffix}"
+                )
+                module = importlib.util.module_from_spec(module_spec)  # type: ignore[arg-type]
+                module_spec.loader.exec_module(module)  # type: ignore[union-attr]
+                return module.linear_sum_assignment  # type: ignore[no-any-return]
+    except Exception:  # noqa: BLE001 - any surprise in SciPy's layout: the public import
+        pass
     from scipy.optimize import linear_sum_assignment
 
-    rows, cols = linear_sum_assignment(distance_matrix(predicted, targets))
+    return linear_sum_assignment
+
+
+def _assign(predicted: Sequence[Point], targets: Sequence[Point]) -> list[tuple[int, int]]:
+    """Minimum-total-distance matching; SciPy's tie-breaking decides some scores."""
+    rows, cols = _linear_sum_assignment()(distance_matrix(predicted, targets))
     return list(zip(rows.tolist(), cols.tolist(), strict=True))
 
 

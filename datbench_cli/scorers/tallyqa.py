@@ -22,6 +22,16 @@ KNOWN_DEFECT = (
     "when the final answer held no number, so they count samples that scored as unparsed."
 )
 
+# Fixes of the corrected profile (docs/known-defects.md): name -> the rule applied.
+CORRECTIONS = {
+    "tallyqa-digits-first": "a compound number word no longer outranks the digits of the "
+    "answer: with a digit token present, the phrasings and the last digit token decide",
+    "tallyqa-metrics-final-answer": "ParseRate, MAE and Within-k read the count the score "
+    "read (the final answer), never a re-parse of the full raw output",
+}
+# In corrected details: the metrics read only the final answer's count.
+_FINAL_ANSWER_ONLY = "metrics_final_answer_only"
+
 _COMPOUND_RE = re.compile(
     r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[\-\s]+"
     r"(one|two|three|four|five|six|seven|eight|nine|zero)\b"
@@ -51,16 +61,19 @@ _NON_WORD_RE = re.compile(r"[^\w]")
 _MAX_DIGITS = 9
 
 
-def parse_count(value: Any) -> int | None:
-    """A count from text: compound words, phrasings, the last digit token, then any number word."""
+def parse_count(value: Any, digits_first: bool = False) -> int | None:
+    """A count from text: compound words, phrasings, the last digit token, then any number word
+    (``digits_first``, the corrected profile: compound words only where no digit token is)."""
     if not value:
         return None
     text = str(value).strip()
     lowered = text.lower()
     # Quirk: the last compound ("twenty two") beats everything, digits included.
+    # Corrected (tallyqa-digits-first): with digits_first, only when the text has no digits.
     compound = None
-    for compound in _COMPOUND_RE.finditer(lowered):  # noqa: B007 - only the last one is wanted
-        pass
+    if not (digits_first and last_digit_token(text) is not None):
+        for compound in _COMPOUND_RE.finditer(lowered):  # noqa: B007 - only the last one
+            pass
     if compound is not None:
         return TENS_WORDS[compound.group(1)] + UNIT_WORDS[compound.group(2)]
     for pattern in _CAPTURE_RES:
@@ -93,9 +106,28 @@ def scorer_input(sample: SampleFields, metadata: Any) -> dict[str, Any]:
 
 def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
     """1.0 when the count parsed from the final answer equals the integer answer."""
+    return _score(sample, model_output, digits_first=False)
+
+
+def score_sample_corrected(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
+    """The corrected profile: digits first, and the metrics read the final answer only."""
+    reference = score_sample(sample, model_output)
+    details = _score(sample, model_output, digits_first=True)
+    details[_FINAL_ANSWER_ONLY] = True
+    fixes = []
+    if details["score"] != reference["score"]:
+        fixes.append("tallyqa-digits-first")
+    if _parsed_for_metrics(details) != _parsed_for_metrics({**details, _FINAL_ANSWER_ONLY: False}):
+        fixes.append("tallyqa-metrics-final-answer")
+    if fixes:
+        details["corrections"] = fixes
+    return details
+
+
+def _score(sample: dict[str, Any], model_output: str, digits_first: bool) -> dict[str, Any]:
     truth = sample.get("answer") or sample.get("ground_truth_answer")
     extracted = extract_final_answer(model_output)
-    parsed = parse_count(extracted)
+    parsed = parse_count(extracted, digits_first)
     truth_count = count_from_answer(truth) if truth is not None else None
     return {
         "score": 1.0
@@ -110,15 +142,17 @@ def score_sample(sample: dict[str, Any], model_output: str) -> dict[str, Any]:
 
 
 def _parsed_for_metrics(details: dict[str, Any]) -> Any:
+    final_answer_only = details.get(_FINAL_ANSWER_ONLY) is True
     parsed = details.get("parsed_answer")
     if parsed is None:
         extracted = details.get("extracted_output")
         if isinstance(extracted, (int, float)):
             parsed = int(extracted)
         elif isinstance(extracted, str):
-            parsed = parse_count(extracted)
-    if parsed is None:
+            parsed = parse_count(extracted, final_answer_only)
+    if parsed is None and not final_answer_only:
         # Quirk: the FULL raw output is re-parsed, so "I count 12.\nDone." scores 0 but parses.
+        # Corrected (tallyqa-metrics-final-answer): corrected details skip this re-parse.
         parsed = parse_count(details.get("model_output", ""))
     return parsed
 

@@ -84,6 +84,7 @@ class ReportDocTests(unittest.TestCase):
             ("datbench", "all", SAMPLE, []),
             ("datbench-corrected", "all", SAMPLE, ["--profile", "corrected"]),
             ("vistoolbench", "vistoolbench", VTB_SAMPLE, []),
+            ("vistoolbench-corrected", "vistoolbench", VTB_SAMPLE, ["--profile", "corrected"]),
         ):
             run = cls.tmp / name
             result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")

@@ -227,3 +227,18 @@ def test_a_page_goes_to_a_device_in_place(tmp_path: Path) -> None:
     result = run_cli("view", str(path), "-o", "/dev/null", "-q")
     assert result.exit_code == 0, result.stderr
     assert Path("/dev/null").is_char_device()
+
+
+def test_compare_page_notes_name_each_sides_profile() -> None:
+    """A page of a reference-vs-corrected comparison says which profile each side is."""
+    from datbench_cli.report_html.compare_view import side_notes
+
+    same_run = {
+        "profiles": {"a": "reference", "b": "corrected", "same": False, "same_inputs": True}
+    }
+    notes = side_notes(same_run, "r.json", "c.json")
+    assert notes[:2] == ["A: r.json (reference profile)", "B: c.json (corrected profile)"]
+    assert "what the corrections change" in notes[2]
+    one = {"profiles": {"a": "reference", "b": "reference", "same": True, "same_inputs": False}}
+    assert len(side_notes(one, "a", "b")) == 2
+    assert side_notes({}, "a", "b")[0] == "A: a (reference profile)"

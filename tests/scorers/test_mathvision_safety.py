@@ -22,8 +22,7 @@ from datbench_cli.metrics.safe_arith import (
 )
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers import mathvision
-from tests.bounded import within
-from tests.hostile import BOUND, score_hostile, score_with_budget
+from tests.hostile import score_hostile
 from tests.vectors import DATA, load_lines
 
 GLOBAL_FLAG = "DATBENCH_MATHVISION_PWNED"
@@ -223,10 +222,11 @@ class NoCodeRunsTests(unittest.TestCase):
             def converter(text: str, _payload: str = payload) -> object:
                 return sympy.Symbol(_payload)
 
+            # Inputs the parser must see (plain numerals take a fast path that never calls it).
             with self.subTest(payload=payload), mock.patch("latex2sympy2.latex2sympy", converter):
-                details = mathvision.score_sample(_sample("7"), "\\boxed{8}")
+                details = mathvision.score_sample(_sample("7"), "\\boxed{\\frac{16}{2}}")
                 self.assertEqual(details["score"], 0.0)
-                self.assertFalse(mathvision.is_equal("(1,2)", "(3,4)"))
+                self.assertFalse(mathvision.is_equal("(\\frac{1}{1},2)", "(\\frac{3}{1},4)"))
                 self.assert_nothing_ran()
 
     def test_code_written_in_the_output_is_wrong_and_inert(self) -> None:
@@ -252,16 +252,17 @@ class NeverSwallowedTests(unittest.TestCase):
         def converter(text: str) -> object:
             raise SampleTimeout("budget spent")
 
+        # Inputs the parser must see (plain numerals take a fast path that never calls it).
         with mock.patch("latex2sympy2.latex2sympy", converter):
             with self.assertRaises(SampleTimeout):
-                mathvision.is_equal("7", "8")
+                mathvision.is_equal("\\frac{7}{1}", "\\frac{8}{1}")
             with self.assertRaises(SampleTimeout):
-                mathvision.is_equal("(1,2)", "(3,4)")
+                mathvision.is_equal("(\\frac{1}{1},2)", "(\\frac{3}{1},4)")
 
     def test_missing_latex2sympy_propagates(self) -> None:
         with mock.patch.dict("sys.modules", {"latex2sympy2": None}):
             with self.assertRaises(ImportError):
-                mathvision.is_equal("7", "8")
+                mathvision.is_equal("\\frac{7}{1}", "\\frac{8}{1}")
 
 
 class HostileOutputTests(unittest.TestCase):
@@ -294,18 +295,22 @@ class HostileOutputTests(unittest.TestCase):
             with self.subTest(name=name):
                 self.assert_finished(output)
 
-    def test_a_long_boxed_sum_is_stopped_by_the_budget(self) -> None:
-        # Open (issue 19): a boxed sum of thousands of terms takes MathVision's numeric path
-        # tens of seconds (5,000 terms: ~20 s), so only the budget stops it. Recorded here as
-        # what it is, a spent budget, not counted as "finishes".
-        line = next(
-            line for line in load_lines(DATA / "mathvision.jsonl") if line["row"]["answer"] == "12"
-        )
-        output = "\\boxed{" + "1+" * (self.MB // 2) + "1}"
-        row = dict(line["row"], image=None)
-        result = within(BOUND, score_with_budget, row, line["capability"], output, 1.0)
-        self.assertEqual(result.metadata["score_details"]["error"]["type"], "SampleTimeout")
-        self.assertEqual(result.score, 0.0)
+    def test_a_long_boxed_sum_finishes(self) -> None:
+        # A boxed sum of more terms than the recursion limit ends in latex2sympy's RecursionError
+        # (one convert_add frame per operator) after a parse of tens of seconds (5,000 terms:
+        # ~20 s); the fast path gives that outcome at once (a 1-second budget would fail it).
+        for terms in (5_000, self.MB // 2):
+            with self.subTest(terms=terms):
+                output = "\\boxed{" + "1+" * terms + "1}"
+                line = next(
+                    line
+                    for line in load_lines(DATA / "mathvision.jsonl")
+                    if line["row"]["answer"] == "12"
+                )
+                row = dict(line["row"], image=None)
+                result = score_hostile(row, line["capability"], output, budget=1.0)
+                self.assertEqual(result.score, 0.0)
+                self.assertNotIn("error", result.metadata["score_details"])
 
     def test_pathological_exponents(self) -> None:
         for output in (

@@ -43,6 +43,27 @@ class CltSeTest(unittest.TestCase):
         self.assertIsNone(stats.interval(0.5, None))
 
 
+class NormalQuantileTest(unittest.TestCase):
+    """The quantiles kept to spare ``score`` the scipy.stats import are scipy's, to the bit."""
+
+    def test_known_quantiles_are_scipys(self) -> None:
+        from scipy.stats import norm
+
+        for probability, value in stats._KNOWN_QUANTILES.items():
+            with self.subTest(probability=probability):
+                self.assertEqual(value, float(norm.ppf(probability)))
+        self.assertIn(0.5 + stats.CONFIDENCE / 2, stats._KNOWN_QUANTILES)
+        self.assertIn(stats.POWER, stats._KNOWN_QUANTILES)
+
+    def test_other_probabilities_are_scipys(self) -> None:
+        from scipy.stats import norm
+
+        for probability in (0.5, 0.9, 0.995, 0.6, 1e-9, 0.0, 1.0):
+            with self.subTest(probability=probability):
+                self.assertEqual(stats.normal_quantile(probability), float(norm.ppf(probability)))
+        self.assertEqual(stats.z_value(0.99), float(norm.ppf(0.995)))
+
+
 class ClusteredSeTest(unittest.TestCase):
     def test_hand_worked_positive_correlation(self) -> None:
         # scores 1,1,1 | 0,0,0; mean 0.5, deviations +-0.5.

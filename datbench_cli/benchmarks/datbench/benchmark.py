@@ -20,7 +20,7 @@ from datbench_cli.benchmarks.base import (
 )
 from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
-from datbench_cli.errors import InputError, UsageError
+from datbench_cli.errors import InputError
 from datbench_cli.files.provenance import score_options
 from datbench_cli.files.rundir import RunDir, safe_file_stem
 
@@ -115,15 +115,13 @@ class DatBench:
 
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
         from datbench_cli.benchmarks.datbench import stages
-        from datbench_cli.benchmarks.datbench.scoring import PROFILES, REFERENCE
+        from datbench_cli.benchmarks.profiles import profile_option
         from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT, check_sample_timeout
 
         options = request.options
         timeout = options.get("sample_timeout")
         timeout = check_sample_timeout(DEFAULT_SAMPLE_TIMEOUT if timeout is None else timeout)
-        profile = options.get("profile") or REFERENCE
-        if profile not in PROFILES:
-            raise UsageError(f"--profile must be {' or '.join(PROFILES)}, not {profile!r}")
+        profile = profile_option(options)
         checks = CheckOptions(
             strict_judge=request.strict_judge,
             strict=bool(options.get("strict")),

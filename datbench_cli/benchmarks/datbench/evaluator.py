@@ -17,9 +17,10 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
-from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome, check_profile
+from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
 from datbench_cli.benchmarks.datbench.uncertainty import additions
+from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import WorkItem, score_all

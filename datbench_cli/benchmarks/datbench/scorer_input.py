@@ -27,10 +27,16 @@ def parse_metadata(raw: Any) -> Any:
     return raw or {}
 
 
-def build_scorer_input(sample: DatBenchSample, scorer: Scorer) -> dict[str, Any]:
-    """The scorer's view of a sample, built by the scorer's hook (or the default)."""
+def build_scorer_input(
+    sample: DatBenchSample, scorer: Scorer, corrected: bool = False
+) -> dict[str, Any]:
+    """The scorer's view of a sample, built by the scorer's hook (or the default); under the
+    corrected profile by its ``scorer_input_corrected`` hook where it has one (a fix that needs
+    a field the reference never forwards)."""
     metadata = parse_metadata(sample.metadata)
     hook = getattr(scorer, "scorer_input", None)
+    if corrected:
+        hook = getattr(scorer, "scorer_input_corrected", hook)
     if hook is None:
         return default_input(sample, metadata)
     result: dict[str, Any] = hook(sample, metadata)

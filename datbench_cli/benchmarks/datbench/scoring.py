@@ -10,23 +10,11 @@ from datbench_cli.batch.digests import is_stale
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
+from datbench_cli.benchmarks.profiles import CORRECTED, REFERENCE
 from datbench_cli.runtime.budget import SampleTimeout, time_limit
 from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
-
-# The scoring profiles: the reference's scores (quirks included, the default) or the corrected
-# ones (each scorer's ``score_sample_corrected``, where it has one; see docs/known-defects.md).
-REFERENCE = "reference"
-CORRECTED = "corrected"
-PROFILES = (REFERENCE, CORRECTED)
-
-
-def check_profile(profile: object) -> str:
-    """``profile`` if it names a scoring profile, else ``ValueError`` naming the choices."""
-    if profile not in PROFILES:
-        raise ValueError(f"unknown scoring profile {profile!r} (choose {' or '.join(PROFILES)})")
-    return str(profile)
 
 
 @dataclass
@@ -57,7 +45,8 @@ def score_direct(
     """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error.
 
     Under the corrected profile a scorer with ``score_sample_corrected`` is scored by it (its
-    details name the fixes that changed the sample under ``"corrections"``).
+    details name the fixes that changed the sample under ``"corrections"``), on the input its
+    ``scorer_input_corrected`` hook builds where it has one.
     """
     dataset = sample.dataset
     scorer = get_scorer(dataset) if isinstance(dataset, str) else None
@@ -67,10 +56,11 @@ def score_direct(
                 details = _fallback(sample, model_output)
             else:
                 score_sample = scorer.score_sample
-                if profile == CORRECTED:
+                corrected = profile == CORRECTED
+                if corrected:
                     score_sample = getattr(scorer, "score_sample_corrected", score_sample)
                 details = call_with_reference_headroom(
-                    score_sample, build_scorer_input(sample, scorer), model_output
+                    score_sample, build_scorer_input(sample, scorer, corrected), model_output
                 )
             score = float(details.get("score", 0.0))
             # The reference's threshold: a partial score of 0.5 counts as correct.

@@ -16,7 +16,8 @@ from datbench_cli.batch.responses import (
     RESPONSE_STATUSES,
 )
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-from datbench_cli.benchmarks.datbench.scoring import REFERENCE, Outcome
+from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import ScorerFailed
 from datbench_cli.scorers import get_scorer
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 _OPTIONS: dict[str, frozenset[str]] = {
     "export-tasks": frozenset({"turncase", "context", "first_image_only"}),
-    "score": frozenset({"turncase"}),
+    "score": frozenset({"turncase", "profile"}),
 }
 _SECTIONS = (
     ("by_turncase", "turncase"),
@@ -127,29 +127,41 @@ class VisToolBench:
         )
 
     def score(self, run: RunDir, request: ScoreRequest, events: Events) -> Report:
+        """Score the run. VisualToolBench has no known reference defects, so the corrected
+        profile scores exactly as the reference one; its report says so (``profile``, and
+        ``corrections`` with no fixes), and a reference report is unchanged."""
+        from datbench_cli.benchmarks.profiles import REFERENCE, profile_option
         from datbench_cli.benchmarks.vistoolbench import stages
 
+        profile = profile_option(request.options)
+        options = {k: v for k, v in request.options.items() if k != "profile"}
+        if profile != REFERENCE:
+            options["profile"] = profile
         checks = CheckOptions(
             strict_judge=request.strict_judge,
             allow_missing=request.allow_missing,
             fail_under=request.fail_under,
         )
-        return stages.score_checked(
+        report = stages.score_checked(
             run,
             request.responses,
             request.judge_responses,
             checks,
-            turncase=request.options.get("turncase"),
+            turncase=options.get("turncase"),
             warn=events.warn,
             recorded=score_options(
                 request.strict_judge,
                 {
-                    **request.options,
+                    **options,
                     "allow_missing": request.allow_missing,
                     "fail_under": request.fail_under,
                 },
             ),
         )
+        if profile != REFERENCE:
+            report.summary["profile"] = profile
+            report.summary["corrections"] = {}
+        return report
 
     def judge_line_shape(self, line: dict[str, Any]) -> bool:
         """A VisualToolBench judge line names one rubric: ``task_id``, ``turn_index`` and
@@ -239,7 +251,8 @@ class VisToolBench:
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']})",
+            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']}"
+            + (f"; {summary['profile']} profile)" if "profile" in summary else ")"),
             columns=[
                 "group",
                 "answered",
@@ -281,6 +294,12 @@ class VisToolBench:
         ]
         if gaps:
             notes.append("responses: " + "; ".join(gaps))
+        if "profile" in summary:
+            notes.append(
+                f"{summary['profile']} profile: VisualToolBench has no known reference defects, "
+                "so no fix applies and every score equals the reference profile's "
+                "(docs/known-defects.md)"
+            )
         return notes
 
     def headline(self, report: Report) -> Headline:

@@ -8,8 +8,6 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from PIL import Image
-
 JPEG_Q85 = "jpeg-q85"
 ORIGINAL = "original"
 TRANSPORTS = (JPEG_Q85, ORIGINAL)
@@ -58,6 +56,8 @@ def _sent(data: bytes, mime: str, size: tuple[int, int] | None, note: str | None
 def encode(data: bytes, transport: str) -> SentImage:
     """``data`` ready to send. ``jpeg-q85`` converts to RGB and re-encodes as JPEG quality 85
     (the official transport); an image PIL cannot read is sent as it is, as officially."""
+    from PIL import Image  # only `agent` sends images: kept out of every other start-up
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             fmt, size = image.format or "", image.size
