@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import os
 import queue
 import random
 import threading
@@ -32,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
@@ -138,6 +139,27 @@ class SendPlan:
     answered_ids: set[str] = field(default_factory=set)
 
 
+REQUEST_FILES_HINT = (
+    "send the request files: export-tasks --format openai writes "
+    "requests/tasks.openai.NNNNN.jsonl (make-judge-tasks --format openai: "
+    "requests/judge_tasks.openai.NNNNN.jsonl)"
+)
+
+
+def check_request_paths(paths: Sequence[Path]) -> None:
+    """Refuse a run directory's own task files (``tasks.jsonl``, ``judge_tasks.jsonl``): they
+    are for the user's runner, not OpenAI request files; the hint names the right files."""
+    from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
+
+    for path in paths:
+        if path.name in (TASKS, JUDGE_TASKS):
+            raise InputError(
+                "this is a task file for your own runner, not an OpenAI request file",
+                path,
+                hint=REQUEST_FILES_HINT,
+            )
+
+
 def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """``(custom_id, url, body)`` of every request line, validated (file:line on bad input)."""
     for path in paths:
@@ -145,7 +167,10 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
             ident = obj.get("custom_id")
             if not isinstance(ident, str) or not ident:
                 raise InputError(
-                    'a request line needs a non-empty string "custom_id"', path, number
+                    'a request line needs a non-empty string "custom_id"',
+                    path,
+                    number,
+                    hint=REQUEST_FILES_HINT if "id" in obj and "body" not in obj else None,
                 )
             body = obj.get("body")
             if not isinstance(body, dict):
@@ -180,11 +205,26 @@ class OutputFile(AppendLog):
     """The output file of one send, held for the whole run (a context manager).
 
     Opening locks it (so two sends cannot write one file at once) and repairs a torn last line
-    (``repaired_tail``); :meth:`append` writes whole lines, ``fsync``-ed.
+    (``repaired_tail``); :meth:`append` writes whole lines, ``fsync``-ed. A file this send
+    created and left empty because the request files were bad is removed again.
     """
 
     def __init__(self, path: Path) -> None:
         super().__init__(path, lock_holder="datbench send", make_parent=True)
+        self._created = False
+
+    def __enter__(self) -> Self:
+        self._created = not os.path.lexists(self.path)
+        return super().__enter__()
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        # Bad request files (found before anything is sent): leave no empty output behind.
+        if exc_type is not None and issubclass(exc_type, InputError | UsageError) and self._created:
+            with contextlib.suppress(OSError):
+                own = os.fstat(self._fd)
+                if own.st_size == 0 and os.path.samestat(own, os.lstat(self.path)):
+                    os.unlink(self.path)
+        super().__exit__(exc_type, *exc)
 
     def answered_ids(self) -> set[str]:
         """Ids already answered in the file."""

@@ -7,11 +7,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from datbench_cli.benchmarks.base import Benchmark
 from datbench_cli.benchmarks.datbench.benchmark import DatBench
 from datbench_cli.benchmarks.vistoolbench.benchmark import VisToolBench
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
+from datbench_cli.files.jsonio import iter_jsonl
+
+_SHAPE_LINES = 1000  # judge lines looked at to tell a file's benchmark
 
 BENCHMARKS: dict[str, Benchmark] = {
     "datbench": DatBench(),
@@ -53,3 +57,31 @@ def named(name: object, where: object = None) -> Benchmark:
 def command_options(command: str) -> frozenset[str]:
     """Every benchmark-specific option of ``command`` (accepted by some benchmark only)."""
     return frozenset().union(*(b.options(command) for b in BENCHMARKS.values()))
+
+
+def for_judge_file(path: Path) -> Benchmark:
+    """The benchmark whose judge id shape the lines of ``path`` have (outside a run
+    directory). A file without a recognisable line is read as the first benchmark reads it;
+    lines of several shapes are a usage error (``--benchmark`` decides)."""
+    found: list[Benchmark] = []
+    try:
+        for number, line in iter_jsonl(path):
+            found += [b for b in BENCHMARKS.values() if b not in found and b.judge_line_shape(line)]
+            if number >= _SHAPE_LINES or len(found) > 1:
+                break
+    except InputError:
+        pass  # the check itself reports the file's defect, with its line
+    if len(found) > 1:
+        raise UsageError(
+            f"{path}: the judge ids have the shapes of several benchmarks "
+            f"({', '.join(b.name for b in found)})",
+            hint="name the benchmark: --benchmark NAME, or run check-judge in the run directory",
+        )
+    return found[0] if found else next(iter(BENCHMARKS.values()))
+
+
+def chosen(name: str) -> Benchmark:
+    """The benchmark a ``--benchmark`` option names (an unknown name is a usage error)."""
+    if name in BENCHMARKS:
+        return BENCHMARKS[name]
+    raise UsageError(f"unknown benchmark {name!r}; choose {' or '.join(BENCHMARKS)}")

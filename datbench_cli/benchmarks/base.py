@@ -181,6 +181,12 @@ class Benchmark(Protocol):
         raises nothing: the caller writes the report, then fails)."""
         ...
 
+    def judge_line_shape(self, line: dict[str, Any]) -> bool:
+        """Whether one judge response line (a parsed JSONL object: native or batch output)
+        has this benchmark's id shape; ``check-judge`` outside a run directory picks the
+        benchmark whose shape the file's lines have."""
+        ...
+
     def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:
         """The judge half of ``score --strict-judge`` in a run directory (``responses``: the
         responses the verdicts must match); outside one (``run`` is ``None``), the verdicts

@@ -10,11 +10,8 @@ import typer
 from datbench_cli import benchmarks
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import CheckFailed
+from datbench_cli.errors import CheckFailed, UsageError
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
-
-# Outside a run directory, the verdicts are read as the first benchmark of the table reads them.
-DEFAULT_BENCHMARK = next(iter(benchmarks.BENCHMARKS.values()))
 
 
 @handle_errors
@@ -34,17 +31,37 @@ def check_judge(
             show_default=False,
         ),
     ] = None,
+    benchmark: Annotated[
+        str | None,
+        typer.Option(
+            "--benchmark",
+            metavar="NAME",
+            help=f"Outside a run directory: whose verdict parser to use "
+            f"({', '.join(benchmarks.BENCHMARKS)}; default: told from the judge ids).",
+            show_default=False,
+        ),
+    ] = None,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
     """The judge half of `score --strict-judge`: in a run directory, account for the verdict of
     every judge task (true, false, missing, unparsed, stale, errored; unknown ids) and exit 1
-    when any does not count; outside one, parse each verdict (exit 1 on unparsed or errored)."""
+    when any does not count; outside one, parse each verdict with the parser of the benchmark
+    the judge ids belong to (or --benchmark; exit 1 on unparsed or errored)."""
     out = Output(quiet)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
     name = run.benchmark()
-    bench = benchmarks.named(name, run.root) if name is not None else DEFAULT_BENCHMARK
+    asked = benchmarks.chosen(benchmark) if benchmark is not None else None
+    if name is not None:
+        bench = benchmarks.named(name, run.root)
+        if asked is not None and asked is not bench:
+            raise UsageError(
+                f"--benchmark {asked.name}, but {run.root} holds a {bench.name} export",
+                hint="drop --benchmark inside a run directory",
+            )
+    else:
+        bench = asked or benchmarks.for_judge_file(path)
     check = bench.check_judge(
         run if name is not None else None, path, run.resolve_input(responses, RESPONSES)
     )

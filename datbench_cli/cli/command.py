@@ -63,6 +63,21 @@ def _metavar(param: Any) -> str | None:
     return "TEXT"
 
 
+def _range_text(param: Any) -> Any:
+    def text() -> str | None:
+        low, high = getattr(param, "min", None), getattr(param, "max", None)
+        name = param.metavar or "N"
+        if low is None and high is None:
+            return None
+        if high is None:
+            return f"{name} >= {low}"
+        if low is None:
+            return f"{name} <= {high}"
+        return f"{low} <= {name} <= {high}"
+
+    return text
+
+
 class DatbenchCommand(TyperCommand):
     """A command whose options and arguments read ``--dir DIR``, ``--jobs N``, ``RESPONSES``."""
 
@@ -79,6 +94,9 @@ class DatbenchCommand(TyperCommand):
                 setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
             elif param.metavar is None:
                 param.metavar = _metavar(param)
+                if callable(getattr(param, "_get_number_range_help_str", None)):
+                    # "[N >= 1]" in the help, not typer's "[x>=1]".
+                    setattr(param, "_get_number_range_help_str", _range_text(param))  # noqa: B010
 
 
 class DatbenchGroup(TyperGroup):

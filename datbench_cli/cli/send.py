@@ -15,6 +15,7 @@ from datbench_cli.batch.sender import (
     DEFAULT_MAX_RESPONSE_BYTES,
     OutputFile,
     SendConfig,
+    check_request_paths,
     plan_send,
     send_requests,
     usable_concurrency,
@@ -123,6 +124,7 @@ def send(
     it stopped when the same command is run again. Exit 1 when some requests still failed.
     """
     out = Output(quiet)
+    check_request_paths(requests)
     key = choose_key(BaseUrl.parse(base_url), api_key_env, os.environ)
     config = SendConfig(
         base_url=base_url,

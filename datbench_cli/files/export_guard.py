@@ -22,6 +22,7 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS
 
 JOURNAL = ".datbench-export.journal"
+# The fixed staging names of earlier versions (removed only when an earlier export owns them).
 STAGING = ".datbench-staging"
 _OLD_IMAGES = ".datbench-old-images"
 _REQUESTS = "requests"
@@ -72,7 +73,7 @@ def previous_files(root: Path) -> set[str] | None:
     if journal.is_file() and not journal.is_symlink():
         with contextlib.suppress(OSError, UnicodeDecodeError):
             lines = journal.read_text(encoding="utf-8").splitlines()
-            owned = (owned or {STAGING}) | {line for line in lines if line} | {JOURNAL}
+            owned = (owned or set()) | {line for line in lines if line} | {JOURNAL}
     return owned
 
 
@@ -118,13 +119,12 @@ class ExportGuard:
             fixed += guard._request_parts()
         for rel in fixed:
             guard.check(rel)
-        for rel in (STAGING, JOURNAL):
-            guard.check(rel)
+        guard.check(JOURNAL)
         with jsonio.writing(root / JOURNAL):
             root.mkdir(parents=True, exist_ok=True)
             fd = os.open(root / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             guard._journal = os.fdopen(fd, "w", encoding="utf-8")
-            guard._append([*sorted(owned), *fixed, STAGING])
+            guard._append([*sorted(owned), *fixed])
         return guard
 
     def _request_parts(self) -> list[str]:

@@ -10,7 +10,16 @@ records, in shared memory, which sample it is on and since when. The parent watc
   budget would have recorded it; the rest of its chunk goes to a fresh worker;
 - a worker that dies (killed, out of memory, a crash in a C extension) has its chunk scored
   again, once, by a fresh worker; dying twice on the same sample stops the run with
-  :class:`~datbench_cli.errors.WorkerDied` naming it. Nothing waits for a dead process.
+  :class:`~datbench_cli.errors.WorkerDied` naming it. Nothing waits for a dead process;
+- a worker whose resident memory grows past the parent's at its fork plus the per-sample cap
+  (:data:`SAMPLE_MEMORY_CAP`, Linux) while scoring a sample gets killed, and the sample is
+  recorded as a ``SampleMemoryExceeded`` scorer error; the rest of its range goes to a fresh
+  worker. The memory of one hostile output (a 10 MB list literal that ``ast.literal_eval``
+  turns into gigabytes of syntax tree) is bounded this way, whatever the scorer catches.
+
+Work that would be scored in this process (``jobs`` of 1, a short list) but holds a model
+output longer than :data:`_LARGE_OUTPUT` characters is scored by one worker instead, so the
+memory cap holds there too.
 """
 
 from __future__ import annotations
@@ -41,6 +50,13 @@ _GRACE_FACTOR = 0.5
 _GRACE_SECONDS = 2.0
 _POLL_SECONDS = 0.25
 _WARM_UP_SECONDS = 5.0
+# How much resident memory scoring one sample may add to its worker (bytes).
+SAMPLE_MEMORY_CAP = 1 << 30
+# How often a busy worker's memory is looked at while the cap is on.
+_MEMORY_POLL_SECONDS = 0.02
+# Outputs longer than this are scored in a worker (under the memory cap) even with --jobs 1.
+_LARGE_OUTPUT = 1 << 16
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 # With ``jobs`` 0 (every usable core, the CLI's default) a run of fewer samples than this is
 # scored in this process: forking the pool, warming it up and sending results back costs more
 # than a second core saves. Measured (scripts/bench.py's synthetic run over every scorer, the
@@ -89,6 +105,24 @@ def _timed_out() -> Outcome:
     exc = SampleTimeout("scoring this sample exceeded its time budget")
     error = {"type": type(exc).__name__, "message": str(exc)}
     return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)
+
+
+def _over_memory(cap: int) -> Outcome:
+    """What is recorded for a sample whose worker outgrew the memory cap."""
+    error = {
+        "type": "SampleMemoryExceeded",
+        "message": f"scoring this sample needed more than its memory cap ({cap >> 20} MiB)",
+    }
+    return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)
+
+
+def resident_bytes(pid: int | str = "self") -> int | None:
+    """The resident memory of process ``pid`` (``None`` where ``/proc`` cannot tell)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * _PAGE_SIZE
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
@@ -173,8 +207,13 @@ def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[C
 class _Worker:
     """One worker process, its pipe, and the range it is scoring."""
 
-    def __init__(self, context: Any, progress: Any, slot: int, others: list[_Worker]) -> None:
+    def __init__(
+        self, context: Any, progress: Any, slot: int, others: list[_Worker], cap: int | None
+    ) -> None:
         self.slot = slot
+        # A forked copy holds at most the parent's pages plus what it allocates itself.
+        parent = resident_bytes() if cap else None
+        self.memory_limit = parent + cap if parent is not None and cap else None
         self.task: tuple[int, int] | None = None
         self.conn, child = context.Pipe()
         parent_ends = [self.conn, *(w.conn for w in others if not w.conn.closed)]
@@ -214,8 +253,9 @@ def _death_cause(exitcode: int | None) -> str:
 class _Pool:
     """Forked workers that score ranges of ``_WORK``; results come back by sample index."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, memory_cap: int | None = None) -> None:
         self.jobs = jobs
+        self.memory_cap = memory_cap
         self.context = multiprocessing.get_context("fork")
         self.workers: list[_Worker] = []
 
@@ -228,7 +268,9 @@ class _Pool:
             timeout + max(_GRACE_SECONDS, _GRACE_FACTOR * timeout) if timeout else None
         )
         for slot in range(jobs):
-            self.workers.append(_Worker(self.context, self.progress, slot, self.workers))
+            self.workers.append(
+                _Worker(self.context, self.progress, slot, self.workers, self.memory_cap)
+            )
         self.deaths: dict[int, int] = {}  # first index of a range -> deaths scoring it
 
     def close(self) -> None:
@@ -250,7 +292,13 @@ class _Pool:
                     busy += 1
             waiting = {w.conn: w for w in self.workers if w.task is not None}
             sentinels = {w.process.sentinel: w for w in self.workers if w.task is not None}
-            timeout = _POLL_SECONDS if self.hard_limit is not None else None
+            timeout = (
+                _MEMORY_POLL_SECONDS
+                if any(w.memory_limit for w in self.workers)
+                else _POLL_SECONDS
+                if self.hard_limit is not None
+                else None
+            )
             for ready in wait([*waiting, *sentinels], timeout):
                 worker = waiting.get(ready) or sentinels[ready]  # type: ignore[index]
                 if worker.task is None:
@@ -277,7 +325,7 @@ class _Pool:
 
     def _respawn(self, worker: _Worker) -> _Worker:
         worker.stop()
-        fresh = _Worker(self.context, self.progress, worker.slot, self.workers)
+        fresh = _Worker(self.context, self.progress, worker.slot, self.workers, self.memory_cap)
         self.workers[self.workers.index(worker)] = fresh
         return fresh
 
@@ -306,15 +354,23 @@ class _Pool:
         return task
 
     def _kill_overrunning(self, tasks: deque[tuple[int, int]]) -> Iterator[tuple[int, list]]:
-        """Record a sample far past its budget as timed out; its range's rest goes back."""
-        if self.hard_limit is None:
-            return
+        """Record a sample far past its budget as timed out, or one whose worker outgrew the
+        memory cap as over it; its range's rest goes back."""
         now = time.monotonic()
         for worker in list(self.workers):
             if worker.task is None:
                 continue
             index, since = self._current(worker)
-            if not since or now - since < self.hard_limit:
+            if not since:
+                continue
+            if self.hard_limit is not None and now - since >= self.hard_limit:
+                outcome = _timed_out()
+            elif worker.memory_limit is not None and (
+                (resident_bytes(worker.process.pid) or 0) > worker.memory_limit
+            ):
+                assert self.memory_cap is not None
+                outcome = _over_memory(self.memory_cap)
+            else:
                 continue
             start, stop = worker.task
             worker.task = None
@@ -323,7 +379,7 @@ class _Pool:
             for piece in ((index + 1, stop), (start, index)):
                 if piece[0] < piece[1]:
                     tasks.appendleft(piece)
-            yield index, [(_FINISH or _fields)(self.work[index], _timed_out())]
+            yield index, [(_FINISH or _fields)(self.work[index], outcome)]
 
 
 def score_all(
@@ -331,21 +387,27 @@ def score_all(
     timeout: float | None,
     jobs: int = 1,
     finish: Finish | None = None,
+    memory_cap: int | None = SAMPLE_MEMORY_CAP,
 ) -> Iterator[Any]:
     """Yield one outcome per work item, in order. ``jobs`` <= 0 means every usable core (one,
     in this process, for fewer than :data:`SMALL_RUN` items).
 
     With ``finish``, yield ``finish(item, outcome)`` instead, computed where the item was
-    scored (in the worker), so only what it returns travels back.
+    scored (in the worker), so only what it returns travels back. ``memory_cap``: the resident
+    memory one sample may add to its worker (``None``: no cap).
     """
     global _WORK, _TIMEOUT, _FINISH
     if jobs <= 0:
         jobs = 1 if len(work) < SMALL_RUN else usable_cpus()
-    if (
-        jobs == 1
-        or len(work) < 2 * _MIN_CHUNK
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    if memory_cap is not None and resident_bytes() is None:
+        memory_cap = None  # nothing to measure with: the cap cannot be enforced
+    if forkable and (jobs == 1 or len(work) < 2 * _MIN_CHUNK):
+        large = memory_cap is not None and any(
+            not item.judge_mode and len(item.output or "") > _LARGE_OUTPUT for item in work
+        )
+        jobs = 1 if large else 0
+    if jobs == 0 or not forkable:
         with alarm_handler(timeout):
             for item in work:
                 outcome = score_item(item, timeout)
@@ -358,7 +420,7 @@ def score_all(
         # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
         chunk = max(_MIN_CHUNK, min(_MAX_CHUNK, len(work) // (jobs * 4)))
         tasks = deque((i, min(i + chunk, len(work))) for i in range(0, len(work), chunk))
-        pool = _Pool(jobs)
+        pool = _Pool(jobs, memory_cap)
         pool.start(work, timeout)
         done: dict[int, list[tuple]] = {}
         position = 0

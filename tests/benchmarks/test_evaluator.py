@@ -15,6 +15,7 @@ from datbench_cli import (
     VLMResponse,
 )
 from datbench_cli.batch.digests import response_digest
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from datbench_cli.scorers import get_scorer
@@ -257,7 +258,7 @@ class CoverageAndErrorTests(unittest.TestCase):
         self.assertEqual(report.summary["total_samples"], 2)
         self.assertEqual(report.results[1].score, 1.0)
         with self.assertRaises(ScorerFailed) as caught:
-            quietly(evaluator.compute_metrics, [VLMResponse("b", "7")], strict=True)
+            quietly(compute_report, evaluator, [VLMResponse("b", "7")], strict=True)
         self.assertIn("sample b", str(caught.exception))
 
     def test_failing_dataset_aggregation_is_recorded(self) -> None:
@@ -273,7 +274,7 @@ class CoverageAndErrorTests(unittest.TestCase):
         self.assertEqual(error["type"], "ValueError")
         self.assertEqual(report.summary["total_samples"], 2)
         with self.assertRaises(ScorerFailed):
-            quietly(evaluator.compute_metrics, responses, strict=True)
+            quietly(compute_report, evaluator, responses, strict=True)
 
     def test_empty_evaluation(self) -> None:
         report = DatBenchEvaluator([], "math").compute_metrics([])
@@ -310,7 +311,8 @@ class SeedApiCoverageTests(unittest.TestCase):
 
     def test_unanswered_samples_are_counted_not_scored(self) -> None:
         report = quietly(
-            self.evaluator().compute_metrics,
+            compute_report,
+            self.evaluator(),
             [VLMResponse("a", "yes")],
             errored_ids=["b"],
         )

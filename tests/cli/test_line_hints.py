@@ -70,5 +70,29 @@ class LineHintTests(unittest.TestCase):
                 self.assertIn("tasks.jsonl", result.stderr.splitlines()[-1])
 
 
+class SendHintTests(unittest.TestCase):
+    """``send`` given a runner's task file (both benchmarks) names the request files."""
+
+    def test_task_files_point_to_the_request_files(self) -> None:
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        for name, target, sample in (("dat", "math", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
+            run = tmp / name
+            result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            copy = tmp / f"{name}-copy.jsonl"  # renamed: the lines alone must give the hint
+            copy.write_bytes((run / "tasks.jsonl").read_bytes())
+            for path, extra in ((run / "tasks.jsonl", ()), (copy, ("-o", str(tmp / "o.jsonl")))):
+                with self.subTest(benchmark=name, file=path.name):
+                    result = run_cli("send", str(path), "--base-url", "http://127.0.0.1:9", *extra)
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    lines = result.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 2, result.stderr)
+                    self.assertTrue(lines[0].startswith("error: "), result.stderr)
+                    self.assertTrue(lines[1].startswith("hint: "), result.stderr)
+                    self.assertIn("requests/tasks.openai.", lines[1])
+                    self.assertFalse((tmp / "o.jsonl").exists())
+
+
 if __name__ == "__main__":
     unittest.main()

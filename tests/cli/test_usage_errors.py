@@ -81,6 +81,7 @@ class HelpTests(unittest.TestCase):
                 self.assertNotIn("\u2026", text)  # an ellipsis: something was cut
                 self.assertIsNone(re.search(r"<(path|int|float|str|bool|list|text)\b", text), text)
                 self.assertNotIn("{", text.splitlines()[0])
+                self.assertIsNone(re.search(r"\bx\s*[<>]=", text), text)  # typer's "[x>=1]"
                 for line in text.splitlines():
                     self.assertLessEqual(len(line), 80, line)
                 if command in ("score", "make-judge-tasks", "export-tasks", "check-judge"):

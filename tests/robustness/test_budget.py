@@ -17,6 +17,7 @@ from typing import Any
 from unittest import mock
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.runtime import budget
 from tests.cli_helpers import make_row
 
@@ -50,7 +51,7 @@ def score(outputs: list[str], timeout: float, work: Any = busy) -> tuple[list[An
         warnings.catch_warnings(),
     ):
         warnings.filterwarnings("ignore", "the scorer failed", UserWarning)
-        report = evaluator.compute_metrics(responses, sample_timeout=timeout)
+        report = compute_report(evaluator, responses, sample_timeout=timeout)
     return report.results, time.monotonic() - start
 
 

@@ -169,14 +169,78 @@ class SymlinkTests(_Tmp):
                 self.assertEqual(export().exit_code, 0)
                 self.assertEqual(tree(self.run), before)
 
-    def test_vistoolbench_task_image_folder_link_is_not_followed(self) -> None:
+    def test_vistoolbench_task_image_folder_link_is_refused_and_kept(self) -> None:
         self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run).exit_code, 0)
         task_dir = next(p for p in (self.run / "images").iterdir() if p.is_dir())
         shutil.rmtree(task_dir)
         task_dir.symlink_to(self.user)
-        self.assertEqual(self.vtb_export(VTB_SAMPLE, self.run).exit_code, 0)
+        before = tree(self.run)
+        line = self.error_line(self.vtb_export(VTB_SAMPLE, self.run))
+        # One sentence naming the link, the earlier export intact, the link itself left alone.
+        self.assertIn(task_dir.name, line)
+        self.assertIn("symbolic link", line)
         self.assert_user_folder_untouched()
-        self.assertFalse(task_dir.is_symlink())
+        self.assertTrue(task_dir.is_symlink())
+        self.assertEqual(tree(self.run), before)
+        self.assertTrue((self.run / MANIFEST).is_file())
+
+    def test_planted_staging_and_old_images_links_are_never_followed(self) -> None:
+        """A ``.datbench-staging`` / ``.datbench-old-images`` symlink planted in the run
+        directory: not followed, not removed, and every later export still succeeds."""
+        for name, export in (
+            ("datbench", lambda: self.export(self.datbench_source(), self.run)),
+            ("vistoolbench", lambda: self.vtb_export(VTB_SAMPLE, self.run)),
+        ):
+            for with_export in (True, False):
+                with self.subTest(benchmark=name, earlier_export=with_export):
+                    shutil.rmtree(self.run, ignore_errors=True)
+                    self.run.mkdir()
+                    if with_export:
+                        self.assertEqual(export().exit_code, 0)
+                    for planted in (".datbench-staging", ".datbench-old-images"):
+                        (self.run / planted).symlink_to(self.user)
+                    for _ in range(2):
+                        result = export() if with_export else self._forced(name, export)
+                        self.assertEqual(result.exit_code, 0, result.stderr)
+                        self.assertTrue((self.run / MANIFEST).is_file())
+                    self.assert_user_folder_untouched()
+                    for planted in (".datbench-staging", ".datbench-old-images"):
+                        self.assertTrue((self.run / planted).is_symlink(), planted)
+
+    def _forced(self, name: str, export: Any) -> Any:
+        if name == "datbench":
+            return self.export(self.datbench_source(), self.run, "--force")
+        return self.vtb_export(VTB_SAMPLE, self.run, "--force")
+
+
+class FailedExportKeepsTheEarlierOneTests(_Tmp):
+    """An export whose last row is bad stops before the earlier export is touched."""
+
+    def test_vistoolbench_bad_image_cell_in_the_last_row(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.vtb_export(VTB_SAMPLE, run).exit_code, 0)
+        before = tree(run)
+        rows = sample_rows()
+        source = self.vtb_source(rows)
+        last = len(rows) - 1
+        bad = [[{"bytes": None, "path": str(self.secret)}]] + [
+            [] for _ in rows[last]["images_by_turn"][1:]
+        ]
+        set_image_cells(source / "test.parquet", "images_by_turn", {last: bad})
+        line = self.error_line(self.vtb_export(source, run))
+        self.assertIn("outside the dataset's folder", line)
+        self.assertEqual(tree(run), before)
+        self.assertEqual(sorted(p.name for p in run.iterdir() if p.name.startswith(".")), [])
+
+    def test_datbench_bad_row_at_the_end(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        before = tree(run)
+        rows = [make_row("a"), make_row("b"), {**make_row("c"), "question": None}]
+        source = make_dataset(self.tmp / "src2", {"math": rows})
+        self.error_line(self.export(source, run))
+        self.assertEqual(tree(run), before)
+        self.assertEqual(sorted(p.name for p in run.iterdir() if p.name.startswith(".")), [])
 
 
 class OutputOntoInputTests(_Tmp):

@@ -291,9 +291,12 @@ class CtrlCTests(unittest.TestCase):
         self.assertEqual(run_real_cli(*args, "--limit", "1").returncode, 0)
         before = tree_digest(run_dir)
 
-        staging = run_dir / ".datbench-staging"
-        # Interrupted in the middle of the rows (a few images staged).
-        self.interrupt(args, lambda _: staging.is_dir() and len(os.listdir(staging)) >= 3)
+        def staged(_: object) -> bool:
+            folders = [p for p in run_dir.glob(".datbench-staging*") if p.is_dir()]
+            return any(len(os.listdir(p)) >= 3 for p in folders)
+
+        # Interrupted in the middle of the rows (a few images staged in the private folder).
+        self.interrupt(args, staged)
         self.assertEqual(tree_digest(run_dir), before)
 
     def test_score_on_several_processes(self) -> None:

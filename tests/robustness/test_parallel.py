@@ -7,6 +7,7 @@ import unittest
 import warnings
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.runtime.parallel import usable_cpus
 from datbench_cli.scorers import SCORERS
 from tests.vectors import DATA, GLUE_STEMS, load_lines
@@ -46,8 +47,8 @@ class ParallelScoringTests(unittest.TestCase):
         evaluator = DatBenchEvaluator(rows, "math")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            one = evaluator.compute_metrics(responses, judges, jobs=1)
-            two = evaluator.compute_metrics(responses, judges, jobs=2)
+            one = compute_report(evaluator, responses, judges, jobs=1)
+            two = compute_report(evaluator, responses, judges, jobs=2)
         self.assertEqual(one.summary, two.summary)
         self.assertEqual(
             [dataclasses.asdict(r) for r in one.results],

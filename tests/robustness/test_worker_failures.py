@@ -22,6 +22,7 @@ from typing import Any
 from unittest import mock
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.errors import WorkerDied
 from datbench_cli.runtime import parallel
 from tests.bounded import within
@@ -44,7 +45,7 @@ def responses(count: int = 60) -> list[VLMResponse]:
 def report_rows(jobs: int, timeout: float | None = 5.0) -> list[dict[str, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = evaluator().compute_metrics(responses(), sample_timeout=timeout, jobs=jobs)
+        report = compute_report(evaluator(), responses(), sample_timeout=timeout, jobs=jobs)
     return [dataclasses.asdict(r) for r in report.results]
 
 

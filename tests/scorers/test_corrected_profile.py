@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.scorers import (
     SCORERS,
     ai2d,
@@ -71,7 +72,8 @@ def score(rows: list[dict[str, Any]], outputs: dict[str, str], **kwargs: Any) ->
     evaluator = DatBenchEvaluator(rows, "general")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluator.compute_metrics(
+        return compute_report(
+            evaluator,
             [VLMResponse(i, o) for i, o in outputs.items()],
             [JudgeResponse(r["id"], "true", "true") for r in rows if r["eval_mode"] == "judge"],
             **kwargs,

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.scorers import SCORERS
 from tests.hostile import check_not_over_budget
 from tests.hypothesis_profiles import examples
@@ -83,8 +84,11 @@ def score_once(
     started = time.monotonic()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = evaluator.compute_metrics(
-            [VLMResponse(row["id"], output)], sample_timeout=SAMPLE_TIMEOUT, profile=profile
+        report = compute_report(
+            evaluator,
+            [VLMResponse(row["id"], output)],
+            sample_timeout=SAMPLE_TIMEOUT,
+            profile=profile,
         )
     elapsed = time.monotonic() - started
     result = report.results[0]

@@ -22,7 +22,7 @@ from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
 from datbench_cli.errors import InputError
 from datbench_cli.files.provenance import score_options
-from datbench_cli.files.rundir import RunDir
+from datbench_cli.files.rundir import RunDir, safe_file_stem
 
 if TYPE_CHECKING:
     from datbench_cli.compare.spec import Side
@@ -151,6 +151,14 @@ class DatBench:
                     },
                 ),
             )
+
+    def judge_line_shape(self, line: dict[str, Any]) -> bool:
+        """A DatBench judge line is keyed by a sample id (a file stem: letters, digits, ``._-``);
+        a batch line's ``custom_id`` may end in ``#<response digest>``."""
+        ident = line.get("custom_id", line.get("id"))
+        if not isinstance(ident, str):
+            return False
+        return safe_file_stem(ident.split("#", 1)[0]) is not None
 
     def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:
         from datbench_cli.benchmarks.datbench import stages

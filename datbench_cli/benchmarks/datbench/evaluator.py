@@ -74,44 +74,30 @@ class DatBenchEvaluator:
         judge_responses: Iterable[JudgeResponse] | None = None,
         strict_judge: bool = False,
         *,
-        strict: bool = False,
-        sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
-        errored_responses: int = 0,
-        judge_errored_responses: int = 0,
-        truncated_responses: int = 0,
-        judge_truncated_responses: int = 0,
-        response_statuses: Mapping[str, str] | None = None,
-        errored_ids: Iterable[str] = (),
-        jobs: int = 1,
-        progress: Callable[..., None] | None = None,
         profile: str = REFERENCE,
     ) -> DatBenchReport:
-        """Score every sample that has a response and aggregate the report.
+        """Score every sample that has a response and aggregate the report (the seed's API).
 
         Samples without a response are not scored (the reference's semantics); the summary
-        says how many there are (``unanswered_samples``, ``coverage`` overall and per
-        capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
-        them as null) and the status of each response. ``response_statuses`` maps
-        ids to the status of their response line (``ok``, ``empty``, ``refused``,
-        ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
-        samples whose only lines were transport failures (counted ``errored``, not
-        ``missing``). A judge response whose ``response_digest`` is not the digest of the
-        sample's current response is stale and scores 0 (``judge_stale_verdicts``).
-
-        ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing,
-        unparsed or stale; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
-        sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
-        seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
-        response files (lines that reported an error; outputs cut at the token limit, which are
-        scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
-        (0: every usable core); results are identical and in the same order. ``progress``, if
-        given, is called as ``progress(0, total=N)`` and then with the number of samples scored
-        since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
-        included) or ``"corrected"`` (one named fix per known reference defect, see
-        docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
-        samples each fix changed under ``corrections``). Judge-mode scoring and every count
-        are the same in both.
+        says how many there are (``unanswered_samples``, ``coverage``). A judge response whose
+        ``response_digest`` is not the digest of the sample's current response is stale and
+        scores 0. ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is
+        missing, unparsed or stale. A scorer failure or a sample over its time budget
+        (30 s) or memory cap scores 0 with the error in its ``score_details``. ``profile`` is
+        ``"reference"`` (the reference's scores, quirks included) or ``"corrected"`` (one named
+        fix per known reference defect, see docs/known-defects.md).
         """
+        return self._in_memory(vlm_responses, judge_responses, strict_judge, {"profile": profile})
+
+    def _in_memory(
+        self,
+        vlm_responses: Iterable[VLMResponse],
+        judge_responses: Iterable[JudgeResponse] | None,
+        strict_judge: bool,
+        options: dict[str, Any],
+    ) -> DatBenchReport:
+        """The report with every result held as a :class:`SampleScore` (the public method and
+        :func:`compute_report`, one frame below them for the warnings' stack level)."""
         results: list[SampleScore] = []
 
         def keep(item: WorkItem, record: tuple) -> None:
@@ -119,22 +105,7 @@ class DatBenchEvaluator:
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
         summary, _ = self._evaluate(
-            vlm_responses,
-            judge_responses,
-            strict_judge,
-            library_record,
-            keep,
-            strict=strict,
-            sample_timeout=sample_timeout,
-            errored_responses=errored_responses,
-            judge_errored_responses=judge_errored_responses,
-            truncated_responses=truncated_responses,
-            judge_truncated_responses=judge_truncated_responses,
-            response_statuses=response_statuses,
-            errored_ids=errored_ids,
-            jobs=jobs,
-            progress=progress,
-            profile=profile,
+            vlm_responses, judge_responses, strict_judge, library_record, keep, depth=1, **options
         )
         return DatBenchReport(summary=summary, results=results)
 
@@ -190,9 +161,11 @@ class DatBenchEvaluator:
         progress: Callable[..., None] | None = None,
         profile: str = REFERENCE,
         with_status: bool = False,
+        depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
-        ``sink`` in sample order, and return the summary and the per-sample score table."""
+        ``sink`` in sample order, and return the summary and the per-sample score table
+        (``depth``: frames between this and the public method, for the warnings)."""
         profile = check_profile(profile)
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
@@ -279,16 +252,57 @@ class DatBenchEvaluator:
             )
         summary = builder.summary(coverage, strict=strict, profile=profile)
         summary.update(table_additions(table))
-        _warn_about(coverage, errors, judge_expected, judge_matched, builder.metric_errors)
+        _warn_about(
+            coverage, errors, judge_expected, judge_matched, builder.metric_errors, 3 + depth
+        )
         if builder.judge_stale:
             warnings.warn(
                 f"{builder.judge_stale} judge verdict(s) judged another response text than the "
                 "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
                 "again",
                 DatbenchWarning,
-                stacklevel=3,
+                stacklevel=3 + depth,
             )
         return summary, table
+
+
+def compute_report(
+    evaluator: DatBenchEvaluator,
+    vlm_responses: Iterable[VLMResponse],
+    judge_responses: Iterable[JudgeResponse] | None = None,
+    strict_judge: bool = False,
+    **options: Any,
+) -> DatBenchReport:
+    """:meth:`DatBenchEvaluator.compute_metrics` with what the run-directory stage knows
+    besides the responses (the stage calls this; the public method keeps the seed's arguments).
+
+    Score every sample that has a response and aggregate the report.
+
+    Samples without a response are not scored (the reference's semantics); the summary
+    says how many there are (``unanswered_samples``, ``coverage`` overall and per
+    capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
+    them as null) and the status of each response. ``response_statuses`` maps
+    ids to the status of their response line (``ok``, ``empty``, ``refused``,
+    ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
+    samples whose only lines were transport failures (counted ``errored``, not
+    ``missing``). A judge response whose ``response_digest`` is not the digest of the
+    sample's current response is stale and scores 0 (``judge_stale_verdicts``).
+
+    ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing,
+    unparsed or stale; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
+    sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
+    seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
+    response files (lines that reported an error; outputs cut at the token limit, which are
+    scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
+    (0: every usable core); results are identical and in the same order. ``progress``, if
+    given, is called as ``progress(0, total=N)`` and then with the number of samples scored
+    since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
+    included) or ``"corrected"`` (one named fix per known reference defect, see
+    docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
+    samples each fix changed under ``corrections``). Judge-mode scoring and every count
+    are the same in both.
+    """
+    return evaluator._in_memory(vlm_responses, judge_responses, strict_judge, options)
 
 
 def _error_text(sample: DatBenchSample, error: dict[str, str]) -> str:
@@ -304,13 +318,14 @@ def _warn_about(
     judge_expected: int,
     judge_matched: int,
     metric_errors: list[str],
+    stacklevel: int,
 ) -> None:
     if judge_expected and not judge_matched:
         warnings.warn(
             f"no judge response matched any of the {judge_expected} judge-mode samples; "
             "they all score 0 (run your judge on the judge tasks and pass its responses)",
             DatbenchWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
     notes = [
         (coverage.missing_responses, "sample(s) have no VLM response and were not scored"),
@@ -321,16 +336,16 @@ def _warn_about(
     ]
     for count, text in notes:
         if count:
-            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=4)
+            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=stacklevel + 1)
     for dataset in metric_errors:
         warnings.warn(
             f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",
             DatbenchWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
     if errors:
         warnings.warn(
             f"the scorer failed on {len(errors)} sample(s), scored 0: {name_ids(errors)}",
             DatbenchWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )

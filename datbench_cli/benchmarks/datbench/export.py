@@ -1,22 +1,21 @@
 """DatBench export: dataset -> images/, tasks.jsonl, references.jsonl and (last) datbench.json.
 
 One pass over each capability's rows, read as Arrow batches (images are never decoded). Ids
-are checked as they stream by; image bytes go to a staging folder inside the run directory
-(:class:`~datbench_cli.files.staging.ImageStaging`) and tasks/references to temporary files. Only when every row was good are they put in place:
-the old manifest is removed, tasks/references renamed, the staging folder swapped in as
-``images/``, and the new manifest written. A failed export leaves an earlier one untouched; an
+are checked as they stream by; image bytes go to a private staging folder inside the run
+directory (:class:`~datbench_cli.files.staging.ImageStaging`) and tasks/references to temporary
+files. Only when every row was good are they put in place: the old manifest is removed,
+tasks/references renamed, the staged images moved into ``images/``, and the new manifest
+written. A failed export leaves an earlier one untouched; an
 interrupted one leaves no manifest, so later stages refuse the directory until it is rerun.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.requests import REQUESTS_DIR, RequestSettings
@@ -25,7 +24,7 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError, name_ids
 from datbench_cli.files import jsonio
-from datbench_cli.files.export_guard import STAGING, ExportGuard
+from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import (
     DatasetFiles,
     ImageOutsideDataset,
@@ -44,7 +43,7 @@ from datbench_cli.files.rundir import (
     sha256_file,
 )
 from datbench_cli.files.sources import Source, pin_local, resolve_source
-from datbench_cli.files.staging import check_replaceable
+from datbench_cli.files.staging import ImageStaging, check_replaceable
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -236,16 +235,6 @@ def _digests(data: bytes, record: dict[str, Any]) -> tuple[str, str]:
     return image_sha, row_digest(record, [image_sha])
 
 
-def _put_images_in_place(run: RunDir, staging: Path, names: list[str]) -> None:
-    """Move the staged image files into ``images/`` one by one (other files there stay)."""
-    images = run.path(IMAGES)
-    with jsonio.writing(images):
-        images.mkdir(parents=True, exist_ok=True)
-    for file_name in names:
-        with jsonio.writing(images / file_name):
-            os.replace(staging / file_name, images / file_name)
-
-
 def export_datbench(
     plan: ExportPlan,
     run: RunDir,
@@ -290,23 +279,16 @@ def _export(
     check_replaceable(run.path(REQUESTS_DIR))
     check_replaceable(run.path(IMAGES))
     files = DatasetFiles.of(dataset_folders(plan.pinned.load_path if plan.pinned else plan.source))
-    staging = run.path(STAGING)
-    with jsonio.writing(staging):
-        if staging.is_symlink() or staging.is_file():
-            staging.unlink()
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
     check = _IdCheck()
     counts: dict[str, int] = {}
     judge_count = task_count = 0
     imageless: list[str] = []
     unknown_format: list[str] = []
-    image_names: list[str] = []
     written: dict[str, str] = {}
     rows: dict[str, str] = {}
     outside: list[str] = []
     digests = ImageDigests()
-    try:
+    with ImageStaging(run.root, IMAGES, guard.owned) as staging, contextlib.closing(digests):
         with (
             jsonio.atomic_writer(run.path(TASKS)) as tasks,
             jsonio.atomic_writer(run.path(REFERENCES)) as references,
@@ -347,9 +329,7 @@ def _export(
                         file_name = f"{check.image_stem(name)}.{extension}"
                         image_rel = f"{IMAGES}/{file_name}"
                         guard.check(image_rel)
-                        with jsonio.writing(run.path(IMAGES) / file_name):
-                            (staging / file_name).write_bytes(image[0])
-                        image_names.append(file_name)
+                        staging.write(file_name, image[0])
                         written[image_rel] = ""
                         digests.name_file(name, image_rel)
                     task = {
@@ -364,12 +344,10 @@ def _export(
             digests.fill(rows, written)
             # Every row was good: from here on the old export is replaced.
             guard.claim(written)
+            staging.check_placeable()
             guard.start_placing()
             run.path(MANIFEST).unlink(missing_ok=True)
-        _put_images_in_place(run, staging, image_names)
-    finally:
-        digests.close()
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.place()
     if outside:
         warn(
             f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "

@@ -93,6 +93,13 @@ class VLMResponse:
     raw_output: str
     parsed_answer: str | None = None
 
+    def __post_init__(self) -> None:
+        # Accepted: ``raw_output=None`` (the spec's vectors score a null raw output as the
+        # reference does: like an empty answer). Anything else but text is refused.
+        _check_text(self, "id", self.id, optional=False)
+        _check_text(self, "raw_output", self.raw_output, optional=True)
+        _check_text(self, "parsed_answer", self.parsed_answer, optional=True)
+
     @property
     def model_output(self) -> str:
         """The text that is scored: ``parsed_answer`` if non-empty, else ``raw_output``."""
@@ -134,6 +141,12 @@ class JudgeResponse:
     raw_judge_output: str
     verdict: str | None = None
     response_digest: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_text(self, "id", self.id, optional=False)
+        _check_text(self, "raw_judge_output", self.raw_judge_output, optional=True)
+        _check_text(self, "verdict", self.verdict, optional=True)
+        _check_text(self, "response_digest", self.response_digest, optional=True)
 
 
 @dataclass
@@ -185,3 +198,11 @@ class DatBenchReport:
         """Write the report as JSON, atomically (a temporary file renamed into place)."""
         target = path if isinstance(path, Path) else Path(path)
         jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(self.to_dict()) + b"\n")
+
+
+def _check_text(owner: object, name: str, value: object, *, optional: bool) -> None:
+    """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``)."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    kind = "a string or None" if optional else "a string"
+    raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")

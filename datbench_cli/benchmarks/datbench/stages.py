@@ -36,7 +36,7 @@ from datbench_cli.benchmarks.checks import (
 from datbench_cli.benchmarks.checks import record as record_checks
 from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
 from datbench_cli.benchmarks.datbench.censoring import censoring
-from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator
+from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator, compute_report
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
@@ -279,7 +279,7 @@ def _score(
                 loaded.vlm, judges.judge, strict_judge, spill_dir=spill_dir, **counts
             )
         else:
-            report = evaluator.compute_metrics(loaded.vlm, judges.judge, strict_judge, **counts)
+            report = compute_report(evaluator, loaded.vlm, judges.judge, strict_judge, **counts)
     if spill_dir is None:
         for result in report.results:
             status = loaded.statuses.get(result.id)
@@ -307,7 +307,7 @@ def score_run(
     options: dict[str, Any] | None = None,
 ) -> DatBenchReport:
     """Score a DatBench run directory's responses (and judge responses) into a report
-    (``strict_judge``/``strict`` raise as :meth:`DatBenchEvaluator.compute_metrics` does)."""
+    (``strict_judge``/``strict`` raise as :func:`~datbench_cli.benchmarks.datbench.evaluator.compute_report` does)."""
     report, _ = _score(
         run,
         responses,

@@ -163,6 +163,20 @@ class VisToolBench:
             report.summary["corrections"] = {}
         return report
 
+    def judge_line_shape(self, line: dict[str, Any]) -> bool:
+        """A VisualToolBench judge line names one rubric: ``task_id``, ``turn_index`` and
+        ``rubric_id``, or an id ``<task id>::<turn>::<rubric id>`` (a batch line's
+        ``custom_id`` may end in ``#<response digest>``)."""
+        if "custom_id" not in line and all(
+            k in line for k in ("task_id", "turn_index", "rubric_id")
+        ):
+            return True
+        ident = line.get("custom_id", line.get("id"))
+        if not isinstance(ident, str):
+            return False
+        parts = ident.split("#", 1)[0].split("::")
+        return len(parts) >= 3 and parts[-2].isdigit() and all(parts)
+
     def check_judge(self, run: RunDir | None, path: Path, responses: Path) -> JudgeCheck:
         from datbench_cli.benchmarks.vistoolbench import stages
         from datbench_cli.errors import name_ids

@@ -48,7 +48,7 @@ from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
-from datbench_cli.files.images import DatasetFiles, write_if_changed
+from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
 from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
@@ -62,7 +62,7 @@ from datbench_cli.files.rundir import (
     sha256_file,
 )
 from datbench_cli.files.sources import Source, pin_local, resolve_source
-from datbench_cli.files.staging import check_replaceable
+from datbench_cli.files.staging import ImageStaging, check_replaceable
 
 __all__ = [
     "check_judge",
@@ -84,22 +84,18 @@ MODEL_CONTEXT_REQUESTS = (
 
 
 def _write_images(
-    run: RunDir, task: Task, directory: str, guard: ExportGuard, written: dict[str, str]
+    staging: ImageStaging, task: Task, directory: str, guard: ExportGuard, written: dict[str, str]
 ) -> list[list[str]]:
-    """Write a task's images byte-for-byte (each checked and journalled first); return each
-    turn's relative paths."""
+    """Stage a task's images byte-for-byte (each path checked and journalled first); return
+    each turn's paths relative to the run directory."""
     paths = []
-    folder = run.root / IMAGES / directory
-    if folder.is_symlink():
-        # A link planted in place of a task's folder: replace the link itself (its target is
-        # never written to or deleted).
-        folder.unlink()
     for turn in task.turns:
         turn_paths = []
         for i, blob in enumerate(turn.images):
-            relative = f"{IMAGES}/{directory}/turn_{turn.index}_image_{i}.{blob.ext}"
+            name = f"{directory}/turn_{turn.index}_image_{i}.{blob.ext}"
+            relative = f"{IMAGES}/{name}"
             guard.claim([relative])
-            write_if_changed(run.root / relative, blob.data)
+            staging.write(name, blob.data)
             written[relative] = sha256_bytes(blob.data)
             turn_paths.append(relative)
         paths.append(turn_paths)
@@ -226,10 +222,6 @@ def _export(
     *,
     no_image: bool = False,
 ) -> dict[str, Any]:
-    guard.start_placing()
-    # Drop the old manifest first, so a half-done export is never taken for a finished one.
-    run.root.mkdir(parents=True, exist_ok=True)
-    run.path(MANIFEST).unlink(missing_ok=True)
     dirs = ImageDirs()
     counts = dict.fromkeys(
         ("tasks", "single_turn", "multi_turn", "turns", "rubrics", "images", "max_images_per_turn"),
@@ -238,37 +230,46 @@ def _export(
     in_shard = dict.fromkeys(("tasks", "turns", "images"), 0)
     written: dict[str, str] = {}
     rows: dict[str, str] = {}
-    with (
-        jsonio.atomic_writer(run.path(TASKS)) as tasks_out,
-        jsonio.atomic_writer(run.path(REFERENCES)) as references_out,
-    ):
-        for task in tasks:
-            # Every task takes its image folder name, so names agree across shards.
-            directory = dirs.assign(task)
-            reference = reference_line(task)
-            references_out.write(jsonio.dumps(reference) + b"\n")
-            rows[task.id] = row_digest(reference, _image_digests(task))
-            per_turn = [0 if no_image else len(turn.images) for turn in task.turns]
-            counts["tasks"] += 1
-            counts["single_turn"] += task.turncase == SINGLE_TURN
-            counts["multi_turn"] += task.turncase == MULTI_TURN
-            counts["turns"] += len(task.turns)
-            counts["rubrics"] += sum(len(turn.rubrics) for turn in task.turns)
-            counts["images"] += sum(per_turn)
-            counts["max_images_per_turn"] = max([counts["max_images_per_turn"], *per_turn])
-            if advance is not None:
-                advance(1)
-            if shard is not None and not shard.contains(task.id):
-                continue
-            images = (
-                [[] for _ in task.turns]
-                if no_image
-                else _write_images(run, task, directory, guard, written)
-            )
-            tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
-            in_shard["tasks"] += 1
-            in_shard["turns"] += len(task.turns)
-            in_shard["images"] += sum(per_turn)
+    # Images are staged, tasks and references written to temporary files; only when every row
+    # was good is the earlier export replaced (a bad image in the last row keeps it intact).
+    with ImageStaging(run.root, IMAGES, guard.owned) as staging:
+        with (
+            jsonio.atomic_writer(run.path(TASKS)) as tasks_out,
+            jsonio.atomic_writer(run.path(REFERENCES)) as references_out,
+        ):
+            for task in tasks:
+                # Every task takes its image folder name, so names agree across shards.
+                directory = dirs.assign(task)
+                reference = reference_line(task)
+                references_out.write(jsonio.dumps(reference) + b"\n")
+                rows[task.id] = row_digest(reference, _image_digests(task))
+                per_turn = [0 if no_image else len(turn.images) for turn in task.turns]
+                counts["tasks"] += 1
+                counts["single_turn"] += task.turncase == SINGLE_TURN
+                counts["multi_turn"] += task.turncase == MULTI_TURN
+                counts["turns"] += len(task.turns)
+                counts["rubrics"] += sum(len(turn.rubrics) for turn in task.turns)
+                counts["images"] += sum(per_turn)
+                counts["max_images_per_turn"] = max([counts["max_images_per_turn"], *per_turn])
+                if advance is not None:
+                    advance(1)
+                if shard is not None and not shard.contains(task.id):
+                    continue
+                images = (
+                    [[] for _ in task.turns]
+                    if no_image
+                    else _write_images(staging, task, directory, guard, written)
+                )
+                tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
+                in_shard["tasks"] += 1
+                in_shard["turns"] += len(task.turns)
+                in_shard["images"] += sum(per_turn)
+            # Every row was good: from here on the earlier export is replaced (a half-done
+            # export has no manifest, so it is never taken for a finished one).
+            staging.check_placeable()
+            guard.start_placing()
+            run.path(MANIFEST).unlink(missing_ok=True)
+        staging.place()
     request_files = write_task_requests(run, requests, inference_units)
     guard.record(p.relative_to(run.root).as_posix() for p in request_files)
     if context_policy != "golden_history":

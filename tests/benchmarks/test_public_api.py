@@ -1,0 +1,74 @@
+"""The public Python API keeps the seed's shape (issue 18): ``compute_metrics`` takes exactly
+the seed's arguments plus ``profile``; bad values are refused with a clear exception."""
+
+from __future__ import annotations
+
+import inspect
+import unittest
+import warnings
+
+from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import compute_report
+
+
+def _row(ident: str) -> dict:
+    return {
+        "id": ident,
+        "image": None,
+        "question": "q",
+        "answer": "yes",
+        "eval_mode": "direct",
+        "source_info": {"dataset": "not_registered"},
+    }
+
+
+class PublicApiTests(unittest.TestCase):
+    def test_compute_metrics_has_the_seed_arguments_and_profile_only(self) -> None:
+        parameters = inspect.signature(DatBenchEvaluator.compute_metrics).parameters
+        self.assertEqual(
+            list(parameters),
+            ["self", "vlm_responses", "judge_responses", "strict_judge", "profile"],
+        )
+        self.assertIs(parameters["judge_responses"].default, None)
+        self.assertIs(parameters["strict_judge"].default, False)
+        self.assertEqual(parameters["profile"].kind, inspect.Parameter.KEYWORD_ONLY)
+        for internal in (
+            "errored_responses",
+            "response_statuses",
+            "errored_ids",
+            "jobs",
+            "progress",
+        ):
+            with self.subTest(internal=internal), self.assertRaises(TypeError):
+                DatBenchEvaluator([_row("a")], "math").compute_metrics([], **{internal: 1})
+
+    def test_the_public_method_and_the_stage_function_agree(self) -> None:
+        evaluator = DatBenchEvaluator([_row("a"), _row("b")], "math")
+        responses = [VLMResponse("a", "yes"), VLMResponse("b", "no")]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            public = evaluator.compute_metrics(responses)
+            internal = compute_report(evaluator, responses)
+        self.assertEqual(public.summary, internal.summary)
+        self.assertEqual(public.summary["overall_accuracy"], 0.5)
+
+    def test_capability_names_are_checked(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            DatBenchEvaluator([_row("a")], "maths")
+        self.assertIn("math", str(caught.exception))
+
+    def test_response_fields_must_be_text(self) -> None:
+        # None stays accepted for raw_output: the spec's vectors score a null raw output.
+        self.assertIsNone(VLMResponse("a", None).raw_output)  # type: ignore[arg-type]
+        for bad in (3, b"yes", ["yes"]):
+            with self.subTest(value=bad), self.assertRaises(TypeError) as caught:
+                VLMResponse("a", bad)  # type: ignore[arg-type]
+            self.assertIn("raw_output must be a string", str(caught.exception))
+        with self.assertRaises(TypeError):
+            VLMResponse(7, "yes")  # type: ignore[arg-type]
+        with self.assertRaises(TypeError):
+            JudgeResponse("a", "true", verdict=True)  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    unittest.main()
