@@ -97,6 +97,12 @@ class DatbenchWarning(UserWarning):
     prints these; warnings from other libraries are not shown as ours."""
 
 
+class CoverageWarning(DatbenchWarning):
+    """Samples left unscored for want of a response. ``datbench score`` states this once
+    itself (the note under its table, ``summary.coverage``, the coverage check), so the run
+    directory stage does not repeat the warning; Python callers see it as a warning."""
+
+
 class WorkerDied(DatbenchError):
     """A scoring worker process died (killed, out of memory, a crash in a C extension) twice on
     the same samples: the run stops instead of waiting for it or scoring without them."""

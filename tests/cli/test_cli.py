@@ -185,7 +185,11 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual(summary["errored_responses"], 1)
         self.assertEqual(summary["response_statuses"]["errored"], 1)
         self.assertEqual(summary["total_samples"], len(batch) - 1)
-        self.assertIn("reported an error", result.stderr)
+        # Said once: in the JSON (and, without --json, the note under the table).
+        self.assertNotIn("reported an error", result.stderr)
+        table = run_cli("score", "-d", str(work), "--allow-missing")
+        self.assertEqual(table.stderr.count("1 errored"), 1, table.stderr)
+        self.assertNotIn("reported an error", table.stderr)
 
 
 class BadInputTests(unittest.TestCase):

@@ -155,6 +155,13 @@ class DatBenchNothingSilentTests(unittest.TestCase):
 
     # ------------------------------------------------------------------ 3. gates
 
+    def test_unanswered_samples_are_said_once(self) -> None:
+        work = self.work("said-once", self.responses[:-12])
+        result = run_cli("score", "-d", str(work), "--allow-missing")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(result.stderr.count("12 of 152 samples are unanswered"), 1, result.stderr)
+        self.assertNotIn("have no VLM response", result.stderr)
+
     def test_a_partial_run_fails_every_gate(self) -> None:
         right = [r["id"] for r in self.report["results"] if r["score"] == 1.0][:10]
         partial = [r for r in self.responses if r["id"] in right]

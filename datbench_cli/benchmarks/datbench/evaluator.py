@@ -24,7 +24,13 @@ from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, Stream
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics, table_additions
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
-from datbench_cli.errors import DatbenchWarning, ScorerFailed, StrictJudgeError, name_ids
+from datbench_cli.errors import (
+    CoverageWarning,
+    DatbenchWarning,
+    ScorerFailed,
+    StrictJudgeError,
+    name_ids,
+)
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.parallel import Finish, WorkItem, score_all
 
@@ -327,16 +333,36 @@ def _warn_about(
             DatbenchWarning,
             stacklevel=stacklevel + 1,
         )
-    notes = [
-        (coverage.missing_responses, "sample(s) have no VLM response and were not scored"),
-        (coverage.duplicate_response_ids, "response id(s) occur more than once (last wins)"),
-        (coverage.unknown_response_ids, "response id(s) match no sample and were ignored"),
-        (coverage.errored_responses, "response line(s) reported an error and were not scored"),
-        (coverage.unknown_judge_response_ids, "judge response id(s) match no sample"),
+    notes: list[tuple[int, str, type[DatbenchWarning]]] = [
+        (
+            coverage.missing_responses,
+            "sample(s) have no VLM response and were not scored",
+            CoverageWarning,
+        ),
+        (
+            coverage.duplicate_response_ids,
+            "response id(s) occur more than once (last wins)",
+            DatbenchWarning,
+        ),
+        (
+            coverage.unknown_response_ids,
+            "response id(s) match no sample and were ignored",
+            DatbenchWarning,
+        ),
+        (
+            coverage.errored_responses,
+            "response line(s) reported an error and were not scored",
+            CoverageWarning,
+        ),
+        (
+            coverage.unknown_judge_response_ids,
+            "judge response id(s) match no sample",
+            DatbenchWarning,
+        ),
     ]
-    for count, text in notes:
+    for count, text, category in notes:
         if count:
-            warnings.warn(f"{count} {text}", DatbenchWarning, stacklevel=stacklevel + 1)
+            warnings.warn(f"{count} {text}", category, stacklevel=stacklevel + 1)
     for dataset in metric_errors:
         warnings.warn(
             f"the {dataset!r} scorer failed to aggregate its metrics; see dataset_metrics",

@@ -42,7 +42,7 @@ from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_j
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
-from datbench_cli.errors import DatbenchWarning, InputError
+from datbench_cli.errors import CoverageWarning, DatbenchWarning, InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.provenance import report_block
 from datbench_cli.files.rundir import JUDGE_TASKS, MANIFEST, REFERENCES, RunDir
@@ -90,13 +90,16 @@ def load_samples(run: RunDir) -> list[DatBenchSample]:
 
 @contextlib.contextmanager
 def forwarded_warnings(warn: Warn) -> Iterator[None]:
-    """Send the library's own warnings (:class:`DatbenchWarning`) to ``warn``; any other
-    library's warning goes back to Python's warning machinery (the command line hides those
-    unless ``DATBENCH_DEBUG`` is set)."""
+    """Send the library's own warnings (:class:`DatbenchWarning`) to ``warn``, except the
+    coverage gaps ``score`` states itself (:class:`CoverageWarning`: each fact said once); any
+    other library's warning goes back to Python's warning machinery (the command line hides
+    those unless ``DATBENCH_DEBUG`` is set)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     for item in caught:
+        if issubclass(item.category, CoverageWarning):
+            continue
         if issubclass(item.category, DatbenchWarning):
             warn(str(item.message))
         else:

@@ -273,27 +273,15 @@ class VisToolBench:
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: the context policy, gaps and duplicates in the responses
-        (the non-official diagnostics stay in the report)."""
+        """Lines under the table: the context policy and the profile. Gaps, duplicates and
+        unknown ids in the responses are said once, by the warnings naming them (the counts
+        stay in ``summary.responses``)."""
         summary = report.summary
         notes = []
         if summary["context_policy"] != "golden_history":
             notes.append(
                 f"context policy {summary['context_policy']}: not comparable with official numbers"
             )
-        responses = summary.get("responses") or {}
-        gaps = [
-            f"{responses[key]} {text}"
-            for key, text in (
-                ("missing_turns", f"of {responses.get('turns', 0)} turn(s) have no answer"),
-                ("duplicate_lines", "duplicate line(s) (the last one is used)"),
-                ("unknown_lines", "line(s) with unknown ids"),
-                ("errored_turns", "turn(s) errored (no answer; rerun the runner to retry)"),
-            )
-            if responses.get(key)
-        ]
-        if gaps:
-            notes.append("responses: " + "; ".join(gaps))
         if "profile" in summary:
             notes.append(
                 f"{summary['profile']} profile: VisualToolBench has no known reference defects, "
