@@ -151,8 +151,13 @@ class ShardExportTests(unittest.TestCase):
         summary = json.loads(result.stdout)
         self.assertEqual(summary["duplicate_response_ids"], len(self.shard_ids(1)))
         self.assertEqual(summary["missing_responses"], len(self.shard_ids(2)))
-        self.assertIn("no VLM response", result.stderr)
         self.assertIn("more than once", result.stderr)
+        # The gap is said once: in the JSON here, under the table without --json.
+        table = run_cli("score", "-d", str(work), "--allow-missing")
+        gap = f"{len(self.shard_ids(2))} of "
+        self.assertEqual(table.stderr.count("samples are unanswered"), 1, table.stderr)
+        self.assertIn(gap, table.stderr)
+        self.assertNotIn("no VLM response", table.stderr)
 
     def test_bad_shard_options_write_nothing(self) -> None:
         target = self.tmp / "bad"
