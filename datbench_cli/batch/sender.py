@@ -276,7 +276,7 @@ class _Attempt:
     location: str = ""
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (a number or an HTTP date)."""
     if not value:
         return None
@@ -291,7 +291,8 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _decode_body(data: bytes) -> Any:
+def decode_body(data: bytes) -> Any:
+    """A server's answer body: its JSON, else its text (cut at a bound)."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -305,7 +306,9 @@ def _plain(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _server_message(body: Any) -> str:
+def server_message(body: Any) -> str:
+    """The error message of an answer body (see :func:`decode_body`), safe for one terminal
+    line: OpenAI-style ``error.message`` when there is one."""
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
@@ -322,7 +325,7 @@ def _attempt(answer: Answer) -> _Attempt:
     request_id = headers.get("x-request-id", "")
     if answer.problem is not None:  # the body was not read (too large)
         return _Attempt(answer.status, None, request_id, problem=answer.problem, code=answer.code)
-    body = _decode_body(answer.body)
+    body = decode_body(answer.body)
     if answer.status in _REDIRECTS:
         return _Attempt(
             answer.status, body, request_id, problem=f"HTTP {answer.status} (a redirect)",
@@ -330,8 +333,8 @@ def _attempt(answer: Answer) -> _Attempt:
         )  # fmt: skip
     if answer.status != 200:
         return _Attempt(
-            answer.status, body, request_id, _retry_after(headers.get("retry-after")),
-            f"HTTP {answer.status}: {_server_message(body)}", f"http_{answer.status}",
+            answer.status, body, request_id, retry_after(headers.get("retry-after")),
+            f"HTTP {answer.status}: {server_message(body)}", f"http_{answer.status}",
         )  # fmt: skip
     attempt = _Attempt(200, body, request_id)
     if not isinstance(body, dict):

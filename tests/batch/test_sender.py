@@ -21,9 +21,9 @@ from datbench_cli.batch.sender import (
     OutputFile,
     SendAborted,
     SendConfig,
-    _retry_after,
     answered_ids,
     plan_send,
+    retry_after,
     send_requests,
 )
 from datbench_cli.errors import UsageError
@@ -313,11 +313,11 @@ class RepairAndParsingTests(unittest.TestCase):
         self.assertEqual(path.read_text(), '{"custom_id":"a"}\n')
 
     def test_retry_after_header(self) -> None:
-        self.assertEqual(_retry_after("3"), 3.0)
-        self.assertEqual(_retry_after("0.25"), 0.25)
-        self.assertIsNone(_retry_after("soon"))
-        self.assertIsNone(_retry_after(None))
-        self.assertEqual(_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0)
+        self.assertEqual(retry_after("3"), 3.0)
+        self.assertEqual(retry_after("0.25"), 0.25)
+        self.assertIsNone(retry_after("soon"))
+        self.assertIsNone(retry_after(None))
+        self.assertEqual(retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0)
 
     def test_endpoint_accepts_a_base_with_or_without_v1(self) -> None:
         for base in ("http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"):

@@ -66,3 +66,19 @@ class AgentTransportTests(unittest.TestCase):
         for base, url in cases.items():
             with self.subTest(base):
                 self.assertEqual(ServerConfig(base).endpoint, url)
+
+    def test_a_servers_error_text_reaches_the_terminal_escaped(self) -> None:
+        payload = b'{"error": {"message": "bad \\u001b[31mred\\u001b]0;title\\u0007"}}'
+
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(http_head("400 Bad Request", f"Content-Length: {len(payload)}") + payload)
+
+        with RawServer(respond) as server:
+            client = _client(server.base_url)
+            with self.assertRaises(RequestFailed) as caught:
+                client.complete(BODY)
+            client.close()
+        message = str(caught.exception)
+        self.assertIn("HTTP 400: bad", message)
+        self.assertNotIn("\x1b", message)
+        self.assertNotIn("\x07", message)

@@ -14,7 +14,6 @@ fails only its turn (recorded as errored; a rerun retries it).
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import orjson
 
 from datbench_cli.batch.endpoint import BaseUrl
 from datbench_cli.batch.requests import CHAT_URL
+from datbench_cli.batch.sender import decode_body, retry_after, server_message
 from datbench_cli.errors import DatbenchError
 from datbench_cli.version import __version__
 
@@ -73,30 +73,6 @@ class ServerConfig:
         return BaseUrl.parse(self.base_url).endpoint(CHAT_URL)
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
-
-
-def _message(raw: bytes) -> str:
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return raw[:300].decode("utf-8", "replace")
-    error = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(error, dict):
-        error = error.get("message") or error
-    return str(error)[:300]
-
-
 class ChatClient:
     """Sends request bodies; safe to share between worker threads."""
 
@@ -140,8 +116,13 @@ class ChatClient:
             status = None if answer.code == "connect_error" else (answer.status or 0)
             return status, None, answer.problem or "no answer", None
         if answer.status >= 300:
-            after = _retry_after((answer.headers or {}).get("retry-after"))
-            return answer.status, None, f"HTTP {answer.status}: {_message(answer.body)}", after
+            after = retry_after((answer.headers or {}).get("retry-after"))
+            return (
+                answer.status,
+                None,
+                f"HTTP {answer.status}: {server_message(decode_body(answer.body))}",
+                after,
+            )
         try:
             body = orjson.loads(answer.body)
         except orjson.JSONDecodeError:
