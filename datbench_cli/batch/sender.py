@@ -276,6 +276,20 @@ class _Attempt:
     location: str = ""
 
 
+def request_headers(api_key: str | None) -> dict[str, str]:
+    """The headers of every chat-completions POST (``send``'s and the agent's); the key, when
+    there is one, as a bearer token."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "Accept-Encoding": "identity",
+        "User-Agent": f"datbench/{__version__}",
+    }
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
 def retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (a number or an HTTP date)."""
     if not value:
@@ -355,14 +369,7 @@ class _Client:
         self.transport = Transport(config.base_url, config.concurrency)
         self._gate_lock = threading.Lock()
         self._not_before = 0.0
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
-            "User-Agent": f"datbench/{__version__}",
-        }
-        if config.api_key:
-            self._headers["Authorization"] = f"Bearer {config.api_key}"
+        self._headers = request_headers(config.api_key)
 
     def close(self) -> None:
         self.transport.close()

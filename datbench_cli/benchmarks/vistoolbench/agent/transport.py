@@ -24,9 +24,13 @@ import orjson
 
 from datbench_cli.batch.endpoint import BaseUrl
 from datbench_cli.batch.requests import CHAT_URL
-from datbench_cli.batch.sender import decode_body, retry_after, server_message
+from datbench_cli.batch.sender import (
+    decode_body,
+    request_headers,
+    retry_after,
+    server_message,
+)
 from datbench_cli.errors import DatbenchError
-from datbench_cli.version import __version__
 
 if TYPE_CHECKING:
     from datbench_cli.batch.transport import Transport
@@ -81,13 +85,7 @@ class ChatClient:
         self.sleep = sleep
         self.url = config.endpoint
         self._transport: Transport | None = None
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"datbench/{__version__}",
-        }
-        if config.api_key:
-            self._headers["Authorization"] = f"Bearer {config.api_key}"
+        self._headers = request_headers(config.api_key)
 
     def _pool(self) -> Transport:
         if self._transport is None:
