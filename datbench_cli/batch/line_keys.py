@@ -69,10 +69,9 @@ def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     if judge and "raw_output" in obj:
         return "this looks like a model-response file: pass judge responses here"
     if "question" in obj or "turncase" in obj:
-        return (
-            "this looks like tasks.jsonl (the runner's input): responses are "
-            '{"id", "raw_output"} lines'
-        )
+        wanted = '{"id", "raw_judge_output"}' if judge else '{"id", "raw_output"}'
+        kind = "judge responses" if judge else "responses"
+        return f"this looks like tasks.jsonl (the runner's input): {kind} are {wanted} lines"
     if "judge_prompt" in obj:
         return "this looks like judge_tasks.jsonl (the judge's input), not its responses"
     return None

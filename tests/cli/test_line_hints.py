@@ -68,6 +68,11 @@ class LineHintTests(unittest.TestCase):
                 result = run_cli("score", str(run / "tasks.jsonl"), "-d", str(run))
                 self.assertEqual(result.exit_code, 2, result.stderr)
                 self.assertIn("tasks.jsonl", result.stderr.splitlines()[-1])
+                judged = run_cli("check-judge", str(run / "tasks.jsonl"), "-d", str(run))
+                self.assertEqual(judged.exit_code, 2, judged.stderr)
+                hint = judged.stderr.splitlines()[-1]
+                self.assertIn("tasks.jsonl", hint)
+                self.assertIn('"raw_judge_output"', hint)
 
 
 class SendHintTests(unittest.TestCase):
