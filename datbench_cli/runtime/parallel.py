@@ -188,7 +188,7 @@ def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[C
         while True:
             try:
                 task = conn.recv()
-            except EOFError:
+            except (EOFError, OSError):  # the parent is gone
                 break
             if task is None:
                 break
@@ -199,7 +199,10 @@ def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[C
                 progress[since] = time.monotonic()
                 outcomes.append(finish(_WORK[i], score_item(_WORK[i], _TIMEOUT)))
             progress[since] = 0.0
-            conn.send(outcomes)
+            try:
+                conn.send(outcomes)
+            except OSError:  # the parent is gone (killed): nobody to tell, nothing to print
+                break
     conn.close()
     os._exit(0)  # a forked copy of the caller: run none of its exit handlers
 

@@ -13,6 +13,8 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -131,6 +133,45 @@ class DeadWorkerTests(unittest.TestCase):
 
 
 @unittest.skipUnless(FORK and hasattr(signal, "pthread_sigmask"), "needs fork and sigmask")
+class KilledParentTests(unittest.TestCase):
+    def test_workers_of_a_killed_score_exit_without_a_traceback(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = make_score_run(Path(tmp) / "run", 8000)
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "datbench_cli",
+                    "score",
+                    "-d",
+                    str(run_dir),
+                    "-j",
+                    "2",
+                    "-q",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+            deadline = time.monotonic() + 60
+            while not children.read_text().split():
+                self.assertLess(time.monotonic(), deadline, "the pool never started")
+                self.assertIsNone(process.poll(), "score finished before its pool started")
+                time.sleep(0.01)
+            workers = children.read_text().split()
+            time.sleep(0.5)  # the workers are in the middle of their first ranges
+            process.kill()
+            # stderr closes once the last worker has exited (they hold the pipe too).
+            reader = subprocess.run(
+                ["timeout", "60", "cat"], stdin=process.stderr, capture_output=True, check=False
+            )
+            process.wait()
+            self.assertEqual(reader.returncode, 0, "a worker outlived its killed parent")
+            self.assertTrue(workers)
+            self.assertNotIn(b"Traceback", reader.stdout, reader.stdout.decode(errors="replace"))
+            self.assertEqual(process.returncode, -signal.SIGKILL, "killed mid-run")
+
+
 class StuckWorkerTests(unittest.TestCase):
     def test_a_sample_past_its_budget_is_recorded_and_its_worker_replaced(self) -> None:
         def run() -> tuple[list[dict[str, Any]], float]:
