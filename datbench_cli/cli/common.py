@@ -18,6 +18,7 @@ from datbench_cli.benchmarks.base import Benchmark, Events
 from datbench_cli.cli.output import Output, error_line
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files.rundir import MANIFEST, RunDir
+from datbench_cli.runtime import interrupt
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -197,8 +198,11 @@ def handle_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        interrupt.remember_ctrl_c()
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
+            interrupt.checkpoint()  # a Ctrl-C dropped after the last checkpoint: still 130
+            return result
         except DatbenchError as exc:
             error_line(str(exc))
             if exc.hint:

@@ -29,6 +29,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from datbench_cli.runtime import interrupt
+
 # C0 and C1 controls but tab and newline, DEL, and the Unicode line separators and
 # bidirectional overrides, which can disguise what a terminal shows.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -146,6 +148,7 @@ class Output:
             task = bar.add_task(description, total=total)
 
             def advance(n: int = 1, total: int | None = None) -> None:
+                interrupt.checkpoint()  # each counted step ends a Ctrl-C Python dropped
                 if total is not None:
                     bar.update(task, total=total)
                 if n:

@@ -15,6 +15,7 @@ import orjson
 
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.runtime import interrupt
 
 
 def repair_tail(path: Path) -> str | None:
@@ -95,6 +96,7 @@ class AppendLog:
 
     def append(self, row: dict[str, Any]) -> None:
         """Add one line, durably; a failed write (disk full) leaves the file as it was."""
+        interrupt.checkpoint()
         data = memoryview(jsonio.dumps(row) + b"\n")
         with jsonio.writing(self.path):
             size = os.fstat(self._fd).st_size

@@ -20,6 +20,7 @@ from typing import IO, Any
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS
+from datbench_cli.runtime import interrupt
 
 JOURNAL = ".datbench-export.journal"
 # The fixed staging names of earlier versions (removed only when an earlier export owns them).
@@ -157,6 +158,7 @@ class ExportGuard:
 
     def claim(self, rels: Iterable[str]) -> None:
         """Check ``rels`` and record them in the journal before they are written."""
+        interrupt.checkpoint()  # the last moment a dropped Ctrl-C leaves the old export whole
         fresh = [rel for rel in rels if rel not in self.claimed]
         for rel in fresh:
             self.check(rel)

@@ -17,6 +17,7 @@ from typing import IO, Any
 import orjson
 
 from datbench_cli.errors import InputError, OutputError
+from datbench_cli.runtime import interrupt
 
 _BOM = b"\xef\xbb\xbf"
 _TEMP_SUFFIX = ".tmp"
@@ -321,6 +322,7 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
             with contextlib.suppress(OSError):
                 handle.close()
             raise
+        interrupt.checkpoint()  # a Ctrl-C that Python dropped still keeps the old file
         with writing(path):
             os.chmod(tmp, file_mode())
             os.replace(tmp, path)

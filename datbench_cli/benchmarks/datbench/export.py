@@ -12,10 +12,10 @@ interrupted one leaves no manifest, so later stages refuse the directory until i
 from __future__ import annotations
 
 import contextlib
-from collections import deque
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from queue import SimpleQueue
 from typing import Any
 
 from datbench_cli.batch.requests import REQUESTS_DIR, RequestSettings
@@ -197,29 +197,54 @@ class _IdCheck:
 class ImageDigests:
     """Each image's SHA-256 and its row's digest, computed in a background thread (hashlib
     releases the GIL) while the export goes on reading and writing; at most ``window`` images
-    wait, so memory stays bounded. :meth:`fill` puts every digest into its slot."""
+    wait, so memory stays bounded. :meth:`fill` puts every digest into its slot.
+
+    A plain daemon thread fed through ``queue.SimpleQueue`` (C-level, lock-free on the caller's
+    side), not a ``ThreadPoolExecutor``: a Ctrl-C landing inside ``submit`` can leave the
+    executor's shutdown lock taken, and the exit handler ``concurrent.futures`` registers then
+    waits on it for ever."""
 
     def __init__(self, window: int = 64) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="datbench-sha256")
-        self._pending: deque[tuple[str, Future[tuple[str, str]]]] = deque()
+        self._jobs: SimpleQueue[tuple[str, bytes, dict[str, Any]] | None] = SimpleQueue()
+        self._results: SimpleQueue[tuple[str, tuple[str, str] | BaseException]] = SimpleQueue()
+        self._outstanding = 0
         self._done: dict[str, tuple[str, str]] = {}
         self._files: dict[str, str] = {}
         self._window = window
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, name="datbench-sha256", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            name, data, record = job
+            if self._stop.is_set():
+                continue
+            try:
+                self._results.put((name, _digests(data, record)))
+            except BaseException as error:  # handed to the export's thread, raised there
+                self._results.put((name, error))
+
+    def _collect_one(self) -> None:
+        name, result = self._results.get()
+        self._outstanding -= 1
+        if isinstance(result, BaseException):
+            raise result
+        self._done[name] = result
 
     def add(self, name: str, data: bytes, record: dict[str, Any]) -> None:
-        self._pending.append((name, self._pool.submit(_digests, data, record)))
-        while len(self._pending) > self._window:
-            done, future = self._pending.popleft()
-            self._done[done] = future.result()
+        self._jobs.put((name, data, record))
+        self._outstanding += 1
+        while self._outstanding > self._window:
+            self._collect_one()
 
     def name_file(self, name: str, relative: str) -> None:
         """The image of row ``name`` was written as ``relative``."""
         self._files[name] = relative
 
     def fill(self, rows: dict[str, str], written: dict[str, str]) -> None:
-        while self._pending:
-            done, future = self._pending.popleft()
-            self._done[done] = future.result()
+        while self._outstanding:
+            self._collect_one()
         for name, (image_sha, row_sha) in self._done.items():
             rows[name] = row_sha
             relative = self._files.get(name)
@@ -227,7 +252,10 @@ class ImageDigests:
                 written[relative] = image_sha
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Drop what is still queued and let the thread end (it is a daemon: never waited for
+        at exit)."""
+        self._stop.set()
+        self._jobs.put(None)
 
 
 def _digests(data: bytes, record: dict[str, Any]) -> tuple[str, str]:
