@@ -24,9 +24,9 @@ import contextlib
 import errno
 import os
 import secrets
-import sys
 import shutil
 import stat
+import sys
 from collections.abc import Collection
 from pathlib import Path
 from types import TracebackType
@@ -53,7 +53,13 @@ def _renameat2() -> object | None:
         function = libc.renameat2
     except (OSError, AttributeError):
         return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
     function.restype = ctypes.c_int
     return function
 
