@@ -11,7 +11,7 @@ from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.records import library_record, sample_score, streamed_record
-from datbench_cli.benchmarks.datbench.references import HeldSamples, Samples
+from datbench_cli.benchmarks.datbench.references import HeldSamples, SampleKey, Samples
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
@@ -23,7 +23,7 @@ from datbench_cli.benchmarks.datbench.schema import (
 )
 from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
-from datbench_cli.benchmarks.datbench.uncertainty import item_metrics, table_additions
+from datbench_cli.benchmarks.datbench.uncertainty import table_additions
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
     CoverageWarning,
@@ -33,7 +33,7 @@ from datbench_cli.errors import (
     name_ids,
 )
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
-from datbench_cli.runtime.parallel import Finish, WorkItem, WorkList, score_all
+from datbench_cli.runtime.parallel import Finish, WorkList, score_all
 
 
 class DatBenchEvaluator:
@@ -120,7 +120,8 @@ class DatBenchEvaluator:
         :func:`compute_report`, one frame below them for the warnings' stack level)."""
         results: list[SampleScore] = []
 
-        def keep(item: WorkItem, record: tuple) -> None:
+        def keep(work: WorkList, position: int, record: tuple) -> None:
+            item = work[position]
             score, is_correct, details = record[0], record[1], record[5]
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
@@ -151,7 +152,7 @@ class DatBenchEvaluator:
                 judge_responses,
                 strict_judge,
                 streamed_record,
-                lambda _, record: spill.add(record[7]),
+                lambda _, __, record: spill.add(record[7]),
                 response_statuses=response_statuses,
                 with_status=True,
                 **options,
@@ -167,7 +168,7 @@ class DatBenchEvaluator:
         judge_responses: Iterable[JudgeResponse] | None,
         strict_judge: bool,
         finish: Finish,
-        sink: Callable[[WorkItem, tuple], None],
+        sink: Callable[[WorkList, int, tuple], None],
         *,
         strict: bool = False,
         sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
@@ -227,39 +228,38 @@ class DatBenchEvaluator:
 
         builder = SummaryBuilder(packed=with_status)
         table = ScoreColumns()
-        indices = work.indices
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
         if progress is not None:
             progress(0, total=len(work))
-        for done, (item, record) in enumerate(
-            zip(work, score_all(work, sample_timeout, jobs, finish), strict=True), start=1
+        # The parent adds each record up from the sample's key and codes: it parses no sample.
+        for done, (index, record) in enumerate(
+            zip(work.indices, score_all(work, sample_timeout, jobs, finish), strict=True), start=1
         ):
             if progress is not None and done % report_every == 0:
                 progress(report_every)
-            sample = item.sample
+            key = samples.key(index)
             score, _, verdict, error, corrections, details, reasons, _ = record
             if verdict in ("missing", "unparsed", "stale"):
-                judge_problems.append(sample.id)
+                judge_problems.append(key.id)
             if error is not None:
                 if strict:
-                    raise ScorerFailed(_error_text(sample, error))
-                errors.append(sample.id)
-            builder.add(sample, item.judge_mode, score, verdict, error, details, corrections)
-            last = samples.last_index(sample.id)
-            row = sample if last is None or last == indices[done - 1] else samples.sample(last)
-            frontier, weight = item_metrics(row.eval_metrics)
+                    raise ScorerFailed(_error_text(key, error))
+                errors.append(key.id)
+            judge_mode = key.eval_mode == "judge"
+            builder.add(key, judge_mode, score, verdict, error, details, corrections)
+            frontier, weight = samples.item_metrics(index)
             table.add(
                 score,
-                sample.capability,
-                sample.dataset,
-                sample.eval_mode,
+                key.capability,
+                key.dataset,
+                key.eval_mode,
                 reasons,
                 frontier,
                 weight,
             )
-            sink(item, record)
+            sink(work, done - 1, record)
         if progress is not None:
             progress(len(work) % report_every)
         judge_expected = work.judge_count()
@@ -325,7 +325,7 @@ def compute_report(
     return evaluator._in_memory(vlm_responses, judge_responses, strict_judge, options)
 
 
-def _error_text(sample: DatBenchSample, error: dict[str, str]) -> str:
+def _error_text(sample: DatBenchSample | SampleKey, error: dict[str, str]) -> str:
     return (
         f"scorer for {sample.dataset!r} failed on sample {sample.id}: "
         f"{error.get('type')}: {error.get('message')}"

@@ -11,6 +11,7 @@ place while scoring) is an input error, never a silently different sample.
 
 from __future__ import annotations
 
+import math
 import os
 from array import array
 from collections.abc import Iterator, Sequence
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 
@@ -49,6 +51,15 @@ class Samples(Protocol):
         """The index of the last sample with this id (``None``: no such sample)."""
         ...
 
+    def key(self, index: int) -> SampleKey:
+        """The key of the sample at ``index``."""
+        ...
+
+    def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
+        """The item statistics (see :func:`~datbench_cli.benchmarks.datbench.uncertainty.
+        item_metrics`) of the last sample with the id of the one at ``index``."""
+        ...
+
 
 def _key(index: int, sample: DatBenchSample) -> SampleKey:
     return SampleKey(index, sample.id, sample.capability, sample.eval_mode, sample.dataset)
@@ -73,6 +84,13 @@ class HeldSamples:
 
     def last_index(self, sample_id: str) -> int | None:
         return self._last.get(sample_id)
+
+    def key(self, index: int) -> SampleKey:
+        return _key(index, self._samples[index])
+
+    def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
+        last = self._last[self._samples[index].id]
+        return item_metrics(self._samples[last].eval_metrics)
 
 
 class _Codes:
@@ -118,6 +136,8 @@ class ReferenceFile:
         self._capabilities = array("I")
         self._modes = array("I")
         self._datasets = array("I")
+        self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
+        self._weights = array("d")  # NaN: no usable weight
         codes = self._codes = (_Codes(), _Codes(), _Codes())
         self._last: dict[str, int] = {}
         for number, record, offset, length in jsonio.iter_jsonl_spans(path):
@@ -130,6 +150,9 @@ class ReferenceFile:
             self._capabilities.append(codes[0].code(sample.capability))
             self._modes.append(codes[1].code(sample.eval_mode))
             self._datasets.append(codes[2].code(sample.dataset))
+            frontier, weight = item_metrics(sample.eval_metrics)
+            self._frontier.append(-1 if frontier is None else int(frontier))
+            self._weights.append(math.nan if weight is None else weight)
         self._fd: int | None = os.open(path, os.O_RDONLY)
 
     def __enter__(self) -> ReferenceFile:
@@ -147,15 +170,23 @@ class ReferenceFile:
         return len(self.ids)
 
     def keys(self) -> Iterator[SampleKey]:
-        capabilities, modes, datasets = (c.names for c in self._codes)
-        for index, sample_id in enumerate(self.ids):
-            yield SampleKey(
-                index,
-                sample_id,
-                capabilities[self._capabilities[index]],
-                modes[self._modes[index]],
-                datasets[self._datasets[index]],
-            )
+        for index in range(len(self.ids)):
+            yield self.key(index)
+
+    def key(self, index: int) -> SampleKey:
+        capabilities, modes, datasets = self._codes
+        return SampleKey(
+            index,
+            self.ids[index],
+            capabilities.names[self._capabilities[index]],
+            modes.names[self._modes[index]],
+            datasets.names[self._datasets[index]],
+        )
+
+    def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
+        last = self._last[self.ids[index]]
+        flag, weight = self._frontier[last], self._weights[last]
+        return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
     def sample(self, index: int) -> DatBenchSample:
         number = self._numbers[index]
