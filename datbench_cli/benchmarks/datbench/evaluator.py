@@ -11,6 +11,7 @@ from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.records import library_record, sample_score, streamed_record
+from datbench_cli.benchmarks.datbench.references import HeldSamples, SampleKey, Samples
 from datbench_cli.benchmarks.datbench.schema import (
     DatBenchReport,
     DatBenchSample,
@@ -22,7 +23,7 @@ from datbench_cli.benchmarks.datbench.schema import (
 )
 from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
-from datbench_cli.benchmarks.datbench.uncertainty import item_metrics, table_additions
+from datbench_cli.benchmarks.datbench.uncertainty import table_additions
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
     CoverageWarning,
@@ -32,7 +33,7 @@ from datbench_cli.errors import (
     name_ids,
 )
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
-from datbench_cli.runtime.parallel import Finish, WorkItem, score_all
+from datbench_cli.runtime.parallel import Finish, WorkList, score_all
 
 
 class DatBenchEvaluator:
@@ -52,6 +53,19 @@ class DatBenchEvaluator:
             DatBenchSample.from_hf_row(row, capability) for row in rows
         ]
         self.samples_by_id: dict[str, DatBenchSample] = {s.id: s for s in self.samples}
+        self._source: Samples | None = None
+
+    @classmethod
+    def over(cls, source: Samples) -> DatBenchEvaluator:
+        """An evaluator that scores the samples of ``source`` (for example a
+        :class:`~datbench_cli.benchmarks.datbench.references.ReferenceFile`) without holding
+        them; only :meth:`compute_metrics` and :meth:`stream_metrics` are meant for it."""
+        evaluator = cls(None, "")
+        evaluator._source = source
+        return evaluator
+
+    def _samples(self) -> Samples:
+        return self._source if self._source is not None else HeldSamples(self.samples)
 
     @classmethod
     def from_samples(cls, samples: Iterable[DatBenchSample]) -> DatBenchEvaluator:
@@ -106,7 +120,8 @@ class DatBenchEvaluator:
         :func:`compute_report`, one frame below them for the warnings' stack level)."""
         results: list[SampleScore] = []
 
-        def keep(item: WorkItem, record: tuple) -> None:
+        def keep(work: WorkList, position: int, record: tuple) -> None:
+            item = work[position]
             score, is_correct, details = record[0], record[1], record[5]
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
@@ -137,7 +152,7 @@ class DatBenchEvaluator:
                 judge_responses,
                 strict_judge,
                 streamed_record,
-                lambda _, record: spill.add(record[7]),
+                lambda _, __, record: spill.add(record[7]),
                 response_statuses=response_statuses,
                 with_status=True,
                 **options,
@@ -153,7 +168,7 @@ class DatBenchEvaluator:
         judge_responses: Iterable[JudgeResponse] | None,
         strict_judge: bool,
         finish: Finish,
-        sink: Callable[[WorkItem, tuple], None],
+        sink: Callable[[WorkList, int, tuple], None],
         *,
         strict: bool = False,
         sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
@@ -173,82 +188,81 @@ class DatBenchEvaluator:
         ``sink`` in sample order, and return the summary and the per-sample score table
         (``depth``: frames between this and the public method, for the warnings)."""
         profile = check_profile(profile)
+        samples = self._samples()
         responses = list(vlm_responses)
         judges = list(judge_responses or [])
         vlm_by_id = {r.id: r for r in responses}
         judge_by_id = {r.id: r for r in judges}
         coverage = Coverage(
-            expected_samples=len(self.samples),
+            expected_samples=len(samples),
             duplicate_response_ids=count_duplicates([r.id for r in responses]),
-            unknown_response_ids=sum(1 for i in vlm_by_id if i not in self.samples_by_id),
+            unknown_response_ids=sum(1 for i in vlm_by_id if samples.last_index(i) is None),
             errored_responses=errored_responses,
             judge_errored_responses=judge_errored_responses,
             truncated_responses=truncated_responses,
             judge_truncated_responses=judge_truncated_responses,
-            unknown_judge_response_ids=sum(1 for i in judge_by_id if i not in self.samples_by_id),
+            unknown_judge_response_ids=sum(1 for i in judge_by_id if samples.last_index(i) is None),
         )
         statuses = response_statuses or {}
         errored = set(errored_ids)
-        work: list[WorkItem] = []
+        work = WorkList(samples.sample, profile)
         judge_matched = 0
-        for sample in self.samples:
-            response = vlm_by_id.get(sample.id)
+        for key in samples.keys():
+            response = vlm_by_id.get(key.id)
             if response is None:
                 coverage.missing_responses += 1
-                coverage.count(sample.capability, ERRORED if sample.id in errored else MISSING)
+                coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
                 continue
             output = response.model_output
-            status = statuses.get(sample.id)
+            status = statuses.get(key.id)
             if status is None or status in (ERRORED, MISSING):
                 status = text_status(output)
-            coverage.count(sample.capability, status)
-            judge_mode = sample.eval_mode == "judge"
-            judge = judge_by_id.get(sample.id) if judge_mode else None
+            coverage.count(key.capability, status)
+            judge_mode = key.eval_mode == "judge"
+            judge = judge_by_id.get(key.id) if judge_mode else None
             judge_matched += judge is not None
             work.append(
-                WorkItem(
-                    sample, output, judge_mode, judge, profile, status if with_status else None
-                )
+                key.at, output, judge_mode, judge, status if with_status else None, key.dataset
             )
         del responses, judges, vlm_by_id, judge_by_id
 
         builder = SummaryBuilder(packed=with_status)
         table = ScoreColumns()
-        by_id = self.samples_by_id
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
         if progress is not None:
             progress(0, total=len(work))
-        for done, (item, record) in enumerate(
-            zip(work, score_all(work, sample_timeout, jobs, finish), strict=True), start=1
+        # The parent adds each record up from the sample's key and codes: it parses no sample.
+        for done, (index, record) in enumerate(
+            zip(work.indices, score_all(work, sample_timeout, jobs, finish), strict=True), start=1
         ):
             if progress is not None and done % report_every == 0:
                 progress(report_every)
-            sample = item.sample
+            key = samples.key(index)
             score, _, verdict, error, corrections, details, reasons, _ = record
             if verdict in ("missing", "unparsed", "stale"):
-                judge_problems.append(sample.id)
+                judge_problems.append(key.id)
             if error is not None:
                 if strict:
-                    raise ScorerFailed(_error_text(sample, error))
-                errors.append(sample.id)
-            builder.add(sample, item.judge_mode, score, verdict, error, details, corrections)
-            row = by_id.get(sample.id)
-            frontier, weight = item_metrics(row.eval_metrics if row is not None else None)
+                    raise ScorerFailed(_error_text(key, error))
+                errors.append(key.id)
+            judge_mode = key.eval_mode == "judge"
+            builder.add(key, judge_mode, score, verdict, error, details, corrections)
+            frontier, weight = samples.item_metrics(index)
             table.add(
                 score,
-                sample.capability,
-                sample.dataset,
-                sample.eval_mode,
+                key.capability,
+                key.dataset,
+                key.eval_mode,
                 reasons,
                 frontier,
                 weight,
             )
-            sink(item, record)
+            sink(work, done - 1, record)
         if progress is not None:
             progress(len(work) % report_every)
-        judge_expected = sum(1 for item in work if item.judge_mode)
+        judge_expected = work.judge_count()
         del work
 
         if strict_judge and judge_problems:
@@ -311,7 +325,7 @@ def compute_report(
     return evaluator._in_memory(vlm_responses, judge_responses, strict_judge, options)
 
 
-def _error_text(sample: DatBenchSample, error: dict[str, str]) -> str:
+def _error_text(sample: DatBenchSample | SampleKey, error: dict[str, str]) -> str:
     return (
         f"scorer for {sample.dataset!r} failed on sample {sample.id}: "
         f"{error.get('type')}: {error.get('message')}"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
+from datbench_cli.benchmarks.datbench.references import SampleKey
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import score_judge
 from datbench_cli.errors import name_ids
@@ -71,7 +72,7 @@ class JudgeAccount:
 
 
 def account_judges(
-    samples: Iterable[DatBenchSample],
+    samples: Iterable[DatBenchSample | SampleKey],
     responses: Iterable[VLMResponse],
     judges: LoadedResponses,
 ) -> JudgeAccount:

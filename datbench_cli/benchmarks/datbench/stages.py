@@ -40,6 +40,7 @@ from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator, comput
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
+from datbench_cli.benchmarks.datbench.references import ReferenceFile
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import CoverageWarning, DatbenchWarning, InputError
@@ -236,8 +237,43 @@ def _score(
     spill_dir: Path | None = None,
 ) -> tuple[DatBenchReport, JudgeAccount]:
     manifest = run.read_manifest()
-    samples = load_samples(run)
-    evaluator = DatBenchEvaluator.from_samples(samples)
+    with ReferenceFile(run.path(REFERENCES)) as references:
+        return _score_references(
+            run,
+            manifest,
+            references,
+            responses,
+            judge_responses,
+            strict_judge=strict_judge,
+            strict=strict,
+            sample_timeout=sample_timeout,
+            jobs=jobs,
+            warn=warn,
+            progress=progress,
+            profile=profile,
+            options=options,
+            spill_dir=spill_dir,
+        )
+
+
+def _score_references(
+    run: RunDir,
+    manifest: dict[str, Any],
+    references: ReferenceFile,
+    responses: Path,
+    judge_responses: Path | None,
+    *,
+    strict_judge: bool,
+    strict: bool,
+    sample_timeout: float | None,
+    jobs: int,
+    warn: Warn,
+    progress: Callable[..., None] | None,
+    profile: str,
+    options: dict[str, Any] | None,
+    spill_dir: Path | None,
+) -> tuple[DatBenchReport, JudgeAccount]:
+    evaluator = DatBenchEvaluator.over(references)
     loaded = load_vlm_responses(responses)
     _report_set_aside(loaded, "responses", responses, warn)
     judges = LoadedResponses()
@@ -253,7 +289,7 @@ def _score(
             "judge_responses": (judge_responses, True),
         },
         options=options or {},
-        ids=set(evaluator.samples_by_id),
+        ids=set(references.ids),
         warn=warn,
         response_ids={
             "responses": {r.id for r in loaded.vlm},
@@ -273,7 +309,7 @@ def _score(
         "progress": progress,
         "profile": profile,
     }
-    account = account_judges(samples, loaded.vlm, judges)
+    account = account_judges(references.keys(), loaded.vlm, judges)
     report: DatBenchReport
     with forwarded_warnings(warn):
         if spill_dir is not None:

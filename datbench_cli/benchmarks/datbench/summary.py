@@ -9,7 +9,7 @@ import pickle
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
@@ -21,6 +21,9 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import ScorerFailed
 from datbench_cli.scorers import get_scorer
+
+if TYPE_CHECKING:
+    from datbench_cli.benchmarks.datbench.references import SampleKey
 
 
 @dataclass
@@ -130,7 +133,7 @@ class SummaryBuilder:
 
     def add(
         self,
-        sample: DatBenchSample,
+        sample: DatBenchSample | SampleKey,
         judge_mode: bool,
         score: float,
         verdict: str | None,

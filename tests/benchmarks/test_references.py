@@ -1,0 +1,89 @@
+"""`score` holds references.jsonl as line spans (ReferenceFile): each sample read back from the
+file must be the one checked at the start (BOM, CRLF, blank lines), and a file rewritten in
+place while scoring is an input error, never a silently different sample."""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+from pathlib import Path
+
+import orjson
+
+from datbench_cli.benchmarks.datbench.references import HeldSamples, ReferenceFile
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.errors import InputError
+
+
+def _line(sample_id: str, **extra: object) -> bytes:
+    record = {
+        "id": sample_id,
+        "capability": "math",
+        "question": "q",
+        "prompt_format": {"prefix": "", "suffix": ""},
+        "answer": "1",
+        "eval_metrics": {"is_frontier": True, "discrimination": 0.5},
+        **extra,
+    }
+    return orjson.dumps(record)
+
+
+class ReferenceFileTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = Path(self.dir.name) / "references.jsonl"
+
+    def tearDown(self) -> None:
+        self.dir.cleanup()
+
+    def test_samples_read_back_equal_the_parsed_lines(self) -> None:
+        lines = [
+            _line("a"),
+            _line("b", source_info={"dataset": "mathvista"}),
+            _line("c", eval_mode="judge"),
+        ]
+        self.path.write_bytes(b"\xef\xbb\xbf" + lines[0] + b"\r\n\n" + lines[1] + b"\n" + lines[2])
+        expected = [DatBenchSample(**orjson.loads(line), image=None) for line in lines]
+        with ReferenceFile(self.path) as refs:
+            self.assertEqual(len(refs), 3)
+            self.assertEqual([refs.sample(i) for i in range(3)], expected)
+            held = HeldSamples(expected)
+            self.assertEqual(list(refs.keys()), list(held.keys()))
+            for i in range(3):
+                self.assertEqual(refs.item_metrics(i), held.item_metrics(i))
+                self.assertEqual(refs.key(i), held.key(i))
+            self.assertEqual(refs.last_index("b"), 1)
+            self.assertIsNone(refs.last_index("z"))
+
+    def test_a_duplicate_id_takes_the_last_lines_item_statistics(self) -> None:
+        self.path.write_bytes(
+            _line("a") + b"\n" + _line("a", eval_metrics={"discrimination": 2.0}) + b"\n"
+        )
+        with ReferenceFile(self.path) as refs:
+            self.assertEqual(refs.item_metrics(0), (None, 2.0))
+            self.assertEqual(refs.last_index("a"), 1)
+
+    def test_an_unhashable_dataset_is_kept_as_it_is(self) -> None:
+        self.path.write_bytes(_line("a", source_info={"dataset": ["x"]}) + b"\n")
+        with ReferenceFile(self.path) as refs:
+            self.assertEqual(refs.key(0).dataset, ["x"])
+
+    def test_a_file_rewritten_in_place_is_an_input_error(self) -> None:
+        self.path.write_bytes(_line("a") + b"\n" + _line("b") + b"\n")
+        with ReferenceFile(self.path) as refs:
+            with self.path.open("r+b") as handle:  # same inode, other content
+                handle.write(_line("x") + b"\n")
+            with self.assertRaises(InputError) as caught:
+                refs.sample(0)
+            self.assertIn("changed while it was being scored", str(caught.exception))
+            self.assertIn("references.jsonl", str(caught.exception))
+
+    def test_a_bad_line_names_its_line(self) -> None:
+        self.path.write_bytes(_line("a") + b"\n" + b'{"id": 3}\n')
+        with self.assertRaises(InputError) as caught:
+            ReferenceFile(self.path)
+        self.assertIn("2", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
