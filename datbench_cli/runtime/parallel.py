@@ -40,7 +40,7 @@ from typing import Any
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
 from datbench_cli.benchmarks.profiles import REFERENCE
-from datbench_cli.errors import WorkerDied
+from datbench_cli.errors import InputError, WorkerDied
 from datbench_cli.runtime.budget import SampleTimeout, alarm_handler
 
 _MAX_CHUNK = 512
@@ -289,16 +289,29 @@ def _serve(conn: Connection, progress: Any, slot: int) -> None:
             if task is None:
                 return
             start, stop = task
-            outcomes = []
-            for i in range(start, stop):
-                progress[index] = i
-                progress[since] = time.monotonic()
-                outcomes.append(finish(_WORK[i], score_item(_WORK[i], _TIMEOUT)))
+            outcomes: list[Any] = []
+            reply: list[Any] | _BadInput = outcomes
+            try:
+                for i in range(start, stop):
+                    progress[index] = i
+                    progress[since] = time.monotonic()
+                    outcomes.append(finish(_WORK[i], score_item(_WORK[i], _TIMEOUT)))
+            except InputError as exc:  # an input file that went bad mid-run: the parent says it
+                reply = _BadInput(str(exc), exc.hint)
             progress[since] = 0.0
             try:
-                conn.send(outcomes)
+                conn.send(reply)
             except OSError:  # the parent is gone (killed): nobody to tell, nothing to print
                 return
+
+
+@dataclass(frozen=True)
+class _BadInput:
+    """What a worker sends instead of outcomes when reading its work failed (a reference line
+    rewritten while it was scored): the parent raises it as the one-sentence input error."""
+
+    message: str
+    hint: str | None
 
 
 def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[Connection]) -> None:
@@ -425,6 +438,8 @@ class _Pool:
                 if outcomes is None:
                     tasks.appendleft(self._replace_dead(worker))
                     continue
+                if isinstance(outcomes, _BadInput):
+                    raise InputError(outcomes.message, hint=outcomes.hint)
                 worker.task = None
                 yield task[0], outcomes
             for start, outcomes in self._kill_overrunning(tasks):

@@ -212,3 +212,29 @@ class WarmUpTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(FORK, "needs fork")
+class WorkerInputErrorTests(unittest.TestCase):
+    """An input error met inside a worker (a reference line rewritten while it was scored) is
+    the parent's one-sentence input error, not a dead worker and its traceback."""
+
+    def test_the_parent_raises_the_workers_input_error(self) -> None:
+        from datbench_cli.errors import InputError
+
+        def score_item(item: Any, timeout: Any) -> Any:
+            if item.sample.id == "s030" and os.getpid() != PARENT:
+                raise InputError("changed while it was being scored", "references.jsonl", 31)
+            return REAL_SCORE_ITEM(item, timeout)
+
+        def run() -> str:
+            with mock.patch.object(parallel, "score_item", score_item):
+                try:
+                    report_rows(jobs=2)
+                except InputError as exc:
+                    return str(exc)
+            return "no error"
+
+        global PARENT
+        PARENT = os.getpid()
+        self.assertEqual(within(60, run), "references.jsonl:31: changed while it was being scored")
