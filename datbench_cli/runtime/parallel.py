@@ -42,6 +42,7 @@ from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, scor
 from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import InputError, WorkerDied
 from datbench_cli.runtime.budget import SampleTimeout, alarm_handler
+from datbench_cli.runtime.stack import in_roomy_frame
 
 _MAX_CHUNK = 512
 _MIN_CHUNK = 8
@@ -248,34 +249,6 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _roomy_frame(slots: int) -> Callable[..., Any]:
-    """A function ``f(function, *args) -> function(*args)`` whose own frame holds ``slots``
-    local variables (see :func:`_with_stack_room`)."""
-    names = ", ".join(f"_{i}" for i in range(slots))
-    namespace: dict[str, Any] = {}
-    exec(  # noqa: S102 - our own generated source, no outside text
-        f"def roomy(function, *args):\n    {names} = (None,) * {slots}\n"
-        "    return function(*args)\n",
-        namespace,
-    )
-    return namespace["roomy"]
-
-
-_ROOMY = _roomy_frame(8192)
-
-
-def _with_stack_room(function: Callable[..., None], *args: Any) -> None:
-    """``function(*args)``, its calls in a large chunk of the interpreter's frame stack.
-
-    CPython (3.11+) keeps Python frames in 16 KB chunks and frees a chunk as soon as the frame
-    at its start returns, so a loop whose calls cross a chunk's end maps and unmaps memory on
-    every crossing (measured: 33 mmap/munmap pairs per sample in a worker forked from the CLI,
-    seconds of system time per 10,000 samples). A frame of 8,192 locals (and as deep a value
-    stack, 128 KB) gets a fresh 256 KB chunk of its own; the calls below it have the rest of
-    that chunk (hundreds of frames) and it is freed only when the worker ends."""
-    _ROOMY(function, *args)
-
-
 def _serve(conn: Connection, progress: Any, slot: int) -> None:
     """A worker's loop: score each range it is sent and send back the outcomes."""
     index, since = 2 * slot, 2 * slot + 1
@@ -323,7 +296,7 @@ def _worker_main(conn: Connection, progress: Any, slot: int, parent_ends: list[C
     _ignore_interrupts()
     for end in parent_ends:
         end.close()
-    _with_stack_room(_serve, conn, progress, slot)
+    in_roomy_frame(_serve, conn, progress, slot)  # see runtime/stack.py
     conn.close()
     os._exit(0)  # a forked copy of the caller: run none of its exit handlers
 
