@@ -18,7 +18,9 @@ run of ``( [ { + -``) that is a plain letter (``LETTER_NO_E``):
    successful parse starts at token 0. At a start position, ``(`` can only open a ``group``,
    ``[``/``{`` a ``group`` or a ``relation_list`` (a ``binom`` needs ``\\choose``), ``+``/``-``
    a signed ``unary``; so by induction the letter is the leftmost leaf of the first expression,
-   an ``atom_expr`` (a Symbol) or the head of a letter function (an undefined Function).
+   an ``atom_expr`` (a Symbol) or the head of a letter function (an undefined Function); an
+   ``e`` there is ``func: EXP_E supexpr?``, which without a ``^`` after it is ``exp(1)``, the
+   constant ``E``.
 3. Every conversion on the way up keeps it: groups return their inner expression; signs,
    products, quotients, sums and powers are built with ``evaluate=False``; ``!`` gives an
    unevaluated factorial; a transpose keeps a scalar; a relation keeps both sides; a list
@@ -84,12 +86,16 @@ def _first_token(text: str, skipped: set[int]) -> Any:
 
 
 def _first_token_is_a_letter(text: str) -> bool:
-    """After any run of ``( [ { + -``, the first token is a plain letter."""
+    """After any run of ``( [ { + -``, the first token is a plain letter, or an ``e`` without a
+    ``^`` after it (``func: EXP_E supexpr?`` without its superscript: ``exp(1)``, printed ``E``)."""
     from gen.PSLexer import PSLexer
 
     openers = {PSLexer.L_PAREN, PSLexer.L_BRACKET, PSLexer.L_BRACE, PSLexer.ADD, PSLexer.SUB}
     try:
         token = _first_token(text, openers)
+        if token.type == PSLexer.EXP_E:
+            after = _first_token(text[token.stop + 1 :], set())
+            return bool(after.type != PSLexer.CARET)
     except ValueError:
         return False
     return bool(token.type == PSLexer.LETTER_NO_E)

@@ -38,7 +38,7 @@ def loop_texts(rng: random.Random, count: int, longest: int) -> list[str]:
             rng.choice(WORDS) if rng.random() < 0.5 else rng.choice(PIECES)
             for _ in range(rng.randint(1, 8))
         )
-        lead = rng.choice(("", "", "(", "{", "[", "-", "+(", "{[", "(-"))
+        lead = rng.choice(("", "", "(", "{", "[", "-", "+(", "{[", "(-", "e", "each", "(e", "e^"))
         start = rng.randrange(len(period))
         size = rng.randint(1, longest)
         texts.append(lead + (period * (size // len(period) + 2))[start : start + size])
@@ -113,7 +113,7 @@ class ShortcutIsTheParsersFailureTests(unittest.TestCase):
 
     def test_long_loops_of_the_bench_shapes(self) -> None:
         periods = ("theareais(3+4)times2minus(1+1),which", "{x}", "{x}{", "x\\frac{1}{2}")
-        periods += ("(a+b)(", "t^{2}+3t-", "[x,y],", "-(s)!")
+        periods += ("(a+b)(", "t^{2}+3t-", "[x,y],", "-(s)!", "eachrowhas(3+4)squares,", "e!(2)")
         texts = [(period * 40)[:cut] for period in periods for cut in (17, 150, 400, 401, 403)]
         self.assertEqual(self.check(texts), len(texts))
 
@@ -129,7 +129,17 @@ class ShortcutIsTheParsersFailureTests(unittest.TestCase):
                 self.assertFalse(provably_not_a_number(text, self.module))
 
     def test_other_first_tokens_are_declined(self) -> None:
-        for text in ("3x(1+1)", "e^{0}x", "E", "(2)x", "\\frac{x}{1}", "tr(x)", "diag", "-5x"):
+        for text in (
+            "3x(1+1)",
+            "e^{0}x",
+            "e^2",
+            "E",
+            "(2)x",
+            "\\frac{x}{1}",
+            "tr(x)",
+            "diag",
+            "-5x",
+        ):
             with self.subTest(text=text):
                 self.assertFalse(provably_not_a_number(text, self.module))
 
