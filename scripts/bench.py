@@ -1,6 +1,6 @@
 """Benchmark datbench against the limits that matter, as ratios measured side by side.
 
-    python scripts/bench.py [--samples 1500] [--score-samples 50000] [--repeat 3]
+    python scripts/bench.py [--samples 1500] [--score-samples 50000] [--repeat 3] [--markdown]
                             [--only export,score,memory,...]
 
 (`make bench` runs the defaults in about five minutes on two cores; pass
@@ -500,6 +500,11 @@ def main() -> None:
         "reference, score (jobs 1 and 2), memory (score at --memory-samples), html, latency "
         "(score -d of the sample data), mathvision (degenerate outputs), imports (start-up)",
     )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the result table as Markdown (the README's performance table)",
+    )
     args = parser.parse_args()
     parts = set(args.only.split(","))
     work: Path = args.workdir
@@ -773,6 +778,16 @@ def main() -> None:
                 f"(target none of {', '.join(UNNEEDED_MODULES)}): {pass_fail(not loaded)}",
             )
 
+    if args.markdown:
+        print()
+        print("| measurement | median | peak RSS | ratio / note |")
+        print("| --- | --- | --- | --- |")
+        for name, seconds, peak, note in rows:
+            cells = [
+                " ".join(cell.split()).replace("|", "\\|") for cell in (name, seconds, peak, note)
+            ]
+            print("| " + " | ".join(cells) + " |")
+        return
     width = max(len(r[0]) for r in rows) if rows else 10
     print()
     print(f"{'measurement':<{width}}  {'median':>10}  {'peak RSS':>10}  ratio / note")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,12 @@ def cli_command(*args: str) -> list[str]:
 
 def cli_env() -> dict[str, str]:
     return {**os.environ, "NO_COLOR": "1"}
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that must see Ctrl-C as a terminal's job does: a suite run
+    in the background (``make test &``) ignores SIGINT, and a child would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_real_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -6,21 +6,23 @@ Only VisualToolBench has either today; a benchmark without one gets a clear usag
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datbench_cli.benchmarks.vistoolbench.agent import images as _images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol as _protocol
-from datbench_cli.benchmarks.vistoolbench.agent import setup as _setup
-from datbench_cli.benchmarks.vistoolbench.agent.run import AgentResult, run_agent
-from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits
-from datbench_cli.benchmarks.vistoolbench.agent.transport import ChatClient, ServerConfig
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK as _VTB
-from datbench_cli.benchmarks.vistoolbench.official_import import ImportResult, import_official
-from datbench_cli.benchmarks.vistoolbench.records import load_references
 from datbench_cli.errors import UsageError
 from datbench_cli.files.rundir import REFERENCES, RunDir
+
+if TYPE_CHECKING:
+    from datbench_cli.benchmarks.vistoolbench.agent.run import AgentResult, run_agent
+    from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits
+    from datbench_cli.benchmarks.vistoolbench.agent.setup import build_config as build_agent_config
+    from datbench_cli.benchmarks.vistoolbench.agent.transport import ChatClient, ServerConfig
+    from datbench_cli.benchmarks.vistoolbench.official_import import ImportResult
 
 __all__ = [
     "AgentResult",
@@ -37,14 +39,40 @@ __all__ = [
 DEFAULT_MAX_TOOL_ROUNDS = _protocol.DEFAULT_MAX_TOOL_ROUNDS
 DEFAULT_SYSTEM_PROMPT = _protocol.DEFAULT_SYSTEM_PROMPT
 DEFAULT_IMAGE_TRANSPORT = _images.JPEG_Q85
-DEFAULT_SERP_KEY_ENV = _setup.DEFAULT_SERP_KEY_ENV
-DEFAULT_WEATHER_KEY_ENV = _setup.DEFAULT_WEATHER_KEY_ENV
-build_agent_config = _setup.build_config
+DEFAULT_SERP_KEY_ENV = _protocol.DEFAULT_SERP_KEY_ENV
+DEFAULT_WEATHER_KEY_ENV = _protocol.DEFAULT_WEATHER_KEY_ENV
+
+# The agent's machinery (HTTP client, sandbox, tools) is imported on first use, so commands
+# that never run an agent (score, export) do not pay for it at start-up.
+_LAZY = {
+    "AgentResult": ("datbench_cli.benchmarks.vistoolbench.agent.run", "AgentResult"),
+    "run_agent": ("datbench_cli.benchmarks.vistoolbench.agent.run", "run_agent"),
+    "Limits": ("datbench_cli.benchmarks.vistoolbench.agent.sandbox", "Limits"),
+    "build_agent_config": ("datbench_cli.benchmarks.vistoolbench.agent.setup", "build_config"),
+    "ChatClient": ("datbench_cli.benchmarks.vistoolbench.agent.transport", "ChatClient"),
+    "ServerConfig": ("datbench_cli.benchmarks.vistoolbench.agent.transport", "ServerConfig"),
+    "ImportResult": ("datbench_cli.benchmarks.vistoolbench.official_import", "ImportResult"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    found = _LAZY.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(found[0]), found[1])
+    globals()[name] = value
+    return value
+
+
+def _import_vistoolbench(path: Path, run: RunDir) -> ImportResult:
+    from datbench_cli.benchmarks.vistoolbench.official_import import import_official
+    from datbench_cli.benchmarks.vistoolbench.records import load_references
+
+    return import_official(path, load_references(run.path(REFERENCES)))
+
 
 _AGENTS = frozenset({_VTB})
-_IMPORTERS: dict[str, Callable[[Path, RunDir], ImportResult]] = {
-    _VTB: lambda path, run: import_official(path, load_references(run.path(REFERENCES)))
-}
+_IMPORTERS: dict[str, Callable[[Path, RunDir], ImportResult]] = {_VTB: _import_vistoolbench}
 
 
 def _benchmark(run: RunDir) -> Any:

@@ -16,10 +16,6 @@ from datbench_cli.benchmarks.runners import (
     DEFAULT_SERP_KEY_ENV,
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_WEATHER_KEY_ENV,
-    AgentResult,
-    ChatClient,
-    Limits,
-    ServerConfig,
 )
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
@@ -176,7 +172,7 @@ def agent(
         unsafe_no_network_isolation=unsafe_no_network_isolation,
         serp_key_env=serp_api_key_env,
         weather_key_env=openweather_key_env,
-        limits=Limits(
+        limits=runners.Limits(
             cpu_seconds=tool_cpu_seconds,
             wall_seconds=tool_wall_seconds,
             memory_mb=tool_memory_mb,
@@ -187,8 +183,8 @@ def agent(
     key = choose_key(BaseUrl.parse(base_url), api_key_env, os.environ)
     if key.note:
         (out.info if key.withheld else out.warn)(key.note)
-    client = ChatClient(
-        ServerConfig(
+    client = runners.ChatClient(
+        runners.ServerConfig(
             base_url,
             key.key,
             timeout,
@@ -204,7 +200,7 @@ def agent(
     out.info(f"tools: {', '.join(config.tools.available)}")
     progress: dict[str, int] = {}
 
-    def on_plan(result: AgentResult, pending: int) -> None:
+    def on_plan(result: runners.AgentResult, pending: int) -> None:
         progress["pending"] = pending
         out.info(
             f"{result.turns} turn(s): {result.already_done} already answered by this agent, "

@@ -1,6 +1,7 @@
 """Start-up imports only what the run needs: the CLI app, ``--help``, ``score``,
 ``make-judge-tasks`` and ``check-judge`` of a run without math never load ``datasets``,
-pandas, pyarrow, scipy.stats, scipy.optimize or the math parser (SymPy, latex2sympy2).
+pandas, pyarrow, scipy.stats, scipy.optimize, the math parser (SymPy, latex2sympy2) or the
+tool agent's HTTP client and sandbox.
 
 Each check runs in a fresh interpreter (``python -c``), since this test process has imported
 everything already.
@@ -25,6 +26,13 @@ NEVER = ("datasets", "pandas", "pyarrow", "scipy.stats", "huggingface_hub")
 # Needed only when a math sample's answer has to be parsed; pixmo's assignment loads
 # scipy.optimize's extension alone, never the package.
 MATH_AND_MORE = ("sympy", "latex2sympy2", "antlr4", "scipy.optimize")
+# The tool-using agent's machinery (HTTP client, TLS, sandbox): loaded by `agent` alone.
+AGENT = (
+    "datbench_cli.benchmarks.vistoolbench.agent.transport",
+    "datbench_cli.benchmarks.vistoolbench.agent.sandbox",
+    "urllib.request",
+    "ssl",
+)
 
 PROBE = """
 import json, sys
@@ -85,7 +93,7 @@ class StartUpImportsTests(unittest.TestCase):
                 code, modules = loaded_after(*args)
                 self.assertIn(code, (0, None))
                 self.assertIn("datbench_cli.cli.app", modules)
-                self.assert_absent(modules, NEVER + MATH_AND_MORE)
+                self.assert_absent(modules, NEVER + MATH_AND_MORE + AGENT)
 
     def test_commands_on_a_run_without_math(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -102,7 +110,7 @@ class StartUpImportsTests(unittest.TestCase):
                     code, modules = loaded_after(*args)
                     self.assertIn(code, (0, 1, None))  # check-judge fails on unparsed verdicts
                     self.assertIn("datbench_cli.scorers.pixmo_points_eval", modules)
-                    self.assert_absent(modules, NEVER + MATH_AND_MORE)
+                    self.assert_absent(modules, NEVER + MATH_AND_MORE + AGENT)
             self.assertTrue((Path(tmp) / "report.json").is_file())
 
 

@@ -13,7 +13,14 @@ import textwrap
 import unittest
 from pathlib import Path
 
-from tests.run_builders import ROOT, cli_env, make_image_dataset, run_real_cli, tree_digest
+from tests.run_builders import (
+    ROOT,
+    cli_env,
+    default_sigint,
+    make_image_dataset,
+    run_real_cli,
+    tree_digest,
+)
 
 # Runs the real program with one change: while the export reads its 5th row, SIGINT arrives
 # inside a __del__, where Python prints "Exception ignored in ..." and carries on.
@@ -61,6 +68,7 @@ class DroppedCtrlCTests(unittest.TestCase):
             capture_output=True,
             text=True,
             timeout=120,
+            preexec_fn=default_sigint,
         )
         self.assertIn("Exception ignored", done.stderr)  # the press really was dropped
         self.assertEqual(done.returncode, 130, done.stderr)
@@ -79,6 +87,7 @@ class DroppedCtrlCTests(unittest.TestCase):
             capture_output=True,
             text=True,
             timeout=120,
+            preexec_fn=default_sigint,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertTrue((run_dir / "tasks.jsonl").is_file())

@@ -26,6 +26,7 @@ from tests.hypothesis_profiles import long_run
 from tests.run_builders import (
     cli_command,
     cli_env,
+    default_sigint,
     is_leftover,
     make_image_dataset,
     make_score_run,
@@ -48,7 +49,12 @@ def start(args: list[str], **options: Any) -> subprocess.Popen[bytes]:
     options.setdefault("stdout", subprocess.DEVNULL)
     options.setdefault("stderr", subprocess.DEVNULL)
     return subprocess.Popen(
-        cli_command(*args), cwd=ROOT, env=cli_env(), start_new_session=True, **options
+        cli_command(*args),
+        cwd=ROOT,
+        env=cli_env(),
+        start_new_session=True,
+        preexec_fn=default_sigint,
+        **options,
     )
 
 

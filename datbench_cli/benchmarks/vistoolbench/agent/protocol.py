@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# The environment variables the web tools read their keys from, unless told otherwise.
+DEFAULT_SERP_KEY_ENV = "SERP_API_KEY"
+DEFAULT_WEATHER_KEY_ENV = "OPENWEATHER_API_KEY"
+
 DEFAULT_MAX_TOOL_ROUNDS = 20
 # The answer of a turn whose every allowed round asked for tools (judged like any answer).
 MAX_ROUNDS_ANSWER = "Model hit the maximum number of tool calls"

@@ -12,8 +12,8 @@ from datbench_cli.benchmarks.vistoolbench.agent.settings import available_packag
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings
 from datbench_cli.errors import UsageError
 
-DEFAULT_SERP_KEY_ENV = "SERP_API_KEY"
-DEFAULT_WEATHER_KEY_ENV = "OPENWEATHER_API_KEY"
+DEFAULT_SERP_KEY_ENV = protocol.DEFAULT_SERP_KEY_ENV
+DEFAULT_WEATHER_KEY_ENV = protocol.DEFAULT_WEATHER_KEY_ENV
 
 
 def _key(name: str) -> str | None:
