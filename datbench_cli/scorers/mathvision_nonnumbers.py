@@ -29,11 +29,11 @@ run of ``( [ { + -``) that is a plain letter (``LETTER_NO_E``):
    barred here. So the printed result names that letter (``t``, ``t_{1}``, ``t(3 + 4)``, ``I``)
    and the arithmetic evaluation refuses it, as the reference's ``eval`` raises ``NameError``
    or ``SyntaxError`` (its module has no one-letter globals).
-4. Nothing in the text changes latex2sympy's module state: ``=`` (assignment), ``\\in`` and
-   differentials (``d`` followed by a letter, which rebinds the module's ``var``) are barred,
-   and a letter atom named in ``var`` only reads it while ``var`` holds what the import put
-   there (:func:`_import_state`). What a call always sets (``frac_type`` for a text with
-   ``\\frac``, an empty ``VARIABLE_VALUES``) is set by :func:`settle_state` as the call would.
+4. Nothing in the text changes latex2sympy's module state in a way a later call could notice:
+   ``=`` (assignment) and ``\\in`` are barred, and :func:`_state_allows` covers ``var`` (letter
+   atoms read it; a converted differential rebinds it). What a call always sets (``frac_type``
+   for a text with ``\\frac``, an empty ``VARIABLE_VALUES``) is set by :func:`settle_state` as
+   the call would.
 
 tests/scorers/test_mathvision_nonnumbers.py checks the answer against the parser itself on
 generated repetition loops, mutations of them and random texts.
@@ -49,18 +49,29 @@ from typing import Any
 _COMMANDS = frozenset({"frac", "times", "cdot", "div", "sqrt", "pi", "infty"})
 _COMMAND = re.compile(r"\\([a-zA-Z]*)")
 # Whitespace and what preprocessing turns into it (skipped tokens break nested calls' text),
-# "=" (assignment, relations), "|" (evaluation at a point substitutes symbols), a possible
-# differential, and the permutation rewrite latex2sympy applies to "(a)_{b}".
-_BARRED = re.compile(r"[ \t\r\n~$=|]|d[a-zA-Z\\]|\)_\{")
+# "=" (assignment, relations), "|" (evaluation at a point substitutes symbols), and the
+# permutation rewrite latex2sympy applies to "(a)_{b}".
+_BARRED = re.compile(r"[ \t\r\n~$=|]|\)_\{")
+# A possible differential ("d" then a letter or a command: the DIFFERENTIAL token).
+_DIFFERENTIAL = re.compile(r"d[a-zA-Z\\]")
 
 
-def _import_state(module: Any) -> bool:
-    """``var`` maps no letter-led name to anything but the imaginary unit (``i``, ``j`` after the
-    import), so a letter atom's lookup there cannot build a matrix symbol or write ``variances``."""
+def _state_allows(text: str, module: Any) -> bool:
+    """The call cannot change latex2sympy's state in a way a later call could notice.
+
+    While ``var`` is the import's dict, it must map no letter-led name to anything but the
+    imaginary unit (``i``, ``j``), so a letter atom's lookup cannot build a matrix symbol or
+    write ``variances``, and the text must hold no differential (converting one rebinds ``var``
+    to a Symbol). Once a differential has done that, ``var`` is a Symbol and every use of it
+    (``name in var`` for each letter atom, ``var[name] = ...``) raises ``TypeError`` whichever
+    Symbol it is, so a further rebinding changes nothing observable.
+    """
     import sympy
 
     var = module.var
-    if type(var) is not dict:
+    if type(var) is sympy.Symbol:
+        return True
+    if type(var) is not dict or _DIFFERENTIAL.search(text):
         return False
     return all(not str(key)[:1].isalpha() or value is sympy.I for key, value in var.items())
 
@@ -137,7 +148,7 @@ def provably_not_a_number(text: str, module: Any) -> bool:
     names a letter (so no number), and the call would leave the module's state as it is."""
     if _BARRED.search(text) or not _commands_allowed(text):
         return False
-    return _import_state(module) and _first_token_is_a_letter(text)
+    return _state_allows(text, module) and _first_token_is_a_letter(text)
 
 
 def settle_state(text: str, module: Any) -> None:

@@ -143,6 +143,36 @@ class ShortcutIsTheParsersFailureTests(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertFalse(provably_not_a_number(text, self.module))
 
+    def test_differentials_once_var_is_a_symbol(self) -> None:
+        # After a converted differential (any English "and the" does it), var is a Symbol and
+        # stays one; further differentials only rebind it to another Symbol.
+        import sympy
+
+        saved = self.module.var
+        self.addCleanup(setattr, self.module, "var", saved)
+        rng = random.Random(23)
+        words = ("and", "add", "divided", "dx", "red", "d", "need", "d\\frac{1}{2}")
+        texts = [
+            rng.choice(("and", "x", "(t", "{s")) + text.replace("the", rng.choice(words))
+            for text in loop_texts(rng, 70, 80)
+        ]
+        self.module.var = sympy.Symbol("q")
+        self.assertFalse(provably_not_a_number("dx(1+1)", self.module))  # first token
+        accepted = 0
+        for text in texts:
+            self.module.var = sympy.Symbol("q")
+            if not provably_not_a_number(text, self.module):
+                continue
+            accepted += 1
+            with self.subTest(text=text[:80]):
+                variances = dict(self.module.variances)
+                self.assertFalse(parser_gives_a_number(self.module, text))
+                self.assertIs(type(self.module.var), sympy.Symbol)
+                self.assertEqual(self.module.variances, variances)
+        self.assertGreater(accepted, 15)
+        self.module.var = saved
+        self.assertFalse(provably_not_a_number("andthe(1+1)", self.module))
+
     def test_a_changed_module_state_is_left_to_the_parser(self) -> None:
         import sympy
 
@@ -150,7 +180,7 @@ class ShortcutIsTheParsersFailureTests(unittest.TestCase):
         self.addCleanup(setattr, self.module, "var", saved)
         self.module.var = dict(saved, x=sympy.Matrix([[1]]))
         self.assertFalse(provably_not_a_number("x(1+1)", self.module))
-        self.module.var = sympy.Symbol("x")  # what a converted differential leaves
+        self.module.var = [sympy.Symbol("x")]
         self.assertFalse(provably_not_a_number("x(1+1)", self.module))
         self.module.var = saved
         self.assertTrue(provably_not_a_number("x(1+1)", self.module))
