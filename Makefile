@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m compileall -q datbench_cli
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -87,6 +88,7 @@ sample-data: $(STAMP)
 	$(PY) scripts/make_vistoolbench_sample.py
 
 bench: $(STAMP)
+	$(PY) -m compileall -q datbench_cli
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 clean:

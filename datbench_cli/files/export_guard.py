@@ -92,6 +92,9 @@ class ExportGuard:
         self.claimed: set[str] = set()
         self._journal: IO[str] | None = None
         self._placing = False
+        # Folders (relative) seen to be absent: nothing inside them can exist, so checking a
+        # path in one costs no system call. Rebuilt by every :meth:`claim`.
+        self._absent: dict[str, bool] = {}
 
     @classmethod
     def begin(
@@ -148,6 +151,9 @@ class ExportGuard:
         """Refuse to go on when ``rel`` exists and no datbench export wrote it."""
         if rel in self.owned or rel in self.claimed:
             return
+        folder = rel.rpartition("/")[0]
+        if folder and self._folder_absent(folder):
+            return
         path = self.root / rel
         if path.exists() or path.is_symlink():
             raise InputError(
@@ -156,9 +162,22 @@ class ExportGuard:
                 self.root,
             )
 
+    def _folder_absent(self, folder: str) -> bool:
+        """Whether nothing (not even a link) is at the relative ``folder`` (remembered)."""
+        known = self._absent.get(folder)
+        if known is None:
+            parent = folder.rpartition("/")[0]
+            known = (bool(parent) and self._folder_absent(parent)) or not os.path.lexists(
+                self.root / folder
+            )
+            self._absent[folder] = known
+        return known
+
     def claim(self, rels: Iterable[str]) -> None:
-        """Check ``rels`` and record them in the journal before they are written."""
+        """Check ``rels`` (afresh: folders seen absent before are looked at again) and record
+        them in the journal before they are written."""
         interrupt.checkpoint()  # the last moment a dropped Ctrl-C leaves the old export whole
+        self._absent.clear()
         fresh = [rel for rel in rels if rel not in self.claimed]
         for rel in fresh:
             self.check(rel)

@@ -14,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from queue import SimpleQueue
 
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.rundir import sha256_file
@@ -183,8 +185,39 @@ def resolve_source(source: str, revision: str | None) -> Source:
     return Source(source, source, False, revision, sha, "hub-api", load_revision=sha)
 
 
-def data_files(path: str, configs: Iterable[str | None], split: str) -> list[Path]:
-    """The files ``load_dataset(path, config)`` reads for ``split`` (every config given)."""
+def streamed_files(dataset: object) -> list[Path] | None:
+    """The data files a streaming split of a local folder reads (what ``load_dataset`` gave its
+    reader), or ``None`` when the split does not say (then :func:`data_files` asks again)."""
+    kwargs = getattr(getattr(dataset, "_ex_iterable", None), "kwargs", None)
+    found = kwargs.get("files") if isinstance(kwargs, dict) else None
+    if not isinstance(found, list) or not found:
+        return None
+    files = [Path(str(f).removeprefix("file://")) for f in found]
+    return files if all(f.is_absolute() and f.is_file() for f in files) else None
+
+
+def data_files(
+    path: str,
+    configs: Iterable[str | None],
+    split: str,
+    known: dict[str | None, list[Path]] | None = None,
+) -> list[Path]:
+    """The files ``load_dataset(path, config)`` reads for ``split`` (every config given), and
+    the dataset card. ``known``: configs whose files are known already (from
+    :func:`streamed_files`), which are not resolved a second time."""
+    files: set[Path] = set()
+    for found in (known or {}).values():
+        files.update(found)
+    configs = [c for c in configs if known is None or c not in known]
+    if configs:
+        files.update(_builder_files(path, configs, split))
+    readme = Path(path) / "README.md"
+    if readme.is_file():
+        files.add(readme)
+    return sorted(files)
+
+
+def _builder_files(path: str, configs: list[str | None], split: str) -> set[Path]:
     import datasets
 
     files: set[Path] = set()
@@ -195,17 +228,17 @@ def data_files(path: str, configs: Iterable[str | None], split: str) -> list[Pat
             continue
         found = (builder.config.data_files or {}).get(split) or []
         files.update(Path(str(f).removeprefix("file://")) for f in found)
-    readme = Path(path) / "README.md"
-    if readme.is_file():
-        files.add(readme)
-    return sorted(files)
+    return files
 
 
 def local_digest(path: str, configs: Iterable[str | None], split: str) -> str:
     """``sha256:<hex>`` over the relative names and SHA-256 of the files an export reads."""
-    root = Path(path)
+    return _files_digest(Path(path), data_files(path, configs, split))
+
+
+def _files_digest(root: Path, files: list[Path]) -> str:
     digest = hashlib.sha256()
-    for file in data_files(path, configs, split):
+    for file in files:
         try:
             name = file.relative_to(root).as_posix()
         except ValueError:
@@ -221,3 +254,42 @@ def pin_local(source: Source, configs: Iterable[str | None], split: str) -> Sour
     return Source(
         source.given, source.load_path, True, None, local_digest(source.load_path, configs, split)
     )
+
+
+def pin_local_later(
+    source: Source,
+    configs: Iterable[str | None],
+    split: str,
+    known: dict[str | None, list[Path]] | None = None,
+) -> Callable[[], Source]:
+    """:func:`pin_local`, with the data files hashed in a background thread (hashlib releases
+    the GIL) while the export reads and writes; call the result for the pinned source (it
+    waits for the hashing, and raises what the hashing raised).
+
+    Which files are read is found here, in the calling thread (``known``, or through
+    ``datasets``, whose progress bars are not safe from two threads). A plain daemon thread and a
+    ``SimpleQueue`` (as for the image digests), so a Ctrl-C never waits for it.
+    """
+    if source.how != "local-files":
+        return lambda: source
+    root, files = Path(source.load_path), data_files(source.load_path, configs, split, known)
+    results: SimpleQueue[str | BaseException] = SimpleQueue()
+
+    def work() -> None:
+        try:
+            results.put(_files_digest(root, files))
+        except BaseException as error:  # handed to the caller's thread, raised there
+            results.put(error)
+
+    threading.Thread(target=work, name="datbench-pin", daemon=True).start()
+    done: list[Source] = []
+
+    def finish() -> Source:
+        if not done:
+            result = results.get()
+            if isinstance(result, BaseException):
+                raise result
+            done.append(Source(source.given, source.load_path, True, None, result))
+        return done[0]
+
+    return finish

@@ -15,6 +15,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from queue import SimpleQueue
 from typing import Any
 
@@ -42,7 +43,7 @@ from datbench_cli.files.rundir import (
     safe_file_stem,
     sha256_file,
 )
-from datbench_cli.files.sources import Source, pin_local, resolve_source
+from datbench_cli.files.sources import Source, pin_local_later, resolve_source, streamed_files
 from datbench_cli.files.staging import ImageStaging, check_replaceable
 
 Warn = Callable[[str], None]
@@ -65,6 +66,16 @@ class ExportPlan:
     limit: int | None
     splits: dict[str, Any] = field(default_factory=dict)
     pinned: Source | None = None
+    # The source with its data digest (being computed while the export runs; see
+    # :func:`~datbench_cli.files.sources.pin_local_later`).
+    pin: Callable[[], Source] | None = None
+
+    def pinned_source(self) -> Source | None:
+        """The source as the manifest pins it (waits for a local data digest)."""
+        if self.pin is not None:
+            self.pinned = self.pin()
+            self.pin = None
+        return self.pinned
 
     @property
     def total(self) -> int | None:
@@ -87,10 +98,12 @@ def plan_export(
     check_limit(limit)
     pinned = resolve_source(source, revision)
     plan = ExportPlan(source, split, limit, pinned=pinned)
-    _load_splits(plan, pinned, capabilities, source, split, limit)
-    # Not in a thread beside the loading: both go through datasets, whose progress bars
-    # (tqdm's class-level lock) are not safe to use from two threads at once.
-    plan.pinned = pin_local(pinned, capabilities, split)
+    known = _load_splits(plan, pinned, capabilities, source, split, limit)
+    # The data files are those the loaded splits read (asked of datasets again only where a
+    # split does not say), found after the loading, not in a thread beside it: datasets'
+    # progress bars (tqdm's class-level lock) are not safe from two threads. Only their
+    # hashing runs in the background, while the rows stream.
+    plan.pin = pin_local_later(pinned, capabilities, split, known)
     return plan
 
 
@@ -101,9 +114,14 @@ def _load_splits(
     source: str,
     split: str,
     limit: int | None,
-) -> None:
+) -> dict[str | None, list[Path]]:
+    """Load each capability's split into ``plan``; return the data files of those that name
+    them (:func:`~datbench_cli.files.sources.streamed_files`)."""
+    known: dict[str | None, list[Path]] = {}
     for capability in capabilities:
         ds = load_source_split(pinned, capability, split)
+        if pinned.how == "local-files" and (files := streamed_files(ds)) is not None:
+            known[capability] = files
         columns = ds.column_names
         missing = [c for c in REQUIRED_COLUMNS if columns is not None and c not in columns]
         if missing:
@@ -111,6 +129,7 @@ def _load_splits(
                 f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
             )
         plan.splits[capability] = ds.take(limit) if limit is not None else ds
+    return known
 
 
 def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:
@@ -370,6 +389,7 @@ def _export(
                     tasks.write(jsonio.dumps(task) + b"\n")
                     task_count += 1
             digests.fill(rows, written)
+            pinned = plan.pinned_source()  # before anything is replaced, should hashing fail
             # Every row was good: from here on the old export is replaced.
             guard.claim(written)
             staging.check_placeable()
@@ -416,7 +436,7 @@ def _export(
     manifest = {
         "benchmark": "datbench",
         "source": plan.source,
-        "revision": plan.pinned.describe() if plan.pinned is not None else None,
+        "revision": pinned.describe() if pinned is not None else None,
         "split": plan.split,
         "capabilities": list(plan.splits),
         "counts": {

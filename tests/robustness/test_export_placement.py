@@ -1,0 +1,160 @@
+"""The export's fast paths keep their promises: placing the staging folder in one rename
+never replaces anything, the guard's "folder is absent" shortcut still refuses a planted file,
+and the local data digest hashed in the background notices a changed file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from datbench_cli.errors import InputError
+from datbench_cli.files.export_guard import ExportGuard
+from datbench_cli.files.sources import Source, pin_local, pin_local_later
+from datbench_cli.files.staging import ImageStaging, rename_no_replace
+from tests.cli_helpers import make_dataset, make_row, run_cli
+
+
+class _Tmp(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="datbench-placement-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+
+class RenameNoReplaceTests(_Tmp):
+    def source(self) -> Path:
+        folder = self.tmp / "staged"
+        folder.mkdir()
+        (folder / "a.png").write_bytes(b"new")
+        return folder
+
+    def test_moves_onto_nothing(self) -> None:
+        source = self.source()
+        self.assertTrue(rename_no_replace(source, self.tmp / "images"))
+        self.assertEqual((self.tmp / "images" / "a.png").read_bytes(), b"new")
+        self.assertFalse(source.exists())
+
+    def test_never_replaces_a_folder_file_or_link(self) -> None:
+        other = self.tmp / "elsewhere"
+        other.mkdir()
+        for kind in ("empty folder", "folder", "file", "link"):
+            with self.subTest(kind):
+                source, target = self.source(), self.tmp / "images"
+                if kind == "empty folder":
+                    target.mkdir()
+                elif kind == "folder":
+                    target.mkdir()
+                    (target / "mine.txt").write_bytes(b"user")
+                elif kind == "file":
+                    target.write_bytes(b"user")
+                else:
+                    target.symlink_to(other, target_is_directory=True)
+                self.assertFalse(rename_no_replace(source, target))
+                self.assertEqual((source / "a.png").read_bytes(), b"new")
+                self.assertEqual(list(other.iterdir()), [])
+                if kind == "link":
+                    self.assertTrue(target.is_symlink())
+                    target.unlink()
+                elif kind == "file":
+                    self.assertEqual(target.read_bytes(), b"user")
+                    target.unlink()
+                else:
+                    self.assertTrue(target.is_dir())
+                    shutil.rmtree(target)
+                shutil.rmtree(source)
+
+
+class StagingPlacementTests(_Tmp):
+    def test_whole_folder_when_images_is_absent(self) -> None:
+        root = self.tmp / "run"
+        root.mkdir()
+        with ImageStaging(root, "images") as staging:
+            staging.write("a.png", b"A" * 100_000)
+            staging.write("sub/b.jpg", b"B")
+            staging.place()
+        self.assertEqual((root / "images" / "a.png").read_bytes(), b"A" * 100_000)
+        self.assertEqual((root / "images" / "sub" / "b.jpg").read_bytes(), b"B")
+        self.assertEqual(sorted(p.name for p in root.iterdir()), ["images"])
+
+    def test_file_by_file_beside_what_images_holds(self) -> None:
+        root = self.tmp / "run"
+        (root / "images").mkdir(parents=True)
+        (root / "images" / "keep.txt").write_bytes(b"user")
+        (root / "images" / "a.png").write_bytes(b"old")
+        with ImageStaging(root, "images") as staging:
+            staging.write("a.png", b"new")
+            staging.place()
+        self.assertEqual((root / "images" / "keep.txt").read_bytes(), b"user")
+        self.assertEqual((root / "images" / "a.png").read_bytes(), b"new")
+        self.assertEqual(sorted(p.name for p in root.iterdir()), ["images"])
+
+    def test_an_unplaced_staging_folder_is_removed(self) -> None:
+        root = self.tmp / "run"
+        root.mkdir()
+        with ImageStaging(root, "images") as staging:
+            staging.write("a.png", b"A")
+        self.assertEqual(list(root.iterdir()), [])
+
+
+class GuardShortcutTests(_Tmp):
+    def test_a_file_planted_after_the_first_check_is_refused_at_claim(self) -> None:
+        root = self.tmp / "run"
+        guard = ExportGuard.begin(root, force=False)
+        guard.check("images/a.png")  # images/ is absent: nothing to look at
+        (root / "images").mkdir()
+        (root / "images" / "a.png").write_bytes(b"user")
+        with self.assertRaises(InputError):
+            guard.claim(["images/a.png"])
+        guard.fail()
+        self.assertEqual((root / "images" / "a.png").read_bytes(), b"user")
+
+    def test_a_planted_file_in_an_existing_folder_is_refused(self) -> None:
+        root = self.tmp / "run"
+        (root / "images" / "deep").mkdir(parents=True)
+        (root / "images" / "deep" / "a.png").write_bytes(b"user")
+        guard = ExportGuard.begin(root, force=True)
+        with self.assertRaises(InputError):
+            guard.check("images/deep/a.png")
+        guard.check("images/other/b.png")  # absent folder inside a present one: fine
+        guard.fail()
+
+
+class BackgroundPinTests(_Tmp):
+    def test_same_digest_as_the_foreground_pin(self) -> None:
+        source_dir = make_dataset(self.tmp, {"math": [make_row("m1"), make_row("m2")]})
+        source = Source(str(source_dir), str(source_dir), local=True)
+        later = pin_local_later(source, ["math"], "test")
+        self.assertEqual(later(), pin_local(source, ["math"], "test"))
+        self.assertIs(later(), later())
+
+    def test_a_changed_data_file_changes_the_pin(self) -> None:
+        source_dir = make_dataset(self.tmp, {"math": [make_row("m1"), make_row("m2")]})
+        run_dir = self.tmp / "run"
+        args = ["export-tasks", "math", "--source", str(source_dir), "-d", str(run_dir), "-q"]
+        self.assertEqual(run_cli(*args).exit_code, 0)
+        first = json.loads((run_dir / "datbench.json").read_text())["revision"]["resolved"]
+        readme = source_dir / "README.md"
+        stat = readme.stat()
+        # Same size and modification time, one byte different (in the card's prose).
+        readme.write_bytes(readme.read_bytes().replace(b"# DatBench sample", b"# DatBench Sample"))
+        os.utime(readme, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        self.assertEqual(readme.stat().st_size, stat.st_size)
+        self.assertEqual(run_cli(*args).exit_code, 0)
+        second = json.loads((run_dir / "datbench.json").read_text())["revision"]["resolved"]
+        self.assertNotEqual(first, second)
+        parquet = next(source_dir.glob("math/*.parquet")).relative_to(source_dir).as_posix()
+        expected = hashlib.sha256(
+            "".join(
+                f"{name}\0{hashlib.sha256((source_dir / name).read_bytes()).hexdigest()}\n"
+                for name in sorted(["README.md", parquet])
+            ).encode()
+        ).hexdigest()
+        self.assertEqual(second, f"sha256:{expected}")
+
+
+if __name__ == "__main__":
+    unittest.main()
