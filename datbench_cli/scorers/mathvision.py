@@ -18,6 +18,7 @@ from typing import Any
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers.base import SampleFields, default_input, note_correction
+from datbench_cli.scorers.mathvision_nonnumbers import provably_not_a_number, settle_state
 from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
@@ -135,23 +136,42 @@ def _known_number(text: str) -> Any:
 
 
 # Memo of parser outcomes (value or _FAILED) by text. latex2sympy is a pure function of its text
-# while its module state (``variances``/``var``, set by `:=`, `\in` and differentials) is empty,
-# so only outcomes computed and reused in that state are kept; a RecursionError depends on the
-# stack depth of the call, a MemoryError on the moment, so neither is kept. Bounded in entries
-# and text size; tied to the converter function (a test's stand-in gets a fresh memo).
+# while its module state (``variances``/``var``: filled by its import, changed by `:=`, `\in` and
+# differentials) stays the same, so the memo keeps the state it started in (taken when it is
+# empty) and only outcomes computed and reused in exactly that state are kept; a RecursionError
+# depends on the stack depth of the call, a MemoryError on the moment, so neither is kept.
+# Bounded in entries and text size; tied to the converter function (a test's stand-in gets a
+# fresh memo).
 _MEMO: dict[str, Any] = {}
 _MEMO_OWNER: list[Any] = [None]
+_MEMO_STATE: list[Any] = [None]  # _state_of(module) when the memo started
 _MEMO_LOCK = threading.Lock()  # scorers may run in several threads (a web service)
 _MEMO_ENTRIES = 512
 _MEMO_TEXT = 20_000
 _FAILED = object()
 
 
+def _state_of(module: Any) -> Any:
+    """The two state dicts with their items (``None`` once either is not a dict: a differential
+    such as ``dx`` rebinds ``var`` to a Symbol, after which every letter atom fails to convert)."""
+    variances, var = getattr(module, "variances", None), getattr(module, "var", None)
+    if type(variances) is not dict or type(var) is not dict:
+        return None
+    return ((variances, tuple(variances.items())), (var, tuple(var.items())))
+
+
 def _stateless(module: Any) -> bool:
-    """Both state globals still empty dicts (a differential such as ``dx`` rebinds ``var`` to a
-    Symbol, after which every letter atom fails to convert: state, too)."""
-    state = (getattr(module, "variances", None), getattr(module, "var", None))
-    return all(type(value) is dict and not value for value in state)
+    """The module's state is the one the memo started in: the same two dicts, holding the same
+    keys and values (compared by identity)."""
+    start, now = _MEMO_STATE[0], _state_of(module)
+    if start is None or now is None:
+        return False
+    return all(
+        then is current
+        and len(items) == len(current_items)
+        and all(a is c and b is d for (a, b), (c, d) in zip(items, current_items, strict=True))
+        for (then, items), (current, current_items) in zip(start, now, strict=True)
+    )
 
 
 def _latex_number(text: str) -> Any:
@@ -163,11 +183,16 @@ def _latex_number(text: str) -> Any:
     import latex2sympy2  # heavy (SymPy + ANTLR); only when a number is needed
 
     converter = latex2sympy2.latex2sympy
-    memo = _MEMO_ENTRIES > 0 and len(text) <= _MEMO_TEXT and _stateless(latex2sympy2)
+    if _is_the_real(converter, latex2sympy2) and provably_not_a_number(text, latex2sympy2):
+        settle_state(text, latex2sympy2)
+        raise _NotANumber(text)
     with _MEMO_LOCK:
         if _MEMO_OWNER[0] is not converter:
             _MEMO.clear()
             _MEMO_OWNER[0] = converter
+        if not _MEMO:
+            _MEMO_STATE[0] = _state_of(latex2sympy2)
+        memo = _MEMO_ENTRIES > 0 and len(text) <= _MEMO_TEXT and _stateless(latex2sympy2)
         cached = _MEMO.get(text, _UNKNOWN) if memo else _UNKNOWN
     if cached is _FAILED:
         raise _NotANumber(text)
@@ -184,6 +209,11 @@ def _latex_number(text: str) -> Any:
     if memo and _stateless(latex2sympy2):
         _remember(text, value)
     return value
+
+
+def _is_the_real(converter: Any, module: Any) -> bool:
+    """The module's own function (a test's stand-in is asked every time)."""
+    return getattr(converter, "__module__", None) == module.__name__
 
 
 def _remember(text: str, outcome: Any) -> None:

@@ -177,6 +177,28 @@ class MemoTests(unittest.TestCase):
                 self.assertEqual(self.outcome("\\frac{x}{y}"), ("error",))
         self.assertEqual(calls, ["\\frac{3}{4}", "\\frac{x}{y}"])
 
+    def test_the_memo_works_in_the_state_the_import_leaves(self) -> None:
+        # latex2sympy's import fills variances/var (i, j, identity matrices): that state, not
+        # only an empty one, is the one a scoring process parses in.
+        import sympy
+
+        i = sympy.Symbol("i")
+        self.module.variances, self.module.var = {i: sympy.I}, {"i": sympy.I}
+        mathvision._MEMO.clear()
+        calls: list[str] = []
+        real = self.module.latex2sympy
+
+        def counting(text: str, *args: Any) -> Any:
+            calls.append(text)
+            return real(text, *args)
+
+        with mock.patch.object(self.module, "latex2sympy", counting):
+            for _ in range(3):
+                self.assertEqual(self.outcome("\\frac{3}{4}"), ("value", float, 0.75))
+            self.module.var["x"] = sympy.Integer(1)  # a changed state: parsed again
+            self.assertEqual(self.outcome("\\frac{3}{4}"), ("value", float, 0.75))
+        self.assertEqual(calls, ["\\frac{3}{4}", "\\frac{3}{4}"])
+
     def test_memo_gives_what_fresh_parses_give_across_state_changes(self) -> None:
         plain = ["\\frac{1}{2}", "x", "2x", "x:=3", "x", "\\frac{1}{2}", "2x", "\\sqrt{4}"]
         # A bare differential rebinds latex2sympy's `var` to a Symbol: from then on every

@@ -1,0 +1,159 @@
+"""Texts that latex2sympy 1.9.1 provably cannot turn into a number, decided without parsing.
+
+The parser's full-context ANTLR prediction costs about a millisecond per token, so an 8 KB
+repetition loop takes seconds only to fail. MathVision needs one fact from it: does
+``evaluate(str(latex2sympy(text)))`` give a number? This module answers "no" for a class of
+texts by an argument over the grammar (``PS.g4``) and the converter, and otherwise leaves the
+question to the parser.
+
+The argument, for a text with none of the barred characters below and a first token (after any
+run of ``( [ { + -``) that is a plain letter (``LETTER_NO_E``):
+
+1. latex2sympy's preprocessing leaves the text unchanged (every pattern it rewrites needs a
+   backslash command outside :data:`_COMMANDS`, a ``~``, a ``$`` or ``)_{``), so the lexer sees
+   the text itself, and every nested call (a letter function's arguments) sees a contiguous
+   piece of it (no skipped whitespace).
+2. The start rule ``math`` has no EOF: a parse succeeds on some prefix or raises (the error
+   listener raises on every lexer or parser error, so no token is ever skipped silently). Any
+   successful parse starts at token 0. At a start position, ``(`` can only open a ``group``,
+   ``[``/``{`` a ``group`` or a ``relation_list`` (a ``binom`` needs ``\\choose``), ``+``/``-``
+   a signed ``unary``; so by induction the letter is the leftmost leaf of the first expression,
+   an ``atom_expr`` (a Symbol) or the head of a letter function (an undefined Function); an
+   ``e`` there is ``func: EXP_E supexpr?``, which without a ``^`` after it is ``exp(1)``, the
+   constant ``E``.
+3. Every conversion on the way up keeps it: groups return their inner expression; signs,
+   products, quotients, sums and powers are built with ``evaluate=False``; ``!`` gives an
+   unevaluated factorial; a transpose keeps a scalar; a relation keeps both sides; a list
+   fails in ``round``. The substitutions that could drop it (``|_{x=...}``), the matrix
+   operations that call ``doit()`` and every evaluating function need characters or commands
+   barred here. So the printed result names that letter (``t``, ``t_{1}``, ``t(3 + 4)``, ``I``)
+   and the arithmetic evaluation refuses it, as the reference's ``eval`` raises ``NameError``
+   or ``SyntaxError`` (its module has no one-letter globals).
+4. Nothing in the text changes latex2sympy's module state in a way a later call could notice:
+   ``=`` (assignment) and ``\\in`` are barred, and :func:`_state_allows` covers ``var`` (letter
+   atoms read it; a converted differential rebinds it). What a call always sets (``frac_type``
+   for a text with ``\\frac``, an empty ``VARIABLE_VALUES``) is set by :func:`settle_state` as
+   the call would.
+
+tests/scorers/test_mathvision_nonnumbers.py checks the answer against the parser itself on
+generated repetition loops, mutations of them and random texts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Backslash commands allowed in a text (each is a plain operator or constant for the
+# converter): the whole letter run after the backslash must be one of these.
+_COMMANDS = frozenset({"frac", "times", "cdot", "div", "sqrt", "pi", "infty"})
+_COMMAND = re.compile(r"\\([a-zA-Z]*)")
+# Whitespace and what preprocessing turns into it (skipped tokens break nested calls' text),
+# "=" (assignment, relations), "|" (evaluation at a point substitutes symbols), and the
+# permutation rewrite latex2sympy applies to "(a)_{b}".
+_BARRED = re.compile(r"[ \t\r\n~$=|]|\)_\{")
+# A possible differential ("d" then a letter or a command: the DIFFERENTIAL token).
+_DIFFERENTIAL = re.compile(r"d[a-zA-Z\\]")
+
+
+def _state_allows(text: str, module: Any) -> bool:
+    """The call cannot change latex2sympy's state in a way a later call could notice.
+
+    While ``var`` is the import's dict, it must map no letter-led name to anything but the
+    imaginary unit (``i``, ``j``), so a letter atom's lookup cannot build a matrix symbol or
+    write ``variances``, and the text must hold no differential (converting one rebinds ``var``
+    to a Symbol). Once a differential has done that, ``var`` is a Symbol and every use of it
+    (``name in var`` for each letter atom, ``var[name] = ...``) raises ``TypeError`` whichever
+    Symbol it is, so a further rebinding changes nothing observable.
+    """
+    import sympy
+
+    var = module.var
+    if type(var) is sympy.Symbol:
+        return True
+    if type(var) is not dict or _DIFFERENTIAL.search(text):
+        return False
+    return all(not str(key)[:1].isalpha() or value is sympy.I for key, value in var.items())
+
+
+def _first_token(text: str, skipped: set[int]) -> Any:
+    """The first token of ``text`` (as latex2sympy's lexer makes it) whose type is not in
+    ``skipped``; ``ValueError`` when the lexer fails before it."""
+    from antlr4 import InputStream
+    from antlr4.error.ErrorListener import ErrorListener
+    from gen.PSLexer import PSLexer
+
+    class _Raise(ErrorListener):
+        def syntaxError(self, *args: Any) -> None:  # noqa: N802 - the ANTLR interface
+            raise ValueError("lexer error")
+
+    lexer = PSLexer(InputStream(text))
+    lexer.removeErrorListeners()
+    lexer.addErrorListener(_Raise())
+    token = lexer.nextToken()
+    while token.type in skipped:
+        token = lexer.nextToken()
+    return token
+
+
+def _first_token_is_a_letter(text: str) -> bool:
+    """After any run of ``( [ { + -``, the first token is a plain letter, or an ``e`` without a
+    ``^`` after it (``func: EXP_E supexpr?`` without its superscript: ``exp(1)``, printed ``E``)."""
+    from gen.PSLexer import PSLexer
+
+    openers = {PSLexer.L_PAREN, PSLexer.L_BRACKET, PSLexer.L_BRACE, PSLexer.ADD, PSLexer.SUB}
+    try:
+        token = _first_token(text, openers)
+        if token.type == PSLexer.EXP_E:
+            after = _first_token(text[token.stop + 1 :], set())
+            return bool(after.type != PSLexer.CARET)
+    except ValueError:
+        return False
+    return bool(token.type == PSLexer.LETTER_NO_E)
+
+
+def _lexer_fails_on(text: str) -> bool:
+    """The lexer stops with an error on the first token of ``text``."""
+    try:
+        _first_token(text, set())
+    except ValueError:
+        return True
+    return False
+
+
+def _commands_allowed(text: str) -> bool:
+    """Every backslash command is in :data:`_COMMANDS`, except that the text may end inside one
+    (an output cut at its token limit) if the lexer fails there: no token can begin with those
+    characters, and none before can reach into them (every token with an inner backslash,
+    ``^{\\top}``, ``\\not\\equiv``, ``\\$\\infty``, ``\\infty\\%``, ``\\variable{..}``,
+    needs a barred character or command, or a character other than a letter after it)."""
+    names = _COMMAND.findall(text)
+    if not names:
+        return True
+    *complete, last = names
+    if any(name not in _COMMANDS for name in complete):
+        return False
+    if last in _COMMANDS:
+        return True
+    cut = "\\" + last
+    return (
+        text.endswith(cut)
+        and any(name.startswith(last) for name in _COMMANDS)
+        and _lexer_fails_on(cut)
+    )
+
+
+def provably_not_a_number(text: str, module: Any) -> bool:
+    """True only when ``module.latex2sympy(text)`` raises or gives something whose printed form
+    names a letter (so no number), and the call would leave the module's state as it is."""
+    if _BARRED.search(text) or not _commands_allowed(text):
+        return False
+    return _state_allows(text, module) and _first_token_is_a_letter(text)
+
+
+def settle_state(text: str, module: Any) -> None:
+    """Set what ``module.latex2sympy(text)`` sets on every call (``frac_type``: only ``\\frac`` can
+    be in such a text; ``VARIABLE_VALUES``: a fresh empty dict)."""
+    if "\\frac" in text:
+        module.frac_type = "\\frac"
+    module.VARIABLE_VALUES = {}
