@@ -75,15 +75,20 @@ def iter_jsonl(
         yield number, obj
 
 
-def iter_jsonl_spans(path: Path) -> Iterator[tuple[int, dict[str, Any], int, int]]:
-    """:func:`iter_jsonl` (without torn-tail handling), each object with the byte offset and
-    length of its line in the file (see :func:`read_span`)."""
-    yield from _spans(_open_jsonl(path), path, None)
+def iter_jsonl_spans(path: Path) -> Iterator[tuple[int, dict[str, Any], int, int, int]]:
+    """:func:`iter_jsonl` (without torn-tail handling), each object with the byte offset,
+    length and CRC-32 of its line in the file (see :func:`read_span`)."""
+    for number, obj, start, raw in _spans(_open_jsonl(path), path, None):
+        yield number, obj, start, len(raw), zlib.crc32(raw)
 
 
-def read_span(fd: int, offset: int, length: int) -> Any:
-    """The JSON value of the line at ``offset`` (``length`` bytes) of an open file."""
-    return orjson.loads(os.pread(fd, length, offset).strip())
+def read_span(fd: int, offset: int, length: int, crc: int | None = None) -> Any:
+    """The JSON value of the line at ``offset`` (``length`` bytes) of an open file;
+    ``ValueError`` when ``crc`` is given and the bytes there no longer have it."""
+    raw = os.pread(fd, length, offset)
+    if crc is not None and zlib.crc32(raw) != crc:
+        raise ValueError("the line changed since it was read")
+    return orjson.loads(raw.strip())
 
 
 def _open_jsonl(path: Path) -> IO[bytes]:
@@ -99,7 +104,7 @@ def _open_jsonl(path: Path) -> IO[bytes]:
 
 def _spans(
     handle: IO[bytes], path: Path, on_torn_tail: Callable[[int], None] | None
-) -> Iterator[tuple[int, dict[str, Any], int, int]]:
+) -> Iterator[tuple[int, dict[str, Any], int, bytes]]:
     with handle:
         complete = 0
         offset = 0
@@ -126,7 +131,7 @@ def _spans(
                 kind = type(obj).__name__ if obj is not None else "null"
                 raise InputError(f"expected a JSON object, got {kind}", path, number)
             complete += 1
-            yield number, obj, start, len(raw)
+            yield number, obj, start, raw
 
 
 def _malformed(raw: bytes, exc: Exception) -> str:

@@ -78,6 +78,18 @@ class ReferenceFileTests(unittest.TestCase):
             self.assertIn("changed while it was being scored", str(caught.exception))
             self.assertIn("references.jsonl", str(caught.exception))
 
+    def test_a_line_changed_in_place_with_its_id_and_length_kept_is_an_input_error(self) -> None:
+        self.path.write_bytes(_line("a", answer="1") + b"\n" + _line("b") + b"\n")
+        with ReferenceFile(self.path) as refs:
+            changed = _line("a", answer="7")  # same id, same length, another answer
+            self.assertEqual(len(changed), len(_line("a", answer="1")))
+            with self.path.open("r+b") as handle:
+                handle.write(changed)
+            with self.assertRaises(InputError) as caught:
+                refs.sample(0)
+            self.assertIn("changed while it was being scored", str(caught.exception))
+            self.assertEqual(refs.sample(1).id, "b")  # an unchanged line still reads
+
     def test_a_bad_line_names_its_line(self) -> None:
         self.path.write_bytes(_line("a") + b"\n" + b'{"id": 3}\n')
         with self.assertRaises(InputError) as caught:

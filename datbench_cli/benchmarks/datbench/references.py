@@ -5,7 +5,7 @@
 byte span of each line and the few fields the parent process needs per sample (id, capability,
 eval mode, dataset, as codes); a sample is parsed again from the file when it is scored (in the
 worker, with ``--jobs``), so memory does not hold one :class:`DatBenchSample` per reference. A
-line that no longer parses to the sample checked at the start (the file was rewritten in
+line whose bytes are no longer those checked at the start (CRC-32; the file was rewritten in
 place while scoring) is an input error, never a silently different sample.
 """
 
@@ -132,6 +132,7 @@ class ReferenceFile:
         self._numbers = array("q")
         self._offsets = array("q")
         self._lengths = array("q")
+        self._crcs = array("I")  # CRC-32 of each line as checked
         self.ids: list[str] = []
         self._capabilities = array("I")
         self._modes = array("I")
@@ -140,13 +141,14 @@ class ReferenceFile:
         self._weights = array("d")  # NaN: no usable weight
         codes = self._codes = (_Codes(), _Codes(), _Codes())
         self._last: dict[str, int] = {}
-        for number, record, offset, length in jsonio.iter_jsonl_spans(path):
+        for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
             self._last[sample.id] = len(self.ids)
             self.ids.append(sample.id)
             self._numbers.append(number)
             self._offsets.append(offset)
             self._lengths.append(length)
+            self._crcs.append(crc)
             self._capabilities.append(codes[0].code(sample.capability))
             self._modes.append(codes[1].code(sample.eval_mode))
             self._datasets.append(codes[2].code(sample.dataset))
@@ -193,7 +195,9 @@ class ReferenceFile:
         if self._fd is None:
             raise ValueError("the reference file is closed")
         try:
-            record = jsonio.read_span(self._fd, self._offsets[index], self._lengths[index])
+            record = jsonio.read_span(
+                self._fd, self._offsets[index], self._lengths[index], self._crcs[index]
+            )
         except (OSError, ValueError):
             record = None
         sample = _parse(record, self.path, number) if isinstance(record, dict) else None
