@@ -72,24 +72,59 @@ VECTORS = ROOT / "tests" / "data"
 # ----------------------------------------------------------------------------- measuring
 
 
-def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run a command; return (wall seconds, peak RSS in MB of that process)."""
+# Runs each measured command and reports its wall time, CPU time and peak RSS. A small
+# process of its own, started before any data is built: Linux records the memory high-water
+# mark of the process image a child replaces at exec, so a command started from this script
+# (hundreds of MB once the data is built) would report at least this script's peak.
+SPAWNER = r"""
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
-        cwd=ROOT,
-    )
-    assert proc.stderr is not None
+    proc = subprocess.Popen(job["argv"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=job["env"], cwd=job["cwd"])
+    err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - started
-    err = proc.stderr.read().decode(errors="replace")
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(argv)}\n{err}")
-    return elapsed, usage.ru_maxrss / 1024
+    print(json.dumps({"elapsed": elapsed, "peak_kb": usage.ru_maxrss,
+                      "cpu": usage.ru_utime + usage.ru_stime,
+                      "code": os.waitstatus_to_exitcode(status),
+                      "stderr": err.decode(errors="replace")[-4000:]}), flush=True)
+"""
+_spawner: list[subprocess.Popen[str]] = []
+
+
+def start_spawner() -> None:
+    """Start the measuring process (see :data:`SPAWNER`); call before building any data."""
+    _spawner.append(
+        subprocess.Popen(
+            [sys.executable, "-c", SPAWNER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    )
+
+
+def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a command through the spawner: elapsed, cpu (s), peak_kb, code, stderr."""
+    if not _spawner:
+        start_spawner()
+    spawner = _spawner[0]
+    assert spawner.stdin is not None and spawner.stdout is not None
+    job = {"argv": argv, "env": {**os.environ, "NO_COLOR": "1", **(env or {})}, "cwd": str(ROOT)}
+    spawner.stdin.write(json.dumps(job) + "\n")
+    spawner.stdin.flush()
+    result: dict[str, Any] = json.loads(spawner.stdout.readline())
+    return result
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run a command; return (wall seconds, peak RSS in MB of that process)."""
+    result = measure(argv, env)
+    if result["code"] not in (0, 1):
+        raise SystemExit(f"command failed ({result['code']}): {' '.join(argv)}\n{result['stderr']}")
+    return result["elapsed"], result["peak_kb"] / 1024
 
 
 def paired(
@@ -506,6 +541,7 @@ def main() -> None:
         help="print the result table as Markdown (the README's performance table)",
     )
     args = parser.parse_args()
+    start_spawner()  # while this process is small (see SPAWNER)
     parts = set(args.only.split(","))
     work: Path = args.workdir
     work.mkdir(parents=True, exist_ok=True)
@@ -718,17 +754,9 @@ def main() -> None:
         cpu_times: list[float] = []
 
         def small_score() -> tuple[float, float]:
-            started = time.perf_counter()
-            proc = subprocess.Popen(
-                [*datbench, "score", "-d", str(sample_run)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env={**os.environ, "NO_COLOR": "1"},
-                cwd=ROOT,
-            )
-            _, _, usage = os.wait4(proc.pid, 0)
-            cpu_times.append(usage.ru_utime + usage.ru_stime)
-            return time.perf_counter() - started, usage.ru_maxrss / 1024
+            result = measure([*datbench, "score", "-d", str(sample_run)])
+            cpu_times.append(result["cpu"])
+            return result["elapsed"], result["peak_kb"] / 1024
 
         small_score()  # warm the page cache
         cpu_times.clear()
