@@ -725,16 +725,11 @@ def main() -> None:
         cpu: list[float] = []
 
         def view() -> tuple[float, float]:
-            before = os.times()
-            measured = run_measured([*datbench, "view", str(html_run), "-o", str(page), "-q"])
-            after = os.times()
-            cpu.append(
-                after.children_user
-                + after.children_system
-                - before.children_user
-                - before.children_system
-            )
-            return measured
+            result = measure([*datbench, "view", str(html_run), "-o", str(page), "-q"])
+            if result["code"] != 0:
+                raise SystemExit(f"datbench view failed: {result['stderr']}")
+            cpu.append(result["cpu"])
+            return result["elapsed"], result["peak_kb"] / 1024
 
         html_s, html_peak = median_of(args.repeat, view)
         size_mb = page.stat().st_size / 1e6
