@@ -50,6 +50,19 @@ _DROPPED_PRESS = textwrap.dedent(
 )
 
 
+def run_script(script: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` (the wrapped program) with the command line ``args``, SIGINT at its default."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=ROOT,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=default_sigint,
+    )
+
+
 class DroppedCtrlCTests(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = Path(tempfile.mkdtemp())
@@ -61,15 +74,7 @@ class DroppedCtrlCTests(unittest.TestCase):
         args = ["export-tasks", "chart", "--source", str(self.dataset), "-d", str(run_dir), "-q"]
         self.assertEqual(run_real_cli(*args, "--limit", "1").returncode, 0)
         before = tree_digest(run_dir)
-        done = subprocess.run(
-            [sys.executable, "-c", _DROPPED_PRESS, *args],
-            cwd=ROOT,
-            env=cli_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=default_sigint,
-        )
+        done = run_script(_DROPPED_PRESS, args)
         self.assertIn("Exception ignored", done.stderr)  # the press really was dropped
         self.assertEqual(done.returncode, 130, done.stderr)
         self.assertEqual(done.stderr.strip().splitlines()[-1][:18], "error: interrupted")
@@ -80,15 +85,7 @@ class DroppedCtrlCTests(unittest.TestCase):
         script = _DROPPED_PRESS.replace("calls[0] == 5", "calls[0] == -1")
         run_dir = self.tmp / "run"
         args = ["export-tasks", "chart", "--source", str(self.dataset), "-d", str(run_dir), "-q"]
-        done = subprocess.run(
-            [sys.executable, "-c", script, *args],
-            cwd=ROOT,
-            env=cli_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=default_sigint,
-        )
+        done = run_script(script, args)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertTrue((run_dir / "tasks.jsonl").is_file())
 
