@@ -199,12 +199,12 @@ def handle_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        interrupt.remember_ctrl_c()
         try:
-            # The whole command in one large frame-stack chunk (runtime/stack.py): a scoring
-            # loop near a chunk's edge otherwise maps and unmaps memory for every sample.
-            result = in_roomy_frame(command, *args, **kwargs)
-            interrupt.checkpoint()  # a Ctrl-C dropped after the last checkpoint: still 130
+            with interrupt.remembering_ctrl_c():
+                # The whole command in one large frame-stack chunk (runtime/stack.py): a scoring
+                # loop near a chunk's edge otherwise maps and unmaps memory for every sample.
+                result = in_roomy_frame(command, *args, **kwargs)
+                interrupt.checkpoint()  # a Ctrl-C dropped after the last checkpoint: still 130
             return result
         except DatbenchError as exc:
             error_line(str(exc))

@@ -6,6 +6,7 @@ replacing the old export (seen as a rare failure of the Ctrl-C test under load).
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -92,3 +93,27 @@ class DroppedCtrlCTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RememberingScopeTests(unittest.TestCase):
+    """The press is remembered only inside a command: afterwards Python's own handler is back
+    and the press forgotten, so a program running several commands in one process starts each
+    afresh (a remembered press would otherwise stop every later write)."""
+
+    @unittest.skipUnless(
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+        "needs Python's own SIGINT handler",
+    )
+    def test_the_scope_restores_the_handler_and_forgets_the_press(self) -> None:
+        from datbench_cli.runtime import interrupt
+
+        with interrupt.remembering_ctrl_c():
+            self.assertIsNot(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+            with self.assertRaises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGINT)
+            self.assertTrue(interrupt.pressed())
+            with self.assertRaises(KeyboardInterrupt):
+                interrupt.checkpoint()
+        self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+        self.assertFalse(interrupt.pressed())
+        interrupt.checkpoint()  # nothing pending: no exception
