@@ -97,12 +97,11 @@ class AppendLog:
     def append(self, row: dict[str, Any]) -> None:
         """Add one line, durably; a failed write (disk full) leaves the file as it was."""
         interrupt.checkpoint()
-        data = memoryview(jsonio.dumps(row) + b"\n")
+        data = jsonio.dumps(row) + b"\n"
         with jsonio.writing(self.path):
             size = os.fstat(self._fd).st_size
             try:
-                while data:
-                    data = data[os.write(self._fd, data) :]
+                jsonio.write_all(self._fd, data)
                 os.fsync(self._fd)
             except OSError:
                 # Drop the part of the line that made it to disk: no torn line is left behind.

@@ -160,6 +160,13 @@ def writing(path: Path) -> Iterator[None]:
         raise OutputError(path, exc) from None
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to the file descriptor ``fd`` (``os.write`` may write less)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 @functools.cache
 def _host_tag() -> str:
     return f"{zlib.crc32(socket.gethostname().encode()):08x}"

@@ -31,7 +31,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import TracebackType
 
-from datbench_cli.errors import InputError, OutputError
+from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 
 STAGING_PREFIX = ".datbench-staging"
@@ -172,19 +172,15 @@ class ImageStaging:
 
         Plain ``os.open``/``os.write``/``os.close``: no file object (whose ``fstat``, ``ioctl``
         and ``lseek`` would triple the system calls of a small file)."""
-        try:
+        with jsonio.writing(self.target / relative):
             folder, _, _ = relative.rpartition("/")
             if folder:
                 self._folder(self.path / folder)
             fd = os.open(os.path.join(self._staged, relative), _NEW_FILE, 0o666)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                jsonio.write_all(fd, data)
             finally:
                 os.close(fd)
-        except OSError as exc:
-            raise OutputError(self.target / relative, exc) from None
         self._files.append(relative)
 
     def _folder(self, folder: Path) -> None:
