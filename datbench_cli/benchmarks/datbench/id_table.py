@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ class IdTable(Sequence[str]):
         self._sorted: array | None = None  # the hashes, ascending
         self._order: array | None = None  # index of each sorted hash (ascending within a hash)
         self._later: array | None = None  # index -> the last index of its id (duplicates only)
+        self._duplicated = 0  # ids held more than once
 
     def append(self, ident: str) -> None:
         if not isinstance(self._blob, bytearray):
@@ -49,6 +51,8 @@ class IdTable(Sequence[str]):
         ordered = hashes[order]
         self._sorted = array("q", ordered.tobytes())
         self._order = array("q", order.astype(np.int64).tobytes())
+        del hashes
+        self._hashes = array("q")  # the sorted copy is all a lookup needs
         shared = np.flatnonzero(ordered[1:] == ordered[:-1])
         if len(shared):
             self._link_duplicates(shared.tolist())
@@ -65,6 +69,8 @@ class IdTable(Sequence[str]):
             done.add(value)
             group = list(self._same_hash(value))  # ascending
             last = {self._bytes_at(index): index for index in group}
+            counts = Counter(self._bytes_at(index) for index in group)
+            self._duplicated += sum(1 for n in counts.values() if n > 1)
             for index in group:
                 later[index] = last[self._bytes_at(index)]
         self._later = later
@@ -107,6 +113,46 @@ class IdTable(Sequence[str]):
             if self._bytes_at(index) == encoded:
                 return index
         return None
+
+    def __contains__(self, ident: object) -> bool:
+        return isinstance(ident, str) and self.last_index(ident) is not None
+
+    def count_absent_from(self, other: IdTable) -> int:
+        """How many distinct ids of this table ``other`` does not hold (hashes compared in
+        bulk, every hash match confirmed by comparing the ids' bytes)."""
+        assert self._sorted is not None and self._order is not None
+        assert other._sorted is not None and other._order is not None
+        if not len(self._sorted):
+            return 0
+        mine = np.frombuffer(self._sorted, dtype=np.int64)
+        theirs = np.frombuffer(other._sorted, dtype=np.int64) if len(other._sorted) else None
+        if theirs is None:
+            present = np.zeros(len(mine), dtype=bool)
+        else:
+            at = np.searchsorted(theirs, mine).clip(0, len(theirs) - 1)
+            present = theirs[at] == mine
+            first = at.tolist()
+        absent = 0
+        for position, index in enumerate(self._order):
+            if self.last_of(index) != index:
+                continue  # an id held several times counts once, at its last index
+            if not present[position] or not other._holds_at(first[position], self._bytes_at(index)):
+                absent += 1
+        return absent
+
+    def _holds_at(self, position: int, encoded: bytes) -> bool:
+        """Whether an id of the hash at sorted ``position`` (its first) is ``encoded``."""
+        assert self._sorted is not None and self._order is not None
+        value = self._sorted[position]
+        while position < len(self._sorted) and self._sorted[position] == value:
+            if self._bytes_at(self._order[position]) == encoded:
+                return True
+            position += 1
+        return False
+
+    def duplicate_ids(self) -> int:
+        """How many ids are held more than once."""
+        return self._duplicated
 
     def last_of(self, index: int) -> int:
         """The last index holding the same id as ``index``."""
