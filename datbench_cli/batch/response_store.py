@@ -114,9 +114,9 @@ class ResponseStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.ids = IdTable()
-        self._numbers = array("q")
+        self._numbers = array("I")
         self._offsets = array("q")
-        self._lengths = array("q")
+        self._lengths = array("I")  # lines of 4 GiB or more are refused
         self._crcs = array("I")
         self._statuses = bytearray()
         self._fd: int | None = None
@@ -199,6 +199,8 @@ def load_response_store(path: Path) -> tuple[ResponseStore, LoadedResponses]:
     errored: list[str] = []
     for number, obj, offset, length, crc in jsonio.iter_jsonl_spans(path, loaded.record_torn_tail):
         line = response_line(obj, path, number, unknown=unknown)
+        if length > 0xFFFFFFFF:
+            raise InputError("line is longer than 4 GiB", path, number)
         if line.error is not None:
             errored.append(line.id)
             continue

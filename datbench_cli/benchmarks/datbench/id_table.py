@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+_NARROW = 0xFFFFFFFF  # what an unsigned 32-bit entry holds
+
 
 def _encode(ident: str) -> bytes:
     return ident.encode("utf-8", "surrogatepass")
@@ -26,7 +28,7 @@ class IdTable(Sequence[str]):
 
     def __init__(self) -> None:
         self._blob: bytearray | bytes = bytearray()
-        self._ends = array("q")
+        self._ends = array("I")  # widened to 8 bytes past 4 GiB of ids
         self._hashes = array("q")
         self._sorted: array | None = None  # the hashes, ascending
         self._order: array | None = None  # index of each sorted hash (ascending within a hash)
@@ -37,7 +39,10 @@ class IdTable(Sequence[str]):
         if not isinstance(self._blob, bytearray):
             raise ValueError("IdTable.append() after freeze()")
         self._blob += _encode(ident)
-        self._ends.append(len(self._blob))
+        end = len(self._blob)
+        if end > _NARROW and self._ends.typecode == "I":
+            self._ends = array("q", self._ends)
+        self._ends.append(end)
         self._hashes.append(hash(ident))
 
     def freeze(self) -> None:
@@ -45,12 +50,14 @@ class IdTable(Sequence[str]):
         self._blob = bytes(self._blob)  # slices are bytes from now on
         hashes = np.frombuffer(self._hashes, dtype=np.int64) if len(self._hashes) else None
         if hashes is None:
-            self._sorted, self._order = array("q"), array("q")
+            self._sorted, self._order = array("q"), array("I")
             return
         order = np.argsort(hashes, kind="stable")
         ordered = hashes[order]
         self._sorted = array("q", ordered.tobytes())
-        self._order = array("q", order.astype(np.int64).tobytes())
+        wide = len(order) > _NARROW
+        narrowed = order.astype(np.int64 if wide else np.uint32)
+        self._order = array("q" if wide else "I", narrowed.tobytes())
         del hashes
         self._hashes = array("q")  # the sorted copy is all a lookup needs
         shared = np.flatnonzero(ordered[1:] == ordered[:-1])

@@ -12,18 +12,20 @@ place while scoring) is an input error, never a silently different sample.
 
 from __future__ import annotations
 
-import math
 import os
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
 from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+
+_LONGEST_LINE = 0xFFFFFFFF  # bytes; a line's length is held in 32 bits
 
 
 class SampleKey(NamedTuple):
@@ -95,25 +97,6 @@ class HeldSamples:
         return item_metrics(self._samples[last].eval_metrics)
 
 
-class _Codes:
-    """Strings to small integers, in order of first appearance."""
-
-    def __init__(self) -> None:
-        self.names: list[Any] = []
-        self._index: dict[Any, int] = {}
-
-    def code(self, name: Any) -> int:
-        try:
-            found = self._index.get(name)
-        except TypeError:  # not hashable (a hostile line): a code of its own
-            self.names.append(name)
-            return len(self.names) - 1
-        if found is None:
-            found = self._index[name] = len(self.names)
-            self.names.append(name)
-        return found
-
-
 def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     try:
         sample = DatBenchSample(**record, image=None)
@@ -131,19 +114,21 @@ class ReferenceFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._numbers = array("q")
+        self._numbers = array("I")
         self._offsets = array("q")
-        self._lengths = array("q")
+        self._lengths = array("I")
         self._crcs = array("I")  # CRC-32 of each line as checked
         self.ids = IdTable()
-        self._capabilities = array("I")
-        self._modes = array("I")
-        self._datasets = array("I")
+        self._capabilities = CodeArray()
+        self._modes = CodeArray()
+        self._datasets = CodeArray()
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
-        self._weights = array("d")  # NaN: no usable weight
-        codes = self._codes = (_Codes(), _Codes(), _Codes())
+        self._weights = OptionalFloats()  # NaN: no usable weight
+        codes = self._codes = (Codes(), Codes(), Codes())
         for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
+            if length > _LONGEST_LINE:
+                raise InputError("line is longer than 4 GiB", path, number)
             self.ids.append(sample.id)
             self._numbers.append(number)
             self._offsets.append(offset)
@@ -154,7 +139,7 @@ class ReferenceFile:
             self._datasets.append(codes[2].code(sample.dataset))
             frontier, weight = item_metrics(sample.eval_metrics)
             self._frontier.append(-1 if frontier is None else int(frontier))
-            self._weights.append(math.nan if weight is None else weight)
+            self._weights.append(weight)
         self.ids.freeze()
         self._fd: int | None = os.open(path, os.O_RDONLY)
 
