@@ -135,6 +135,19 @@ class ResponseStore:
         self.ids.freeze()
         self._fd = os.open(self.path, os.O_RDONLY)
 
+    def forget_ids(self) -> None:
+        """Drop the ids once every sample has found its response (``score`` then only reads
+        responses by position): :meth:`last`, :meth:`get` and :meth:`unmatched` are gone."""
+        self.ids.forget()
+
+    def release(self) -> None:
+        """Drop every column (after scoring): only :meth:`close` is left."""
+        self.ids = IdTable()
+        self.ids.freeze()
+        self._numbers, self._offsets = array("I"), array("q")
+        self._lengths, self._crcs = array("I"), array("I")
+        self._statuses = bytearray()
+
     def __enter__(self) -> ResponseStore:
         return self
 
@@ -163,7 +176,12 @@ class ResponseStore:
             line = response_line(obj, self.path, number) if isinstance(obj, dict) else None
         except (OSError, ValueError, InputError):
             line = None
-        if line is None or line.error is not None or line.id != self.ids[position]:
+        # The CRC says the bytes are those read at the start; the id, while still held, too.
+        if (
+            line is None
+            or line.error is not None
+            or (self.ids.held and line.id != self.ids[position])
+        ):
             raise InputError("changed while it was being scored", self.path, number)
         return VLMResponse(line.id, line.text or "", line.parsed)
 

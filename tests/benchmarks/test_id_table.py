@@ -62,6 +62,19 @@ class IdTableTests(unittest.TestCase):
             self.assertIn("zz", table_of(theirs))
             self.assertNotIn("b", table_of(theirs))
 
+    def test_forgotten_ids_keep_the_length_and_the_last_index_of_each(self) -> None:
+        ids = ["a", "b", "a", "c"]
+        table = table_of(ids)
+        self.assertTrue(table.held)
+        table.forget()
+        self.assertFalse(table.held)
+        self.assertEqual(len(table), 4)
+        self.assertEqual([table.last_of(i) for i in range(4)], [2, 1, 2, 3])
+        with self.assertRaises(ValueError):
+            table[0]
+        with self.assertRaises(ValueError):
+            table.last_index("a")
+
     def test_not_a_string_is_not_here(self) -> None:
         self.assertIsNone(table_of(["1"]).last_index(1))  # type: ignore[arg-type]
 

@@ -185,11 +185,14 @@ class DatBenchEvaluator:
         profile: str = REFERENCE,
         with_status: bool = False,
         spill_dir: Path | None = None,
+        release_inputs: bool = False,
         depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
         ``sink`` in sample order, and return the summary and the per-sample score table
-        (``depth``: frames between this and the public method, for the warnings)."""
+        (``depth``: frames between this and the public method, for the warnings;
+        ``release_inputs``: the inputs are used up, a :class:`ResponseStore` forgets its ids
+        once matched and both it and the samples drop their columns before aggregating)."""
         profile = check_profile(profile)
         samples = self._samples()
         store: Responses = (
@@ -232,6 +235,11 @@ class DatBenchEvaluator:
         # Every distinct response id no sample has (the last line of an id is the one matched).
         coverage.unknown_response_ids = store.unmatched(matched)
         del judges, judge_by_id, matched
+        if release_inputs:  # every lookup by id is done: only problem reports need an id
+            for source in (samples, store):
+                forget = getattr(source, "forget_ids", None)
+                if forget is not None:
+                    forget()
 
         builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
@@ -271,6 +279,11 @@ class DatBenchEvaluator:
             progress(len(work) % report_every)
         judge_expected = work.judge_count()
         del work
+        if release_inputs:
+            for source in (samples, store):
+                release = getattr(source, "release", None)
+                if release is not None:
+                    release()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(

@@ -34,6 +34,7 @@ class IdTable(Sequence[str]):
         self._order: array | None = None  # index of each sorted hash (ascending within a hash)
         self._later: array | None = None  # index -> the last index of its id (duplicates only)
         self._duplicated = 0  # ids held more than once
+        self._count: int | None = None  # the length, once the ids are forgotten
 
     def append(self, ident: str) -> None:
         if not isinstance(self._blob, bytearray):
@@ -90,10 +91,24 @@ class IdTable(Sequence[str]):
         for position in positions:
             yield self._order[position]
 
+    @property
+    def held(self) -> bool:
+        """Whether the ids are still here (see :meth:`forget`)."""
+        return self._count is None
+
+    def forget(self) -> None:
+        """Drop the ids and their lookup, keeping the length and :meth:`last_of` (what a run
+        needs once every id has been looked up); reading an id or looking one up is gone."""
+        self._count = len(self._ends)
+        self._blob, self._ends = b"", array("I")
+        self._sorted, self._order = array("q"), array("I")
+
     def __len__(self) -> int:
-        return len(self._ends)
+        return len(self._ends) if self._count is None else self._count
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if self._count is not None:
+            raise ValueError("the ids were forgotten")
         if index < 0:
             index += len(self._ends)
         start = self._ends[index - 1] if index else 0
@@ -111,6 +126,8 @@ class IdTable(Sequence[str]):
         """The index of the last entry equal to ``ident`` (``None``: not here)."""
         if self._sorted is None:
             raise ValueError("IdTable.freeze() was not called")
+        if self._count is not None:
+            raise ValueError("the ids were forgotten")
         if not isinstance(ident, str):
             return None
         encoded = None

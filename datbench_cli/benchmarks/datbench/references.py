@@ -16,7 +16,7 @@ import os
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
 from datbench_cli.benchmarks.datbench.id_table import IdTable
@@ -28,14 +28,43 @@ from datbench_cli.files import jsonio
 _LONGEST_LINE = 0xFFFFFFFF  # bytes; a line's length is held in 32 bits
 
 
-class SampleKey(NamedTuple):
-    """What the parent knows of a sample without parsing it."""
+class SampleKey:
+    """What the parent knows of a sample without parsing it (the id is looked up only when
+    asked for: once a run has matched its responses, only a problem report needs it)."""
 
-    at: int
-    id: str
-    capability: str
-    eval_mode: str
-    dataset: str
+    __slots__ = ("_id", "_source", "at", "capability", "dataset", "eval_mode")
+
+    def __init__(
+        self,
+        at: int,
+        ident: str | None,
+        capability: str,
+        eval_mode: str,
+        dataset: str,
+        source: ReferenceFile | None = None,
+    ) -> None:
+        self.at, self.capability, self.eval_mode, self.dataset = at, capability, eval_mode, dataset
+        self._id, self._source = ident, source
+
+    @property
+    def id(self) -> str:
+        if self._id is None:
+            assert self._source is not None
+            self._id = self._source.id_of(self.at)
+        return self._id
+
+    def _fields(self) -> tuple[int, str, str, str, str]:
+        return (self.at, self.id, self.capability, self.eval_mode, self.dataset)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SampleKey) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "SampleKey(at={!r}, id={!r}, capability={!r}, eval_mode={!r}, dataset={!r})".format(
+            *self._fields()
+        )
 
 
 class Samples(Protocol):
@@ -143,6 +172,16 @@ class ReferenceFile:
         self.ids.freeze()
         self._fd: int | None = os.open(path, os.O_RDONLY)
 
+    def release(self) -> None:
+        """Drop every column (after scoring: the aggregation that follows can use the memory);
+        only :meth:`close` is left."""
+        self.ids = IdTable()
+        self.ids.freeze()
+        self._numbers, self._offsets, self._lengths = array("I"), array("q"), array("I")
+        self._crcs, self._frontier = array("I"), array("b")
+        self._capabilities, self._modes, self._datasets = CodeArray(), CodeArray(), CodeArray()
+        self._weights = OptionalFloats()
+
     def __enter__(self) -> ReferenceFile:
         return self
 
@@ -165,11 +204,20 @@ class ReferenceFile:
         capabilities, modes, datasets = self._codes
         return SampleKey(
             index,
-            self.ids[index],
+            None,
             capabilities.names[self._capabilities[index]],
             modes.names[self._modes[index]],
             datasets.names[self._datasets[index]],
+            self,
         )
+
+    def id_of(self, index: int) -> str:
+        """The id of the sample at ``index`` (read from its line once the ids are forgotten)."""
+        return self.ids[index] if self.ids.held else self.sample(index).id
+
+    def forget_ids(self) -> None:
+        """Drop the id lookup once the responses are matched (see :meth:`IdTable.forget`)."""
+        self.ids.forget()
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
         last = self.ids.last_of(index)
@@ -187,7 +235,8 @@ class ReferenceFile:
         except (OSError, ValueError):
             record = None
         sample = _parse(record, self.path, number) if isinstance(record, dict) else None
-        if sample is None or sample.id != self.ids[index]:
+        # The CRC says the bytes are those checked at the start; the id, while held, too.
+        if sample is None or (self.ids.held and sample.id != self.ids[index]):
             raise InputError("changed while it was being scored", self.path, number)
         return sample
 

@@ -333,8 +333,14 @@ def _score_references(
         with forwarded_warnings(warn):
             if store is not None:
                 # Every result carries its status and censoring counts them as it is scored.
+                # Both inputs are done with once scored: their memory goes to the aggregation.
                 report = evaluator.stream_metrics(
-                    store, judges.judge, strict_judge, spill_dir=spill_dir, **counts
+                    store,
+                    judges.judge,
+                    strict_judge,
+                    spill_dir=spill_dir,
+                    release_inputs=True,
+                    **counts,
                 )
             else:
                 report = compute_report(evaluator, loaded.vlm, judges.judge, strict_judge, **counts)
