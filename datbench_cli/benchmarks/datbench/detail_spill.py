@@ -18,7 +18,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-_CHUNK = 1 << 16
+#: Bytes of blobs a group keeps in memory before they go to the file.
+CHUNK = 1 << 16
 #: A dataset with more details than this gets them unpickled pass by pass (about 1 KB each
 #: once unpickled: 4 MB at most held at once).
 HELD = 4096
@@ -28,9 +29,9 @@ _FRAME = 8  # bytes of the length before each blob
 class DetailSpill:
     """Blobs appended per group; :meth:`blobs` gives a group's back in the order added."""
 
-    def __init__(self, directory: Path | None = None, chunk: int = _CHUNK) -> None:
+    def __init__(self, directory: Path | None = None, chunk: int | None = None) -> None:
         self._directory = directory
-        self._chunk = chunk
+        self._chunk = CHUNK if chunk is None else chunk
         self._buffers: dict[str, bytearray] = {}
         self._chunks: dict[str, list[tuple[int, int]]] = {}
         self._file: IO[bytes] | None = None
@@ -67,11 +68,11 @@ class DetailSpill:
             yield from _frames(_read(self._file.fileno(), offset, length))
         yield from _frames(bytes(self._buffers.get(group, b"")))
 
-    def unpickled(self, group: str, count: int, held: int = HELD) -> Sequence[Any]:
+    def unpickled(self, group: str, count: int, held: int | None = None) -> Sequence[Any]:
         """The ``count`` blobs of ``group``, unpickled, for a ``compute_metrics``: a list when
         there are at most ``held`` of them, else a sequence that unpickles them again on each
         pass, so one large dataset never has all its details in memory at once."""
-        if count <= held:
+        if count <= (HELD if held is None else held):
             return [pickle.loads(blob) for blob in self.blobs(group)]
         return _Unpickled(self, group, count)
 
