@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -65,7 +65,7 @@ def z_value(confidence: float = CONFIDENCE) -> float:
 mean = mean_or_none
 
 
-def clt_se(scores: Sequence[float]) -> float | None:
+def clt_se(scores: Sequence[float] | np.ndarray) -> float | None:
     """CLT standard error of the mean: ``sqrt(var / n)``, sample variance (``None`` for n < 2)."""
     n = len(scores)
     if n < 2:
@@ -74,7 +74,9 @@ def clt_se(scores: Sequence[float]) -> float | None:
     return float(math.sqrt(float(np.var(values, ddof=1)) / n))
 
 
-def clustered_se(scores: Sequence[float], clusters: Sequence[Hashable]) -> float | None:
+def clustered_se(
+    scores: Sequence[float] | np.ndarray, clusters: Sequence[Hashable] | np.ndarray
+) -> float | None:
     """Standard error clustered by ``clusters`` (Miller 2024, eq. 4).
 
     The CLT variance plus the within-cluster cross products of deviations from the overall
@@ -96,14 +98,27 @@ def clustered_se(scores: Sequence[float], clusters: Sequence[Hashable]) -> float
     return float(math.sqrt(max(base * base + cross / (n * n), 0.0)))
 
 
-def _sorted_codes(clusters: Sequence[Hashable]) -> np.ndarray:
+def _sorted_codes(clusters: Sequence[Hashable] | np.ndarray) -> np.ndarray:
     """Each cluster's rank among the distinct ``str`` of the clusters, sorted (the codes
     ``np.unique(..., return_inverse=True)`` gives, so the per-cluster sums add up in the same
     order), without a fixed-width string array of every entry (4 bytes per character of the
-    longest name, times n: 48 MB for 200,000 samples)."""
+    longest name, times n: 48 MB for 200,000 samples). Integer codes (see :func:`describe`)
+    are made dense in their own order."""
+    if _is_ranked(clusters):
+        # The inverse of np.unique, from a table of the codes present (no sort of n items).
+        if not len(clusters):
+            return np.zeros(0, dtype=np.intp)
+        present = np.zeros(int(clusters.max()) + 1, dtype=bool)
+        present[clusters] = True
+        dense = np.cumsum(present) - 1
+        return dense.astype(np.min_scalar_type(max(len(dense), 1)))[clusters]
     names = [str(c) for c in clusters]
     rank = {name: code for code, name in enumerate(sorted(set(names)))}
     return np.fromiter((rank[name] for name in names), dtype=np.intp, count=len(names))
+
+
+def _is_ranked(clusters: object) -> TypeGuard[np.ndarray]:
+    return isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu"
 
 
 def interval(
@@ -283,11 +298,15 @@ def _mdd_from_mean_square(mean_square: float, n: int, **kwargs: float) -> float 
     return mdd(mean_square if mean_square > 0 else 1 / (2 * n), n, **kwargs)
 
 
-def describe(scores: Sequence[float], clusters: Sequence[Hashable] | None = None) -> dict[str, Any]:
+def describe(
+    scores: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+) -> dict[str, Any]:
     """One group's error bars: ``n``, ``mean`` (left-to-right sum, so it equals the report's
     own mean bit for bit), ``se``, ``ci95``, ``half_width``, ``mdd80``; with ``clusters`` also
     ``clusters`` (how many), ``se_clustered``, ``ci95_clustered``, ``half_width_clustered``.
-    Undefined numbers are ``None``."""
+    Undefined numbers are ``None``. ``clusters`` are names, or an integer array of codes that
+    sort as the names do (a large run's columns, without one string per sample)."""
     center = float_sum(float(s) for s in scores) / len(scores) if len(scores) else None
     se = clt_se(scores)
     entry: dict[str, Any] = {
@@ -300,7 +319,11 @@ def describe(scores: Sequence[float], clusters: Sequence[Hashable] | None = None
     }
     if clusters is not None:
         clustered = clustered_se(scores, clusters) if len(scores) else None
-        entry["clusters"] = len({str(c) for c in clusters})
+        entry["clusters"] = (
+            int(np.count_nonzero(np.bincount(clusters)))
+            if _is_ranked(clusters)
+            else len({str(c) for c in clusters})
+        )
         entry["se_clustered"] = clustered
         entry["ci95_clustered"] = interval(center, clustered)
         entry["half_width_clustered"] = half_width(clustered)

@@ -38,6 +38,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from datbench_cli.batch.response_store import Responses
+from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
 from datbench_cli.benchmarks.profiles import REFERENCE
@@ -94,11 +95,13 @@ class WorkList(Sequence[WorkItem]):
         self._sample_of = sample_of
         self._profile = profile
         self._responses = responses
-        self.indices = array("q")
-        self._positions = array("q")
-        self._judges: list[JudgeResponse | None] = []
-        self._statuses: list[str | None] = []
-        self._datasets: list[Any] = []
+        # About 11 bytes an item: sample and response places in 32 bits (a run has fewer
+        # lines than that), statuses and datasets as one-byte codes, judges only where given.
+        self.indices = array("I")
+        self._positions = array("I")
+        self._judges: dict[int, JudgeResponse] = {}
+        self._status_names, self._statuses = Codes(), CodeArray()
+        self._dataset_names, self._datasets = Codes(), CodeArray()
         self._judge_modes = bytearray()
         self._last: tuple[int, WorkItem] | None = None
 
@@ -113,11 +116,12 @@ class WorkList(Sequence[WorkItem]):
     ) -> None:
         """One item: the sample at ``index`` of ``sample_of``, the response at ``position``
         of ``responses``, its judge."""
+        if judge is not None:
+            self._judges[len(self.indices)] = judge
         self.indices.append(index)
         self._positions.append(position)
-        self._judges.append(judge)
-        self._statuses.append(status)
-        self._datasets.append(dataset)
+        self._statuses.append(self._status_names.code(status))
+        self._datasets.append(self._dataset_names.code(dataset))
         self._judge_modes.append(judge_mode)
 
     def __len__(self) -> int:
@@ -131,9 +135,9 @@ class WorkList(Sequence[WorkItem]):
             self._sample_of(self.indices[position]),
             self._responses.response(self._positions[position]).model_output,
             bool(self._judge_modes[position]),
-            self._judges[position],
+            self._judges.get(position),
             self._profile,
-            self._statuses[position],
+            self._status_names.names[self._statuses[position]],
         )
         self._last = (position, item)
         return item
@@ -147,11 +151,12 @@ class WorkList(Sequence[WorkItem]):
 
     def representatives(self) -> Iterator[WorkItem]:
         """The first direct-mode item of each dataset."""
-        seen: set[Any] = set()
-        for position, dataset in enumerate(self._datasets):
-            if not self._judge_modes[position] and isinstance(dataset, str):
-                if dataset not in seen:
-                    seen.add(dataset)
+        seen: set[int] = set()
+        names = self._dataset_names.names
+        for position, code in enumerate(self._datasets):
+            if not self._judge_modes[position] and isinstance(names[code], str):
+                if code not in seen:
+                    seen.add(code)
                     yield self[position]
 
     def longest_direct_output(self) -> int:

@@ -43,6 +43,24 @@ class CltSeTest(unittest.TestCase):
         self.assertIsNone(stats.interval(0.5, None))
 
 
+class RankedClustersTest(unittest.TestCase):
+    """Integer cluster codes that sort as the names do give the very numbers the names give."""
+
+    def test_codes_equal_names_bit_for_bit(self) -> None:
+        rng = random.Random(11)
+        names = ["zeta", "alpha", "Mu", "beta-2", "beta", "ünï"]
+        order = sorted(names)
+        for n in (0, 1, 2, 3, 50, 2000):
+            picked = [rng.choice(names[: rng.randint(1, len(names))]) for _ in range(n)]
+            scores = [rng.choice([0.0, 1.0, 0.5, 1 / 3]) for _ in range(n)]
+            ranks = np.array([order.index(name) for name in picked], dtype=np.uint8)
+            with self.subTest(n=n):
+                by_name = stats.describe(scores, picked)
+                by_code = stats.describe(np.array(scores), ranks)
+                self.assertEqual(by_code, by_name)
+                self.assertEqual(repr(by_code), repr(by_name))
+
+
 class NormalQuantileTest(unittest.TestCase):
     """The quantiles kept to spare ``score`` the scipy.stats import are scipy's, to the bit."""
 

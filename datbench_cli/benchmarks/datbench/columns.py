@@ -92,6 +92,20 @@ class ScoreColumns:
             return []
         return np.frombuffer(self.scores, dtype=np.float64)[indices].tolist()
 
+    def score_array(self, indices: np.ndarray | None = None) -> np.ndarray:
+        """The scores of ``indices`` (``None``: all) as a float64 array, in order."""
+        values = np.frombuffer(self.scores, dtype=np.float64) if len(self.scores) else np.zeros(0)
+        return values if indices is None else values[indices]
+
+    def dataset_ranks(self, indices: np.ndarray | None = None) -> np.ndarray:
+        """Each sample's dataset as its rank among the dataset names sorted (what
+        :func:`datbench_cli.stats.describe` takes as clusters, without a string per sample)."""
+        names = self._datasets.names
+        rank = np.empty(len(names), dtype=np.min_scalar_type(max(len(names), 1)))
+        rank[sorted(range(len(names)), key=lambda code: names[code])] = np.arange(len(names))
+        codes = self.datasets.numpy()
+        return rank[codes if indices is None else codes[indices]]
+
     def datasets_of(self, indices: np.ndarray) -> list[str]:
         names = self._datasets.names
         if not len(self.datasets):
@@ -136,14 +150,15 @@ class ScoreColumns:
         """One censoring entry (see :mod:`~datbench_cli.benchmarks.datbench.censoring`)."""
         bits = self.reasons.numpy()[indices].astype(np.uint32)  # every bit fits
         counts = {key: int(np.count_nonzero(bits & bit)) for key, bit in _BITS.items()}
-        completed = self.scores_of(indices[bits == 0])
+        completed = self.score_array(indices[bits == 0])  # an array: no float per sample
         samples = len(indices)
+        done = len(completed)
         return {
             "samples": samples,
             **counts,
-            "censored": samples - len(completed),
-            "completed": len(completed),
-            "accuracy_completed": float_sum(completed) / len(completed) if completed else None,
+            "censored": samples - done,
+            "completed": done,
+            "accuracy_completed": float_sum(map(float, completed)) / done if done else None,
         }
 
     def censoring(self) -> dict[str, Any]:
@@ -160,7 +175,7 @@ class ScoreColumns:
 
     # ------------------------------------------------------------------ item statistics
 
-    def item_entry(self, indices: Sequence[int]) -> dict[str, Any]:
+    def item_entry(self, indices: Sequence[int] | np.ndarray) -> dict[str, Any]:
         """Frontier vs other accuracy and the discrimination-weighted accuracy of a group."""
         frontier: list[float] = []
         rest: list[float] = []
@@ -192,7 +207,7 @@ class ScoreColumns:
         """``summary["item_statistics"]`` (only capabilities whose rows carry the fields)."""
         out = {}
         for name, indices in self.capability_groups().items():
-            entry = self.item_entry(indices.tolist())
+            entry = self.item_entry(indices)
             if entry:
                 out[name] = entry
         return out
