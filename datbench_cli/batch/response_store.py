@@ -24,6 +24,7 @@ from datbench_cli.batch.responses import (
     LoadedResponses,
     response_line,
 )
+from datbench_cli.benchmarks.datbench.codes import UIntArray
 from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.schema import VLMResponse
 from datbench_cli.errors import InputError
@@ -114,9 +115,9 @@ class ResponseStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.ids = IdTable()
-        self._numbers = array("I")
-        self._offsets = array("q")
-        self._lengths = array("I")  # lines of 4 GiB or more are refused
+        self._numbers = UIntArray()
+        self._offsets = UIntArray()
+        self._lengths = UIntArray()
         self._crcs = array("I")
         self._statuses = bytearray()
         self._fd: int | None = None
@@ -144,8 +145,8 @@ class ResponseStore:
         """Drop every column (after scoring): only :meth:`close` is left."""
         self.ids = IdTable()
         self.ids.freeze()
-        self._numbers, self._offsets = array("I"), array("q")
-        self._lengths, self._crcs = array("I"), array("I")
+        self._numbers, self._offsets, self._lengths = UIntArray(), UIntArray(), UIntArray()
+        self._crcs = array("I")
         self._statuses = bytearray()
 
     def __enter__(self) -> ResponseStore:
@@ -217,8 +218,6 @@ def load_response_store(path: Path) -> tuple[ResponseStore, LoadedResponses]:
     errored: list[str] = []
     for number, obj, offset, length, crc in jsonio.iter_jsonl_spans(path, loaded.record_torn_tail):
         line = response_line(obj, path, number, unknown=unknown)
-        if length > 0xFFFFFFFF:
-            raise InputError("line is longer than 4 GiB", path, number)
         if line.error is not None:
             errored.append(line.id)
             continue

@@ -30,7 +30,6 @@ import os
 import signal
 import threading
 import time
-from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from datbench_cli.batch.response_store import Responses
-from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes
+from datbench_cli.benchmarks.datbench.codes import Codes, UIntArray
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
 from datbench_cli.benchmarks.profiles import REFERENCE
@@ -95,13 +94,13 @@ class WorkList(Sequence[WorkItem]):
         self._sample_of = sample_of
         self._profile = profile
         self._responses = responses
-        # About 11 bytes an item: sample and response places in 32 bits (a run has fewer
-        # lines than that), statuses and datasets as one-byte codes, judges only where given.
-        self.indices = array("I")
-        self._positions = array("I")
+        # About 11 bytes an item: sample and response places in 32 bits (below 4 billion),
+        # statuses and datasets as one-byte codes, judges only where given.
+        self.indices = UIntArray()
+        self._positions = UIntArray()
         self._judges: dict[int, JudgeResponse] = {}
-        self._status_names, self._statuses = Codes(), CodeArray()
-        self._dataset_names, self._datasets = Codes(), CodeArray()
+        self._status_names, self._statuses = Codes(), UIntArray()
+        self._dataset_names, self._datasets = Codes(), UIntArray()
         self._judge_modes = bytearray()
         self._last: tuple[int, WorkItem] | None = None
 

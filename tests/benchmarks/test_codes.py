@@ -1,16 +1,16 @@
-"""Codes, CodeArray and OptionalFloats: compact per-sample columns that lose nothing."""
+"""Codes, UIntArray and OptionalFloats: compact per-sample columns that lose nothing."""
 
 from __future__ import annotations
 
 import math
 import unittest
 
-from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
+from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
 
 
-class CodeArrayTests(unittest.TestCase):
+class UIntArrayTests(unittest.TestCase):
     def test_widens_only_when_a_code_does_not_fit(self) -> None:
-        codes = CodeArray()
+        codes = UIntArray()
         values = [0, 7, 255]
         for value in values:
             codes.append(value)
@@ -21,7 +21,7 @@ class CodeArrayTests(unittest.TestCase):
         self.assertEqual(list(codes), values)
         self.assertEqual(codes.numpy().tolist(), values)
         self.assertEqual([codes[i] for i in range(len(codes))], values)
-        self.assertEqual(CodeArray().numpy().tolist(), [])
+        self.assertEqual(UIntArray().numpy().tolist(), [])
 
 
 class CodesTests(unittest.TestCase):

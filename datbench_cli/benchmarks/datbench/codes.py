@@ -1,7 +1,7 @@
 """Names as small integers, and per-sample arrays of them one byte wide while the codes fit.
 
 A run has a handful of capabilities, eval modes and datasets, so a sample's codes fit in a
-byte each; :class:`CodeArray` widens itself (to 2, then 4, then 8 bytes) only when a code
+byte each; :class:`UIntArray` widens itself (to 2, then 4, then 8 bytes) only when a code
 does not fit (a hostile file with thousands of dataset names). :class:`OptionalFloats` holds
 a float per sample that most runs never have (an item's discrimination weight) and costs
 nothing until the first one arrives.
@@ -48,8 +48,9 @@ class Codes:
             return default
 
 
-class CodeArray:
-    """Non-negative integers, appended in order, in the narrowest array that holds them."""
+class UIntArray:
+    """Non-negative integers, appended in order, in the narrowest array that holds them (codes,
+    and the offsets, lengths and places of a run's lines: 4 bytes each below 4 GiB)."""
 
     def __init__(self) -> None:
         self.values = array("B")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.benchmarks.datbench.censoring import KEYS
-from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
+from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
 from datbench_cli.benchmarks.datbench.summary import GroupStats
 from datbench_cli.metrics.averaging import float_sum
 
@@ -30,10 +30,10 @@ class ScoreColumns:
 
     def __init__(self) -> None:
         self.scores = array("d")
-        self.capabilities = CodeArray()
-        self.datasets = CodeArray()
-        self.modes = CodeArray()
-        self.reasons = CodeArray()  # bits
+        self.capabilities = UIntArray()
+        self.datasets = UIntArray()
+        self.modes = UIntArray()
+        self.reasons = UIntArray()  # bits
         self.frontier = array("b")  # 1 frontier, 0 not, -1 no flag
         self.discrimination = OptionalFloats()  # NaN: no usable weight
         self._capabilities = Codes()
@@ -68,7 +68,7 @@ class ScoreColumns:
 
     # ------------------------------------------------------------------ groups
 
-    def _groups(self, codes: CodeArray, names: list[str]) -> dict[str, np.ndarray]:
+    def _groups(self, codes: UIntArray, names: list[str]) -> dict[str, np.ndarray]:
         """Group name -> indices of its samples (in sample order), groups in first-appearance
         order."""
         values = codes.numpy()

@@ -18,14 +18,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
+from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
 from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-
-_LONGEST_LINE = 0xFFFFFFFF  # bytes; a line's length is held in 32 bits
 
 
 class SampleKey:
@@ -143,21 +141,19 @@ class ReferenceFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._numbers = array("I")
-        self._offsets = array("q")
-        self._lengths = array("I")
+        self._numbers = UIntArray()
+        self._offsets = UIntArray()
+        self._lengths = UIntArray()
         self._crcs = array("I")  # CRC-32 of each line as checked
         self.ids = IdTable()
-        self._capabilities = CodeArray()
-        self._modes = CodeArray()
-        self._datasets = CodeArray()
+        self._capabilities = UIntArray()
+        self._modes = UIntArray()
+        self._datasets = UIntArray()
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
         self._weights = OptionalFloats()  # NaN: no usable weight
         codes = self._codes = (Codes(), Codes(), Codes())
         for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
-            if length > _LONGEST_LINE:
-                raise InputError("line is longer than 4 GiB", path, number)
             self.ids.append(sample.id)
             self._numbers.append(number)
             self._offsets.append(offset)
@@ -177,9 +173,9 @@ class ReferenceFile:
         only :meth:`close` is left."""
         self.ids = IdTable()
         self.ids.freeze()
-        self._numbers, self._offsets, self._lengths = array("I"), array("q"), array("I")
+        self._numbers, self._offsets, self._lengths = UIntArray(), UIntArray(), UIntArray()
         self._crcs, self._frontier = array("I"), array("b")
-        self._capabilities, self._modes, self._datasets = CodeArray(), CodeArray(), CodeArray()
+        self._capabilities, self._modes, self._datasets = UIntArray(), UIntArray(), UIntArray()
         self._weights = OptionalFloats()
 
     def __enter__(self) -> ReferenceFile:
