@@ -60,6 +60,10 @@ _MEMORY_POLL_SECONDS = 0.02
 # Outputs longer than this are scored in a worker (under the memory cap) even with --jobs 1.
 _LARGE_OUTPUT = 1 << 16
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+# A worker's collector thresholds: scoring allocates and drops a few hundred containers per
+# sample, so collecting the youngest generation every 700 allocations (Python's default) costs
+# more than it finds (50,000 samples: 0.12 -> 0.04 s of collection per worker).
+_WORKER_GC_THRESHOLDS = (20_000, 20, 10)
 # With ``jobs`` 0 (every usable core, the CLI's default) a run of fewer samples than this is
 # scored in this process: forking the pool, warming it up and sending results back costs more
 # than a second core saves. Measured (scripts/bench.py's synthetic run over every scorer, the
@@ -254,6 +258,7 @@ def _serve(conn: Connection, progress: Any, slot: int) -> None:
     """A worker's loop: score each range it is sent and send back the outcomes."""
     index, since = 2 * slot, 2 * slot + 1
     finish = _FINISH or _fields
+    gc.set_threshold(*_WORKER_GC_THRESHOLDS)
     with alarm_handler(_TIMEOUT):
         while True:
             try:
