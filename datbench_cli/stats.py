@@ -89,11 +89,21 @@ def clustered_se(scores: Sequence[float], clusters: Sequence[Hashable]) -> float
         return None
     values = np.asarray(scores, dtype=float)
     deviations = values - values.mean()
-    _, codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    codes = _sorted_codes(clusters)
     sums = np.bincount(codes, weights=deviations)
     squares = np.bincount(codes, weights=deviations * deviations)
     cross = float(np.sum(sums * sums - squares))
     return float(math.sqrt(max(base * base + cross / (n * n), 0.0)))
+
+
+def _sorted_codes(clusters: Sequence[Hashable]) -> np.ndarray:
+    """Each cluster's rank among the distinct ``str`` of the clusters, sorted (the codes
+    ``np.unique(..., return_inverse=True)`` gives, so the per-cluster sums add up in the same
+    order), without a fixed-width string array of every entry (4 bytes per character of the
+    longest name, times n: 48 MB for 200,000 samples)."""
+    names = [str(c) for c in clusters]
+    rank = {name: code for code, name in enumerate(sorted(set(names)))}
+    return np.fromiter((rank[name] for name in names), dtype=np.intp, count=len(names))
 
 
 def interval(

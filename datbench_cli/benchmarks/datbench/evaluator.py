@@ -155,6 +155,7 @@ class DatBenchEvaluator:
                 lambda _, __, record: spill.add(record[7]),
                 response_statuses=response_statuses,
                 with_status=True,
+                spill_dir=spill_dir,
                 **options,
             )
         except BaseException:
@@ -182,6 +183,7 @@ class DatBenchEvaluator:
         progress: Callable[..., None] | None = None,
         profile: str = REFERENCE,
         with_status: bool = False,
+        spill_dir: Path | None = None,
         depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
@@ -226,7 +228,7 @@ class DatBenchEvaluator:
             )
         del responses, judges, vlm_by_id, judge_by_id
 
-        builder = SummaryBuilder(packed=with_status)
+        builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
         judge_problems: list[str] = []
         errors: list[str] = []

@@ -9,7 +9,7 @@ calls), and judge responses whose id matches no sample. Outside a run directory,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,16 +75,20 @@ def account_judges(
     samples: Iterable[DatBenchSample | SampleKey],
     responses: Iterable[VLMResponse],
     judges: LoadedResponses,
+    is_sample: Callable[[str], bool] | None = None,
 ) -> JudgeAccount:
     """Account for the verdict of every judge-mode sample that has a response (the last line
-    of an id wins, as in scoring), and for judge ids that match no sample."""
-    samples = list(samples)
+    of an id wins, as in scoring), and for judge ids that match no sample (``is_sample``: says
+    whether an id is a sample's; without it, the ids of ``samples`` are collected to tell).
+    ``samples`` is gone through once, never held."""
     by_id = {r.id: r for r in responses}
     judge_by_id = {j.id: j for j in judges.judge}
     errored = set(judges.errored_ids)
     account = JudgeAccount()
-    known = {s.id for s in samples}
+    known: set[str] = set()
     for sample in samples:
+        if is_sample is None:
+            known.add(sample.id)
         response = by_id.get(sample.id)
         if sample.eval_mode != "judge" or response is None:
             continue
@@ -100,7 +104,9 @@ def account_judges(
         else:
             getattr(account, str(verdict)).append(sample.id)
     seen = dict.fromkeys([*judge_by_id, *judges.errored_ids])
-    account.unknown = [i for i in seen if i not in known]
+    if is_sample is None:
+        is_sample = known.__contains__
+    account.unknown = [i for i in seen if not is_sample(i)]
     return account
 
 

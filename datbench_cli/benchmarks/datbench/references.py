@@ -2,8 +2,9 @@
 
 :class:`HeldSamples` wraps samples already in memory (the Python API). :class:`ReferenceFile`
 (what ``score`` uses) reads ``references.jsonl`` once, checking every line, and keeps only the
-byte span of each line and the few fields the parent process needs per sample (id, capability,
-eval mode, dataset, as codes); a sample is parsed again from the file when it is scored (in the
+byte span of each line and the few fields the parent process needs per sample (the id, in an
+:class:`~datbench_cli.benchmarks.datbench.id_table.IdTable`; capability, eval mode, dataset, as
+codes); a sample is parsed again from the file when it is scored (in the
 worker, with ``--jobs``), so memory does not hold one :class:`DatBenchSample` per reference. A
 line whose bytes are no longer those checked at the start (CRC-32; the file was rewritten in
 place while scoring) is an input error, never a silently different sample.
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
@@ -133,17 +135,15 @@ class ReferenceFile:
         self._offsets = array("q")
         self._lengths = array("q")
         self._crcs = array("I")  # CRC-32 of each line as checked
-        self.ids: list[str] = []
+        self.ids = IdTable()
         self._capabilities = array("I")
         self._modes = array("I")
         self._datasets = array("I")
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
         self._weights = array("d")  # NaN: no usable weight
         codes = self._codes = (_Codes(), _Codes(), _Codes())
-        self._last: dict[str, int] = {}
         for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
-            self._last[sample.id] = len(self.ids)
             self.ids.append(sample.id)
             self._numbers.append(number)
             self._offsets.append(offset)
@@ -155,6 +155,7 @@ class ReferenceFile:
             frontier, weight = item_metrics(sample.eval_metrics)
             self._frontier.append(-1 if frontier is None else int(frontier))
             self._weights.append(math.nan if weight is None else weight)
+        self.ids.freeze()
         self._fd: int | None = os.open(path, os.O_RDONLY)
 
     def __enter__(self) -> ReferenceFile:
@@ -186,7 +187,7 @@ class ReferenceFile:
         )
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        last = self._last[self.ids[index]]
+        last = self.ids.last_of(index)
         flag, weight = self._frontier[last], self._weights[last]
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
@@ -206,4 +207,4 @@ class ReferenceFile:
         return sample
 
     def last_index(self, sample_id: str) -> int | None:
-        return self._last.get(sample_id)
+        return self.ids.last_index(sample_id)

@@ -309,13 +309,17 @@ def _score_references(
         "progress": progress,
         "profile": profile,
     }
-    account = account_judges(references.keys(), loaded.vlm, judges)
+    account = account_judges(
+        references.keys(), loaded.vlm, judges, lambda i: references.last_index(i) is not None
+    )
     report: DatBenchReport
     with forwarded_warnings(warn):
         if spill_dir is not None:
-            # Every result carries its status and censoring counts them as it is scored.
+            # Every result carries its status and censoring counts them as it is scored. The
+            # responses are handed over: none stays behind here while the samples are scored.
+            vlm, loaded.vlm = loaded.vlm, []
             report = evaluator.stream_metrics(
-                loaded.vlm, judges.judge, strict_judge, spill_dir=spill_dir, **counts
+                _handed_over(vlm), judges.judge, strict_judge, spill_dir=spill_dir, **counts
             )
         else:
             report = compute_report(evaluator, loaded.vlm, judges.judge, strict_judge, **counts)
@@ -329,6 +333,14 @@ def _score_references(
         report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
     report.provenance = provenance
     return report, account
+
+
+def _handed_over(items: list[VLMResponse]) -> Iterator[VLMResponse]:
+    """The items of ``items``, in order, each dropped from it as it is yielded (the list is
+    empty afterwards), so the consumer's copy is the only one left."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def score_run(

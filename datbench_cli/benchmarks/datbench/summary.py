@@ -9,6 +9,7 @@ import pickle
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datbench_cli.batch.responses import (
@@ -17,6 +18,7 @@ from datbench_cli.batch.responses import (
     MISSING,
     RESPONSE_STATUSES,
 )
+from datbench_cli.benchmarks.datbench.detail_spill import DetailSpill
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import ScorerFailed
@@ -44,7 +46,8 @@ class _Tally:
 
 @dataclass
 class _DatasetState:
-    direct_details: list[Any] = field(default_factory=list)  # dicts, or pickled (packed)
+    direct_details: list[Any] = field(default_factory=list)  # dicts (unless packed)
+    detail_count: int = 0
     registered: bool = False
     scorer_errors: int = 0
     judge: _Tally = field(default_factory=_Tally)
@@ -108,11 +111,13 @@ class SummaryBuilder:
     """Consumes outcomes in sample order and produces the summary dict.
 
     ``packed``: the details handed to :meth:`add` are pickled bytes (a streamed record, see
-    :mod:`~datbench_cli.benchmarks.datbench.records`), unpickled only to aggregate.
+    :mod:`~datbench_cli.benchmarks.datbench.records`), kept in a :class:`DetailSpill` (its
+    temporary file in ``spill_dir`` where possible) and unpickled only to aggregate.
     """
 
-    def __init__(self, packed: bool = False) -> None:
+    def __init__(self, packed: bool = False, spill_dir: Path | None = None) -> None:
         self.packed = packed
+        self._spill = DetailSpill(spill_dir) if packed else None
         self.overall = _Tally()
         self.direct = _Tally()
         self.judge = _Tally()
@@ -179,7 +184,11 @@ class SummaryBuilder:
             self.scorer_errors += 1
             state.scorer_errors += 1
         else:
-            state.direct_details.append(details)
+            state.detail_count += 1
+            if self._spill is not None:
+                self._spill.add(dataset, details)
+            else:
+                state.direct_details.append(details)
             for fix in corrections:
                 state.corrections[fix] += 1
 
@@ -187,14 +196,14 @@ class SummaryBuilder:
         out: dict[str, Any] = {}
         for name, state in self.datasets.items():
             metrics: dict[str, Any] = {}
-            if state.direct_details:
+            if state.detail_count:
                 scorer = get_scorer(name)
                 assert scorer is not None
                 try:
                     details = state.direct_details
-                    if self.packed:
-                        # One dataset's details unpacked at a time.
-                        details = [pickle.loads(blob) for blob in details]
+                    if self._spill is not None:
+                        # One dataset's details read back and unpacked at a time.
+                        details = [pickle.loads(blob) for blob in self._spill.blobs(name)]
                     metrics.update(scorer.compute_metrics(list(details)))
                     del details
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
@@ -216,6 +225,8 @@ class SummaryBuilder:
                 metrics["judge_stale_verdicts"] = state.judge_stale
             if state.registered or state.judge.count:
                 out[name] = metrics
+        if self._spill is not None:
+            self._spill.close()
         return out
 
     def summary(
