@@ -526,8 +526,11 @@ def score_all(
     pool = None
     # Everything alive now (the work list, the references' spans, imported modules) lives
     # until the run ends: frozen, the cyclic collector of the workers (and of this process)
-    # skips it instead of walking it again and again, copying every page it touches.
-    gc.freeze()
+    # skips it instead of walking it again and again, copying every page it touches. A caller
+    # that froze objects itself keeps its own freeze (unfreezing would thaw its objects too).
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     try:
         # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
         chunk = max(_MIN_CHUNK, min(_MAX_CHUNK, len(work) // (jobs * 4)))
@@ -547,7 +550,8 @@ def score_all(
                 else:
                     yield from ready
     finally:
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
         if pool is not None:
             pool.close()
         _WORK, _TIMEOUT, _FINISH = (), None, None
