@@ -208,28 +208,40 @@ def iter_response_lines(
     fields (``raw_judge_output``), batch ids are read with their digest tag. ``unknown``
     collects the keys of native lines that no reader uses.
     """
-    judge = text_field == "raw_judge_output"
     for number, obj in iter_jsonl(path, on_torn_tail):
-        if is_batch_line(obj):
-            yield batch_response_line(obj, path, number, tagged=judge)
-            continue
-        ident = obj.get("id")
-        if not isinstance(ident, str) or not ident:
-            raise InputError('each line needs an "id" that is a non-empty string', path, number)
-        if text_field not in obj:
-            raise InputError(
-                f'line has no "{text_field}" field', path, number, hint=wrong_file_hint(obj, judge)
-            )
-        if unknown is not None:
-            unknown.check(obj, number)
-        text = _optional_str(obj, text_field, path, number)
-        parsed = _optional_str(obj, parsed_field, path, number)
-        status, error = native_status(obj, text, parsed, path, number)
-        digest = native_digest(obj, path, number) if judge else None
-        reason = obj.get("finish_reason") if isinstance(obj.get("finish_reason"), str) else None
-        if error is not None:
-            text = parsed = None
-        yield ResponseLine(ident, text, parsed, error, number, reason, status, digest)
+        yield response_line(obj, path, number, text_field, parsed_field, unknown)
+
+
+def response_line(
+    obj: dict[str, Any],
+    path: Path | None,
+    number: int,
+    text_field: str = "raw_output",
+    parsed_field: str = "parsed_answer",
+    unknown: UnknownKeys | None = None,
+) -> ResponseLine:
+    """One parsed line of a response file as a :class:`ResponseLine` (see
+    :func:`iter_response_lines`)."""
+    judge = text_field == "raw_judge_output"
+    if is_batch_line(obj):
+        return batch_response_line(obj, path, number, tagged=judge)
+    ident = obj.get("id")
+    if not isinstance(ident, str) or not ident:
+        raise InputError('each line needs an "id" that is a non-empty string', path, number)
+    if text_field not in obj:
+        raise InputError(
+            f'line has no "{text_field}" field', path, number, hint=wrong_file_hint(obj, judge)
+        )
+    if unknown is not None:
+        unknown.check(obj, number)
+    text = _optional_str(obj, text_field, path, number)
+    parsed = _optional_str(obj, parsed_field, path, number)
+    status, error = native_status(obj, text, parsed, path, number)
+    digest = native_digest(obj, path, number) if judge else None
+    reason = obj.get("finish_reason") if isinstance(obj.get("finish_reason"), str) else None
+    if error is not None:
+        text = parsed = None
+    return ResponseLine(ident, text, parsed, error, number, reason, status, digest)
 
 
 @dataclass

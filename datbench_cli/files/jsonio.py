@@ -75,10 +75,12 @@ def iter_jsonl(
         yield number, obj
 
 
-def iter_jsonl_spans(path: Path) -> Iterator[tuple[int, dict[str, Any], int, int, int]]:
-    """:func:`iter_jsonl` (without torn-tail handling), each object with the byte offset,
-    length and CRC-32 of its line in the file (see :func:`read_span`)."""
-    for number, obj, start, raw in _spans(_open_jsonl(path), path, None):
+def iter_jsonl_spans(
+    path: Path, on_torn_tail: Callable[[int], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any], int, int, int]]:
+    """:func:`iter_jsonl`, each object with the byte offset, length and CRC-32 of its line in
+    the file (see :func:`read_span`)."""
+    for number, obj, start, raw in _spans(_open_jsonl(path), path, on_torn_tail):
         yield number, obj, start, len(raw), zlib.crc32(raw)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -172,15 +173,15 @@ def report_block(
     manifest_path: Path,
     inputs: dict[str, tuple[Path | None, bool]],
     options: dict[str, Any],
-    ids: set[str],
+    ids: Container[str],
     warn: Any,
-    response_ids: dict[str, set[str]] | None = None,
+    response_ids: dict[str, set[str] | int] | None = None,
 ) -> dict[str, Any]:
     """The report's ``provenance`` block; warnings go to ``warn`` and into the block.
 
     ``inputs``: label -> (path or None, is a response file). ``ids``: the export's sample (or
-    turn) ids; ``response_ids``: label -> the ids its lines answered, to name lines that
-    belong to another export.
+    turn) ids; ``response_ids``: label -> the ids its lines answered (or already how many of
+    those ``ids`` lacks), to name lines that belong to another export.
     """
     warnings: list[str] = []
 
@@ -202,10 +203,12 @@ def report_block(
             note(model_warning(what, scanned))
             note(other_export_warning(what, scanned, manifest_digest))
     for label, answered in (response_ids or {}).items():
-        foreign = answered - ids
+        foreign = (
+            answered if isinstance(answered, int) else sum(1 for i in answered if i not in ids)
+        )
         if foreign:
             note(
-                f"{len(foreign)} id(s) in the {label.replace('_', ' ')} are not in this export "
+                f"{foreign} id(s) in the {label.replace('_', ' ')} are not in this export "
                 "(made against another export or revision?)"
             )
     written = manifest.get("written")

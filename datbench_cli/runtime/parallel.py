@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from datbench_cli.batch.response_store import Responses
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
 from datbench_cli.benchmarks.profiles import REFERENCE
@@ -88,15 +89,18 @@ class WorkItem:
 
 class WorkList(Sequence[WorkItem]):
     """Work items built when asked for, from compact columns: the sample comes from
-    ``sample_of(index)`` (which may parse it from a file), so a long run holds no item or
-    sample objects. The last item built is kept: the caller and the scorer ask for the same
-    item in turn."""
+    ``sample_of(index)`` and the model output from ``responses`` by position (either may
+    parse it from a file), so a long run holds no item, sample or response objects. The last
+    item built is kept: the caller and the scorer ask for the same item in turn."""
 
-    def __init__(self, sample_of: Callable[[int], DatBenchSample], profile: str) -> None:
+    def __init__(
+        self, sample_of: Callable[[int], DatBenchSample], profile: str, responses: Responses
+    ) -> None:
         self._sample_of = sample_of
         self._profile = profile
+        self._responses = responses
         self.indices = array("q")
-        self._outputs: list[str] = []
+        self._positions = array("q")
         self._judges: list[JudgeResponse | None] = []
         self._statuses: list[str | None] = []
         self._datasets: list[Any] = []
@@ -106,15 +110,16 @@ class WorkList(Sequence[WorkItem]):
     def append(
         self,
         index: int,
-        output: str,
+        position: int,
         judge_mode: bool,
         judge: JudgeResponse | None,
         status: str | None,
         dataset: Any,
     ) -> None:
-        """One item: the sample at ``index`` of ``sample_of``, its output, its judge."""
+        """One item: the sample at ``index`` of ``sample_of``, the response at ``position``
+        of ``responses``, its judge."""
         self.indices.append(index)
-        self._outputs.append(output)
+        self._positions.append(position)
         self._judges.append(judge)
         self._statuses.append(status)
         self._datasets.append(dataset)
@@ -129,7 +134,7 @@ class WorkList(Sequence[WorkItem]):
             return last[1]
         item = WorkItem(
             self._sample_of(self.indices[position]),
-            self._outputs[position],
+            self._responses.response(self._positions[position]).model_output,
             bool(self._judge_modes[position]),
             self._judges[position],
             self._profile,
@@ -154,10 +159,14 @@ class WorkList(Sequence[WorkItem]):
                     seen.add(dataset)
                     yield self[position]
 
-    def direct_outputs(self) -> Iterator[str]:
-        for position, output in enumerate(self._outputs):
-            if not self._judge_modes[position]:
-                yield output
+    def longest_direct_output(self) -> int:
+        """An upper bound of the length of the longest direct-mode output."""
+        sizes = (
+            self._responses.size(at)
+            for position, at in enumerate(self._positions)
+            if not self._judge_modes[position]
+        )
+        return max(sizes, default=0)
 
 
 # What a worker sends back for one item: by default the outcome's fields; a caller may pass
@@ -508,12 +517,12 @@ def score_all(
     if memory_cap is not None and resident_bytes() is None:
         memory_cap = None  # nothing to measure with: the cap cannot be enforced
     if forkable and (jobs == 1 or len(work) < 2 * _MIN_CHUNK):
-        outputs = (
-            work.direct_outputs()
+        longest = (
+            work.longest_direct_output()
             if isinstance(work, WorkList)
-            else (item.output for item in work if not item.judge_mode)
+            else max((len(item.output or "") for item in work if not item.judge_mode), default=0)
         )
-        large = memory_cap is not None and any(len(o or "") > _LARGE_OUTPUT for o in outputs)
+        large = memory_cap is not None and longest > _LARGE_OUTPUT
         jobs = 1 if large else 0
     if jobs == 0 or not forkable:
         with alarm_handler(timeout):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import unittest
+from collections import Counter
 from unittest import mock
 
 from datbench_cli.benchmarks.datbench import id_table
@@ -23,6 +24,8 @@ class IdTableTests(unittest.TestCase):
         table = table_of(ids)
         last = {ident: index for index, ident in enumerate(ids)}
         self.assertEqual(list(table), ids)
+        counts = Counter(ids)
+        self.assertEqual(table.duplicate_ids(), sum(1 for n in counts.values() if n > 1))
         self.assertEqual(len(table), len(ids))
         for index, ident in enumerate(ids):
             self.assertEqual(table[index], ident)
@@ -45,6 +48,32 @@ class IdTableTests(unittest.TestCase):
         with mock.patch.object(id_table, "hash", create=True, side_effect=lambda _: 7):
             ids = ["a", "b", "a", "c", "b", "dd"]
             self.check_against_a_dict(ids)
+
+    def test_count_absent_from_another_table(self) -> None:
+        rng = random.Random(5)
+        for _ in range(20):
+            mine = [f"id-{rng.randrange(60)}" for _ in range(rng.randrange(0, 80))]
+            theirs = [f"id-{rng.randrange(60)}" for _ in range(rng.randrange(0, 80))]
+            expected = len(set(mine) - set(theirs))
+            self.assertEqual(table_of(mine).count_absent_from(table_of(theirs)), expected)
+        with mock.patch.object(id_table, "hash", create=True, side_effect=lambda _: 7):
+            mine, theirs = ["a", "b", "b", "zz"], ["zz", "c", "a"]
+            self.assertEqual(table_of(mine).count_absent_from(table_of(theirs)), 1)
+            self.assertIn("zz", table_of(theirs))
+            self.assertNotIn("b", table_of(theirs))
+
+    def test_forgotten_ids_keep_the_length_and_the_last_index_of_each(self) -> None:
+        ids = ["a", "b", "a", "c"]
+        table = table_of(ids)
+        self.assertTrue(table.held)
+        table.forget()
+        self.assertFalse(table.held)
+        self.assertEqual(len(table), 4)
+        self.assertEqual([table.last_of(i) for i in range(4)], [2, 1, 2, 3])
+        with self.assertRaises(ValueError):
+            table[0]
+        with self.assertRaises(ValueError):
+            table.last_index("a")
 
     def test_not_a_string_is_not_here(self) -> None:
         self.assertIsNone(table_of(["1"]).last_index(1))  # type: ignore[arg-type]

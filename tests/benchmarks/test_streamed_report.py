@@ -9,8 +9,9 @@ import shutil
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from datbench_cli.benchmarks.datbench import stages
+from datbench_cli.benchmarks.datbench import detail_spill, stages
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport
 from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
@@ -72,6 +73,18 @@ class StreamedReportTests(unittest.TestCase):
                 self.assertEqual(held, streamed)
                 self.assertGreater(report.spill.count, 1000)
                 self.assertEqual(report.results, [])  # nothing held
+
+    def test_details_read_back_from_disk_pass_by_pass_are_byte_identical(self) -> None:
+        # Tiny chunks and a tiny in-memory limit: every dataset's details go to the file and
+        # reach compute_metrics as a sequence unpickled on each pass.
+        with (
+            mock.patch.object(detail_spill, "CHUNK", 64),
+            mock.patch.object(detail_spill, "HELD", 2),
+            mock.patch.object(detail_spill, "_Unpickled", wraps=detail_spill._Unpickled) as lazy,
+        ):
+            held, streamed, _ = _both(self.synthetic, 1)
+        self.assertEqual(held, streamed)
+        self.assertGreater(lazy.call_count, 10)
 
     def test_corrected_profile_is_byte_identical(self) -> None:
         held, streamed, _ = _both(self.synthetic, 1, "corrected")

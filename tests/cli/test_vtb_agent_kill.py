@@ -62,9 +62,12 @@ class AgentKillTests(TempDirCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             child = subprocess.Popen(_command(killed.root, server), stderr=subprocess.PIPE)
             trajectories = killed.root / "trajectories.jsonl"
+            # Killed once three answers are committed (what is asserted below; the trajectory
+            # of a turn is written before its answer, so counting trajectories raced).
+            answers = killed.root / "responses.jsonl"
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
-                if trajectories.is_file() and trajectories.read_bytes().count(b"\n") >= 3:
+                if answers.is_file() and answers.read_bytes().count(b"\n") >= 3:
                     break
                 time.sleep(0.02)
             os.kill(child.pid, signal.SIGKILL)

@@ -1,7 +1,7 @@
 """Per-sample scores as compact arrays, and the summary additions computed from them.
 
 A scored sample leaves a few numbers here (its score, codes for its capability, dataset and
-eval mode, its censoring reasons as bits, its item statistics), about 30 bytes, instead of a
+eval mode, its censoring reasons as bits, its item statistics), about 13 bytes, instead of a
 :class:`~datbench_cli.benchmarks.datbench.schema.SampleScore`: ``score`` keeps memory flat
 however many samples it scores. Every sum runs left to right in sample order, as the
 result-list functions in :mod:`~datbench_cli.benchmarks.datbench.uncertainty` and
@@ -11,7 +11,6 @@ numbers are bit-identical.
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,26 +18,11 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.benchmarks.datbench.censoring import KEYS
+from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
 from datbench_cli.benchmarks.datbench.summary import GroupStats
 from datbench_cli.metrics.averaging import float_sum
 
 _BITS = {key: 1 << bit for bit, key in enumerate(KEYS)}
-_NO_WEIGHT = math.nan
-
-
-class _Codes:
-    """Strings to small integers, in order of first appearance."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self._index: dict[str, int] = {}
-
-    def code(self, name: str) -> int:
-        found = self._index.get(name)
-        if found is None:
-            found = self._index[name] = len(self.names)
-            self.names.append(name)
-        return found
 
 
 class ScoreColumns:
@@ -46,15 +30,15 @@ class ScoreColumns:
 
     def __init__(self) -> None:
         self.scores = array("d")
-        self.capabilities = array("I")
-        self.datasets = array("I")
-        self.modes = array("I")
-        self.reasons = array("I")
+        self.capabilities = CodeArray()
+        self.datasets = CodeArray()
+        self.modes = CodeArray()
+        self.reasons = CodeArray()  # bits
         self.frontier = array("b")  # 1 frontier, 0 not, -1 no flag
-        self.discrimination = array("d")  # NaN: no usable weight
-        self._capabilities = _Codes()
-        self._datasets = _Codes()
-        self._modes = _Codes()
+        self.discrimination = OptionalFloats()  # NaN: no usable weight
+        self._capabilities = Codes()
+        self._datasets = Codes()
+        self._modes = Codes()
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -80,14 +64,14 @@ class ScoreColumns:
             bits |= _BITS[reason]
         self.reasons.append(bits)
         self.frontier.append(-1 if frontier is None else int(frontier))
-        self.discrimination.append(_NO_WEIGHT if discrimination is None else discrimination)
+        self.discrimination.append(discrimination)
 
     # ------------------------------------------------------------------ groups
 
-    def _groups(self, codes: array, names: list[str]) -> dict[str, np.ndarray]:
+    def _groups(self, codes: CodeArray, names: list[str]) -> dict[str, np.ndarray]:
         """Group name -> indices of its samples (in sample order), groups in first-appearance
         order."""
-        values = np.frombuffer(codes, dtype=np.uint32) if len(codes) else np.zeros(0, np.uint32)
+        values = codes.numpy()
         return {name: np.flatnonzero(values == code) for code, name in enumerate(names)}
 
     def capability_groups(self) -> dict[str, np.ndarray]:
@@ -112,7 +96,7 @@ class ScoreColumns:
         names = self._datasets.names
         if not len(self.datasets):
             return []
-        codes = np.frombuffer(self.datasets, dtype=np.uint32)[indices].tolist()
+        codes = self.datasets.numpy()[indices].tolist()
         return [names[c] for c in codes]
 
     def mode_of(self, index: int) -> str:
@@ -127,7 +111,7 @@ class ScoreColumns:
         terminal summary's rows; a mode other than ``judge`` counts as direct)."""
         out: dict[str, tuple[GroupStats, dict[str, GroupStats]]] = {}
         capabilities, datasets = self._capabilities.names, self._datasets.names
-        judge = self._modes._index.get("judge", -1)
+        judge = self._modes.get("judge")
         for score, capability, dataset, mode in zip(
             self.scores, self.capabilities, self.datasets, self.modes, strict=True
         ):
@@ -150,10 +134,7 @@ class ScoreColumns:
 
     def censoring_entry(self, indices: np.ndarray) -> dict[str, Any]:
         """One censoring entry (see :mod:`~datbench_cli.benchmarks.datbench.censoring`)."""
-        if len(self.reasons):
-            bits = np.frombuffer(self.reasons, dtype=np.uint32)[indices]
-        else:
-            bits = np.zeros(0, np.uint32)
+        bits = self.reasons.numpy()[indices].astype(np.uint32)  # every bit fits
         counts = {key: int(np.count_nonzero(bits & bit)) for key, bit in _BITS.items()}
         completed = self.scores_of(indices[bits == 0])
         samples = len(indices)

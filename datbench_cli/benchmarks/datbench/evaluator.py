@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.response_store import HeldResponses, Responses, ResponseStore
 from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
@@ -22,7 +23,7 @@ from datbench_cli.benchmarks.datbench.schema import (
     VLMResponse,
 )
 from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
-from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder, count_duplicates
+from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
 from datbench_cli.benchmarks.datbench.uncertainty import table_additions
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
@@ -132,7 +133,7 @@ class DatBenchEvaluator:
 
     def stream_metrics(
         self,
-        vlm_responses: Iterable[VLMResponse],
+        vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
         judge_responses: Iterable[JudgeResponse] | None = None,
         strict_judge: bool = False,
         *,
@@ -165,7 +166,7 @@ class DatBenchEvaluator:
 
     def _evaluate(
         self,
-        vlm_responses: Iterable[VLMResponse],
+        vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
         judge_responses: Iterable[JudgeResponse] | None,
         strict_judge: bool,
         finish: Finish,
@@ -184,49 +185,61 @@ class DatBenchEvaluator:
         profile: str = REFERENCE,
         with_status: bool = False,
         spill_dir: Path | None = None,
+        release_inputs: bool = False,
         depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
         ``sink`` in sample order, and return the summary and the per-sample score table
-        (``depth``: frames between this and the public method, for the warnings)."""
+        (``depth``: frames between this and the public method, for the warnings;
+        ``release_inputs``: the inputs are used up, a :class:`ResponseStore` forgets its ids
+        once matched and both it and the samples drop their columns before aggregating)."""
         profile = check_profile(profile)
         samples = self._samples()
-        responses = list(vlm_responses)
+        store: Responses = (
+            vlm_responses
+            if isinstance(vlm_responses, ResponseStore | HeldResponses)
+            else HeldResponses(vlm_responses, response_statuses)
+        )
         judges = list(judge_responses or [])
-        vlm_by_id = {r.id: r for r in responses}
         judge_by_id = {r.id: r for r in judges}
         coverage = Coverage(
             expected_samples=len(samples),
-            duplicate_response_ids=count_duplicates([r.id for r in responses]),
-            unknown_response_ids=sum(1 for i in vlm_by_id if samples.last_index(i) is None),
+            duplicate_response_ids=store.duplicate_ids(),
             errored_responses=errored_responses,
             judge_errored_responses=judge_errored_responses,
             truncated_responses=truncated_responses,
             judge_truncated_responses=judge_truncated_responses,
             unknown_judge_response_ids=sum(1 for i in judge_by_id if samples.last_index(i) is None),
         )
-        statuses = response_statuses or {}
         errored = set(errored_ids)
-        work = WorkList(samples.sample, profile)
+        work = WorkList(samples.sample, profile, store)
+        matched = bytearray(len(store))  # the responses some sample has
         judge_matched = 0
         for key in samples.keys():
-            response = vlm_by_id.get(key.id)
-            if response is None:
+            position = store.last(key.id)
+            if position is None:
                 coverage.missing_responses += 1
                 coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
                 continue
-            output = response.model_output
-            status = statuses.get(key.id)
+            matched[position] = 1
+            status = store.status(position)
             if status is None or status in (ERRORED, MISSING):
-                status = text_status(output)
+                status = text_status(store.response(position).model_output)
             coverage.count(key.capability, status)
             judge_mode = key.eval_mode == "judge"
             judge = judge_by_id.get(key.id) if judge_mode else None
             judge_matched += judge is not None
             work.append(
-                key.at, output, judge_mode, judge, status if with_status else None, key.dataset
+                key.at, position, judge_mode, judge, status if with_status else None, key.dataset
             )
-        del responses, judges, vlm_by_id, judge_by_id
+        # Every distinct response id no sample has (the last line of an id is the one matched).
+        coverage.unknown_response_ids = store.unmatched(matched)
+        del judges, judge_by_id, matched
+        if release_inputs:  # every lookup by id is done: only problem reports need an id
+            for source in (samples, store):
+                forget = getattr(source, "forget_ids", None)
+                if forget is not None:
+                    forget()
 
         builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
@@ -266,6 +279,11 @@ class DatBenchEvaluator:
             progress(len(work) % report_every)
         judge_expected = work.judge_count()
         del work
+        if release_inputs:
+            for source in (samples, store):
+                release = getattr(source, "release", None)
+                if release is not None:
+                    release()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(

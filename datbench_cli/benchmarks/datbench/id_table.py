@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+
+_NARROW = 0xFFFFFFFF  # what an unsigned 32-bit entry holds
 
 
 def _encode(ident: str) -> bytes:
@@ -25,17 +28,22 @@ class IdTable(Sequence[str]):
 
     def __init__(self) -> None:
         self._blob: bytearray | bytes = bytearray()
-        self._ends = array("q")
+        self._ends = array("I")  # widened to 8 bytes past 4 GiB of ids
         self._hashes = array("q")
         self._sorted: array | None = None  # the hashes, ascending
         self._order: array | None = None  # index of each sorted hash (ascending within a hash)
         self._later: array | None = None  # index -> the last index of its id (duplicates only)
+        self._duplicated = 0  # ids held more than once
+        self._count: int | None = None  # the length, once the ids are forgotten
 
     def append(self, ident: str) -> None:
         if not isinstance(self._blob, bytearray):
             raise ValueError("IdTable.append() after freeze()")
         self._blob += _encode(ident)
-        self._ends.append(len(self._blob))
+        end = len(self._blob)
+        if end > _NARROW and self._ends.typecode == "I":
+            self._ends = array("q", self._ends)
+        self._ends.append(end)
         self._hashes.append(hash(ident))
 
     def freeze(self) -> None:
@@ -43,12 +51,16 @@ class IdTable(Sequence[str]):
         self._blob = bytes(self._blob)  # slices are bytes from now on
         hashes = np.frombuffer(self._hashes, dtype=np.int64) if len(self._hashes) else None
         if hashes is None:
-            self._sorted, self._order = array("q"), array("q")
+            self._sorted, self._order = array("q"), array("I")
             return
         order = np.argsort(hashes, kind="stable")
         ordered = hashes[order]
         self._sorted = array("q", ordered.tobytes())
-        self._order = array("q", order.astype(np.int64).tobytes())
+        wide = len(order) > _NARROW
+        narrowed = order.astype(np.int64 if wide else np.uint32)
+        self._order = array("q" if wide else "I", narrowed.tobytes())
+        del hashes
+        self._hashes = array("q")  # the sorted copy is all a lookup needs
         shared = np.flatnonzero(ordered[1:] == ordered[:-1])
         if len(shared):
             self._link_duplicates(shared.tolist())
@@ -65,6 +77,8 @@ class IdTable(Sequence[str]):
             done.add(value)
             group = list(self._same_hash(value))  # ascending
             last = {self._bytes_at(index): index for index in group}
+            counts = Counter(self._bytes_at(index) for index in group)
+            self._duplicated += sum(1 for n in counts.values() if n > 1)
             for index in group:
                 later[index] = last[self._bytes_at(index)]
         self._later = later
@@ -77,10 +91,24 @@ class IdTable(Sequence[str]):
         for position in positions:
             yield self._order[position]
 
+    @property
+    def held(self) -> bool:
+        """Whether the ids are still here (see :meth:`forget`)."""
+        return self._count is None
+
+    def forget(self) -> None:
+        """Drop the ids and their lookup, keeping the length and :meth:`last_of` (what a run
+        needs once every id has been looked up); reading an id or looking one up is gone."""
+        self._count = len(self._ends)
+        self._blob, self._ends = b"", array("I")
+        self._sorted, self._order = array("q"), array("I")
+
     def __len__(self) -> int:
-        return len(self._ends)
+        return len(self._ends) if self._count is None else self._count
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if self._count is not None:
+            raise ValueError("the ids were forgotten")
         if index < 0:
             index += len(self._ends)
         start = self._ends[index - 1] if index else 0
@@ -98,6 +126,8 @@ class IdTable(Sequence[str]):
         """The index of the last entry equal to ``ident`` (``None``: not here)."""
         if self._sorted is None:
             raise ValueError("IdTable.freeze() was not called")
+        if self._count is not None:
+            raise ValueError("the ids were forgotten")
         if not isinstance(ident, str):
             return None
         encoded = None
@@ -107,6 +137,46 @@ class IdTable(Sequence[str]):
             if self._bytes_at(index) == encoded:
                 return index
         return None
+
+    def __contains__(self, ident: object) -> bool:
+        return isinstance(ident, str) and self.last_index(ident) is not None
+
+    def count_absent_from(self, other: IdTable) -> int:
+        """How many distinct ids of this table ``other`` does not hold (hashes compared in
+        bulk, every hash match confirmed by comparing the ids' bytes)."""
+        assert self._sorted is not None and self._order is not None
+        assert other._sorted is not None and other._order is not None
+        if not len(self._sorted):
+            return 0
+        mine = np.frombuffer(self._sorted, dtype=np.int64)
+        theirs = np.frombuffer(other._sorted, dtype=np.int64) if len(other._sorted) else None
+        if theirs is None:
+            present = np.zeros(len(mine), dtype=bool)
+        else:
+            at = np.searchsorted(theirs, mine).clip(0, len(theirs) - 1)
+            present = theirs[at] == mine
+            first = at.tolist()
+        absent = 0
+        for position, index in enumerate(self._order):
+            if self.last_of(index) != index:
+                continue  # an id held several times counts once, at its last index
+            if not present[position] or not other._holds_at(first[position], self._bytes_at(index)):
+                absent += 1
+        return absent
+
+    def _holds_at(self, position: int, encoded: bytes) -> bool:
+        """Whether an id of the hash at sorted ``position`` (its first) is ``encoded``."""
+        assert self._sorted is not None and self._order is not None
+        value = self._sorted[position]
+        while position < len(self._sorted) and self._sorted[position] == value:
+            if self._bytes_at(self._order[position]) == encoded:
+                return True
+            position += 1
+        return False
+
+    def duplicate_ids(self) -> int:
+        """How many ids are held more than once."""
+        return self._duplicated
 
     def last_of(self, index: int) -> int:
         """The last index holding the same id as ``index``."""

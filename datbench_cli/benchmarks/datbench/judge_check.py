@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datbench_cli.batch.response_store import HeldResponses, ResponseStore
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.references import SampleKey
@@ -73,7 +74,7 @@ class JudgeAccount:
 
 def account_judges(
     samples: Iterable[DatBenchSample | SampleKey],
-    responses: Iterable[VLMResponse],
+    responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
     judges: LoadedResponses,
     is_sample: Callable[[str], bool] | None = None,
 ) -> JudgeAccount:
@@ -81,7 +82,11 @@ def account_judges(
     of an id wins, as in scoring), and for judge ids that match no sample (``is_sample``: says
     whether an id is a sample's; without it, the ids of ``samples`` are collected to tell).
     ``samples`` is gone through once, never held."""
-    by_id = {r.id: r for r in responses}
+    response_of = (
+        responses.get
+        if isinstance(responses, ResponseStore | HeldResponses)
+        else {r.id: r for r in responses}.get
+    )
     judge_by_id = {j.id: j for j in judges.judge}
     errored = set(judges.errored_ids)
     account = JudgeAccount()
@@ -89,8 +94,10 @@ def account_judges(
     for sample in samples:
         if is_sample is None:
             known.add(sample.id)
-        response = by_id.get(sample.id)
-        if sample.eval_mode != "judge" or response is None:
+        if sample.eval_mode != "judge":
+            continue
+        response = response_of(sample.id)
+        if response is None:
             continue
         judge = judge_by_id.get(sample.id)
         if judge is None and sample.id in errored:

@@ -12,28 +12,59 @@ place while scoring) is an input error, never a silently different sample.
 
 from __future__ import annotations
 
-import math
 import os
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
+from datbench_cli.benchmarks.datbench.codes import CodeArray, Codes, OptionalFloats
 from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 
+_LONGEST_LINE = 0xFFFFFFFF  # bytes; a line's length is held in 32 bits
 
-class SampleKey(NamedTuple):
-    """What the parent knows of a sample without parsing it."""
 
-    at: int
-    id: str
-    capability: str
-    eval_mode: str
-    dataset: str
+class SampleKey:
+    """What the parent knows of a sample without parsing it (the id is looked up only when
+    asked for: once a run has matched its responses, only a problem report needs it)."""
+
+    __slots__ = ("_id", "_source", "at", "capability", "dataset", "eval_mode")
+
+    def __init__(
+        self,
+        at: int,
+        ident: str | None,
+        capability: str,
+        eval_mode: str,
+        dataset: str,
+        source: ReferenceFile | None = None,
+    ) -> None:
+        self.at, self.capability, self.eval_mode, self.dataset = at, capability, eval_mode, dataset
+        self._id, self._source = ident, source
+
+    @property
+    def id(self) -> str:
+        if self._id is None:
+            assert self._source is not None
+            self._id = self._source.id_of(self.at)
+        return self._id
+
+    def _fields(self) -> tuple[int, str, str, str, str]:
+        return (self.at, self.id, self.capability, self.eval_mode, self.dataset)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SampleKey) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "SampleKey(at={!r}, id={!r}, capability={!r}, eval_mode={!r}, dataset={!r})".format(
+            *self._fields()
+        )
 
 
 class Samples(Protocol):
@@ -95,25 +126,6 @@ class HeldSamples:
         return item_metrics(self._samples[last].eval_metrics)
 
 
-class _Codes:
-    """Strings to small integers, in order of first appearance."""
-
-    def __init__(self) -> None:
-        self.names: list[Any] = []
-        self._index: dict[Any, int] = {}
-
-    def code(self, name: Any) -> int:
-        try:
-            found = self._index.get(name)
-        except TypeError:  # not hashable (a hostile line): a code of its own
-            self.names.append(name)
-            return len(self.names) - 1
-        if found is None:
-            found = self._index[name] = len(self.names)
-            self.names.append(name)
-        return found
-
-
 def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     try:
         sample = DatBenchSample(**record, image=None)
@@ -131,19 +143,21 @@ class ReferenceFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._numbers = array("q")
+        self._numbers = array("I")
         self._offsets = array("q")
-        self._lengths = array("q")
+        self._lengths = array("I")
         self._crcs = array("I")  # CRC-32 of each line as checked
         self.ids = IdTable()
-        self._capabilities = array("I")
-        self._modes = array("I")
-        self._datasets = array("I")
+        self._capabilities = CodeArray()
+        self._modes = CodeArray()
+        self._datasets = CodeArray()
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
-        self._weights = array("d")  # NaN: no usable weight
-        codes = self._codes = (_Codes(), _Codes(), _Codes())
+        self._weights = OptionalFloats()  # NaN: no usable weight
+        codes = self._codes = (Codes(), Codes(), Codes())
         for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
+            if length > _LONGEST_LINE:
+                raise InputError("line is longer than 4 GiB", path, number)
             self.ids.append(sample.id)
             self._numbers.append(number)
             self._offsets.append(offset)
@@ -154,9 +168,19 @@ class ReferenceFile:
             self._datasets.append(codes[2].code(sample.dataset))
             frontier, weight = item_metrics(sample.eval_metrics)
             self._frontier.append(-1 if frontier is None else int(frontier))
-            self._weights.append(math.nan if weight is None else weight)
+            self._weights.append(weight)
         self.ids.freeze()
         self._fd: int | None = os.open(path, os.O_RDONLY)
+
+    def release(self) -> None:
+        """Drop every column (after scoring: the aggregation that follows can use the memory);
+        only :meth:`close` is left."""
+        self.ids = IdTable()
+        self.ids.freeze()
+        self._numbers, self._offsets, self._lengths = array("I"), array("q"), array("I")
+        self._crcs, self._frontier = array("I"), array("b")
+        self._capabilities, self._modes, self._datasets = CodeArray(), CodeArray(), CodeArray()
+        self._weights = OptionalFloats()
 
     def __enter__(self) -> ReferenceFile:
         return self
@@ -180,11 +204,20 @@ class ReferenceFile:
         capabilities, modes, datasets = self._codes
         return SampleKey(
             index,
-            self.ids[index],
+            None,
             capabilities.names[self._capabilities[index]],
             modes.names[self._modes[index]],
             datasets.names[self._datasets[index]],
+            self,
         )
+
+    def id_of(self, index: int) -> str:
+        """The id of the sample at ``index`` (read from its line once the ids are forgotten)."""
+        return self.ids[index] if self.ids.held else self.sample(index).id
+
+    def forget_ids(self) -> None:
+        """Drop the id lookup once the responses are matched (see :meth:`IdTable.forget`)."""
+        self.ids.forget()
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
         last = self.ids.last_of(index)
@@ -202,7 +235,8 @@ class ReferenceFile:
         except (OSError, ValueError):
             record = None
         sample = _parse(record, self.path, number) if isinstance(record, dict) else None
-        if sample is None or sample.id != self.ids[index]:
+        # The CRC says the bytes are those checked at the start; the id, while held, too.
+        if sample is None or (self.ids.held and sample.id != self.ids[index]):
             raise InputError("changed while it was being scored", self.path, number)
         return sample
 

@@ -17,6 +17,7 @@ from typing import Any
 from datbench_cli.batch import run_requests
 from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
 from datbench_cli.batch.requests import InferenceUnit, RequestSettings
+from datbench_cli.batch.response_store import ResponseStore, load_response_store
 from datbench_cli.batch.responses import (
     ERRORED,
     LoadedResponses,
@@ -274,56 +275,76 @@ def _score_references(
     spill_dir: Path | None,
 ) -> tuple[DatBenchReport, JudgeAccount]:
     evaluator = DatBenchEvaluator.over(references)
-    loaded = load_vlm_responses(responses)
-    _report_set_aside(loaded, "responses", responses, warn)
-    judges = LoadedResponses()
-    if judge_responses is not None:
-        judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
-        _report_set_aside(judges, "judge responses", judge_responses, warn)
-    provenance = report_block(
-        manifest=manifest,
-        manifest_path=run.path(MANIFEST),
-        inputs={
-            "references": (run.path(REFERENCES), False),
-            "responses": (responses, True),
-            "judge_responses": (judge_responses, True),
-        },
-        options=options or {},
-        ids=set(references.ids),
-        warn=warn,
-        response_ids={
-            "responses": {r.id for r in loaded.vlm},
-            "judge_responses": {r.id for r in judges.judge},
-        },
-    )
-    counts: dict[str, Any] = {
-        "strict": strict,
-        "sample_timeout": sample_timeout,
-        "errored_responses": len(loaded.errored_ids),
-        "judge_errored_responses": len(judges.errored_ids),
-        "truncated_responses": len(set(loaded.truncated_ids)),
-        "judge_truncated_responses": len(set(judges.truncated_ids)),
-        "response_statuses": loaded.statuses,
-        "errored_ids": loaded.errored_ids,
-        "jobs": jobs,
-        "progress": progress,
-        "profile": profile,
-    }
-    account = account_judges(
-        references.keys(), loaded.vlm, judges, lambda i: references.last_index(i) is not None
-    )
-    report: DatBenchReport
-    with forwarded_warnings(warn):
+    with contextlib.ExitStack() as open_files:
+        # A streamed run holds its responses as spans of the file (no object per line).
+        store: ResponseStore | None = None
         if spill_dir is not None:
-            # Every result carries its status and censoring counts them as it is scored. The
-            # responses are handed over: none stays behind here while the samples are scored.
-            vlm, loaded.vlm = loaded.vlm, []
-            report = evaluator.stream_metrics(
-                _handed_over(vlm), judges.judge, strict_judge, spill_dir=spill_dir, **counts
-            )
+            store, loaded = load_response_store(responses)
+            open_files.enter_context(store)
         else:
-            report = compute_report(evaluator, loaded.vlm, judges.judge, strict_judge, **counts)
-    if spill_dir is None:
+            loaded = load_vlm_responses(responses)
+        _report_set_aside(loaded, "responses", responses, warn)
+        judges = LoadedResponses()
+        if judge_responses is not None:
+            judges = read_judge_responses(
+                judge_responses, judge_task_digests(run.path(JUDGE_TASKS))
+            )
+            _report_set_aside(judges, "judge responses", judge_responses, warn)
+        provenance = report_block(
+            manifest=manifest,
+            manifest_path=run.path(MANIFEST),
+            inputs={
+                "references": (run.path(REFERENCES), False),
+                "responses": (responses, True),
+                "judge_responses": (judge_responses, True),
+            },
+            options=options or {},
+            ids=references.ids,
+            warn=warn,
+            response_ids={
+                "responses": (
+                    store.ids.count_absent_from(references.ids)
+                    if store is not None
+                    else {r.id for r in loaded.vlm}
+                ),
+                "judge_responses": {r.id for r in judges.judge},
+            },
+        )
+        counts: dict[str, Any] = {
+            "strict": strict,
+            "sample_timeout": sample_timeout,
+            "errored_responses": len(loaded.errored_ids),
+            "judge_errored_responses": len(judges.errored_ids),
+            "truncated_responses": len(set(loaded.truncated_ids)),
+            "judge_truncated_responses": len(set(judges.truncated_ids)),
+            "response_statuses": loaded.statuses,
+            "errored_ids": loaded.errored_ids,
+            "jobs": jobs,
+            "progress": progress,
+            "profile": profile,
+        }
+        account = account_judges(
+            references.keys(),
+            store if store is not None else loaded.vlm,
+            judges,
+            lambda i: references.last_index(i) is not None,
+        )
+        report: DatBenchReport
+        with forwarded_warnings(warn):
+            if store is not None:
+                # Every result carries its status and censoring counts them as it is scored.
+                # Both inputs are done with once scored: their memory goes to the aggregation.
+                report = evaluator.stream_metrics(
+                    store,
+                    judges.judge,
+                    strict_judge,
+                    spill_dir=spill_dir,
+                    release_inputs=True,
+                    **counts,
+                )
+            else:
+                report = compute_report(evaluator, loaded.vlm, judges.judge, strict_judge, **counts)
+    if store is None:
         for result in report.results:
             status = loaded.statuses.get(result.id)
             if status is None or status == ERRORED:
@@ -333,14 +354,6 @@ def _score_references(
         report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
     report.provenance = provenance
     return report, account
-
-
-def _handed_over(items: list[VLMResponse]) -> Iterator[VLMResponse]:
-    """The items of ``items``, in order, each dropped from it as it is yielded (the list is
-    empty afterwards), so the consumer's copy is the only one left."""
-    items.reverse()
-    while items:
-        yield items.pop()
 
 
 def score_run(

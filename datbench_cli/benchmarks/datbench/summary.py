@@ -5,7 +5,6 @@ Sums run left to right in sample order, as the reference does, so accuracies are
 
 from __future__ import annotations
 
-import pickle
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -200,11 +199,11 @@ class SummaryBuilder:
                 scorer = get_scorer(name)
                 assert scorer is not None
                 try:
-                    details = state.direct_details
+                    details: Any = list(state.direct_details)
                     if self._spill is not None:
                         # One dataset's details read back and unpacked at a time.
-                        details = [pickle.loads(blob) for blob in self._spill.blobs(name)]
-                    metrics.update(scorer.compute_metrics(list(details)))
+                        details = self._spill.unpickled(name, state.detail_count)
+                    metrics.update(scorer.compute_metrics(details))
                     del details
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
                     if strict:

@@ -1,0 +1,231 @@
+"""The answered lines of a VLM response file, for scoring, without one object per line.
+
+:class:`ResponseStore` (what ``score`` uses) reads the file once with the same rules as
+:func:`~datbench_cli.batch.responses.load_vlm_responses` and keeps, per answered line, its id
+(in an :class:`~datbench_cli.benchmarks.datbench.id_table.IdTable`), its status and the byte
+span of the line; a response is parsed again from the file when it is scored, and a line
+whose bytes are no longer those read at the start (CRC-32) is an input error, never a silently
+different answer. :class:`HeldResponses` puts responses already in memory (the Python API)
+behind the same questions. Both answer by *position*: the place of a line among the answered
+lines, in file order; the last line of an id is the one that counts.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys
+from datbench_cli.batch.responses import (
+    RESPONSE_STATUSES,
+    LoadedResponses,
+    response_line,
+)
+from datbench_cli.benchmarks.datbench.id_table import IdTable
+from datbench_cli.benchmarks.datbench.schema import VLMResponse
+from datbench_cli.errors import InputError
+from datbench_cli.files import jsonio
+
+_STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
+
+
+class Responses(Protocol):
+    """Answered response lines by position (see the module docstring)."""
+
+    def __len__(self) -> int: ...
+
+    def last(self, ident: str) -> int | None:
+        """The position of the last answered line of ``ident`` (``None``: none)."""
+        ...
+
+    def response(self, position: int) -> VLMResponse:
+        """The response of the line at ``position``."""
+        ...
+
+    def status(self, position: int) -> str | None:
+        """The status of the line at ``position`` (``None``: not known, judge by its text)."""
+        ...
+
+    def size(self, position: int) -> int:
+        """An upper bound of the length of the line's model output, in characters."""
+        ...
+
+    def duplicate_ids(self) -> int:
+        """How many ids have more than one answered line."""
+        ...
+
+    def unmatched(self, matched: bytearray) -> int:
+        """How many distinct ids have no position marked in ``matched``."""
+        ...
+
+    def get(self, ident: str) -> VLMResponse | None:
+        """The response of the last answered line of ``ident``."""
+        ...
+
+
+class HeldResponses:
+    """Responses in memory behind :class:`Responses` (``statuses``: id -> status)."""
+
+    def __init__(
+        self, responses: Iterable[VLMResponse], statuses: Mapping[str, str] | None = None
+    ) -> None:
+        self._responses = list(responses)
+        self._last = {r.id: i for i, r in enumerate(self._responses)}
+        self._statuses = statuses or {}
+
+    def __len__(self) -> int:
+        return len(self._responses)
+
+    def last(self, ident: str) -> int | None:
+        return self._last.get(ident)
+
+    def response(self, position: int) -> VLMResponse:
+        return self._responses[position]
+
+    def status(self, position: int) -> str | None:
+        return self._statuses.get(self._responses[position].id)
+
+    def size(self, position: int) -> int:
+        return len(self._responses[position].model_output or "")
+
+    def duplicate_ids(self) -> int:
+        seen: set[str] = set()
+        again: set[str] = set()
+        for response in self._responses:
+            (again if response.id in seen else seen).add(response.id)
+        return len(again)
+
+    def unmatched(self, matched: bytearray) -> int:
+        return sum(1 for position in self._last.values() if not matched[position])
+
+    def get(self, ident: str) -> VLMResponse | None:
+        position = self._last.get(ident)
+        return None if position is None else self._responses[position]
+
+
+class ResponseStore:
+    """A response file's answered lines as spans (see the module docstring); build it with
+    :func:`load_response_store`, use it as a context manager (the file stays open for
+    ``pread``, also in forked workers, until it is closed)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.ids = IdTable()
+        self._numbers = array("I")
+        self._offsets = array("q")
+        self._lengths = array("I")  # lines of 4 GiB or more are refused
+        self._crcs = array("I")
+        self._statuses = bytearray()
+        self._fd: int | None = None
+
+    def _add(
+        self, ident: str, status: str, number: int, offset: int, length: int, crc: int
+    ) -> None:
+        self.ids.append(ident)
+        self._statuses.append(_STATUS_CODES[status])
+        self._numbers.append(number)
+        self._offsets.append(offset)
+        self._lengths.append(length)
+        self._crcs.append(crc)
+
+    def _open(self) -> None:
+        self.ids.freeze()
+        self._fd = os.open(self.path, os.O_RDONLY)
+
+    def forget_ids(self) -> None:
+        """Drop the ids once every sample has found its response (``score`` then only reads
+        responses by position): :meth:`last`, :meth:`get` and :meth:`unmatched` are gone."""
+        self.ids.forget()
+
+    def release(self) -> None:
+        """Drop every column (after scoring): only :meth:`close` is left."""
+        self.ids = IdTable()
+        self.ids.freeze()
+        self._numbers, self._offsets = array("I"), array("q")
+        self._lengths, self._crcs = array("I"), array("I")
+        self._statuses = bytearray()
+
+    def __enter__(self) -> ResponseStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def last(self, ident: str) -> int | None:
+        return self.ids.last_index(ident)
+
+    def response(self, position: int) -> VLMResponse:
+        number = self._numbers[position]
+        if self._fd is None:
+            raise ValueError("the response file is closed")
+        try:
+            obj = jsonio.read_span(
+                self._fd, self._offsets[position], self._lengths[position], self._crcs[position]
+            )
+            line = response_line(obj, self.path, number) if isinstance(obj, dict) else None
+        except (OSError, ValueError, InputError):
+            line = None
+        # The CRC says the bytes are those read at the start; the id, while still held, too.
+        if (
+            line is None
+            or line.error is not None
+            or (self.ids.held and line.id != self.ids[position])
+        ):
+            raise InputError("changed while it was being scored", self.path, number)
+        return VLMResponse(line.id, line.text or "", line.parsed)
+
+    def status(self, position: int) -> str:
+        return RESPONSE_STATUSES[self._statuses[position]]
+
+    def size(self, position: int) -> int:
+        # A line's bytes are at least as many as the characters of any text in it.
+        return self._lengths[position]
+
+    def duplicate_ids(self) -> int:
+        return self.ids.duplicate_ids()
+
+    def unmatched(self, matched: bytearray) -> int:
+        return sum(
+            1
+            for position in range(len(self.ids))
+            if not matched[position] and self.ids.last_of(position) == position
+        )
+
+    def get(self, ident: str) -> VLMResponse | None:
+        position = self.last(ident)
+        return None if position is None else self.response(position)
+
+
+def load_response_store(path: Path) -> tuple[ResponseStore, LoadedResponses]:
+    """The answered lines of a VLM response file as a :class:`ResponseStore`, and what was set
+    aside (a :class:`LoadedResponses` with ``errored_ids``, ``truncated_ids``, the torn last
+    line and unknown keys, but no responses and no ``statuses``: the store has them)."""
+    loaded = LoadedResponses()
+    unknown = UnknownKeys(RESPONSE_KEYS)
+    store = ResponseStore(path)
+    errored: list[str] = []
+    for number, obj, offset, length, crc in jsonio.iter_jsonl_spans(path, loaded.record_torn_tail):
+        line = response_line(obj, path, number, unknown=unknown)
+        if length > 0xFFFFFFFF:
+            raise InputError("line is longer than 4 GiB", path, number)
+        if line.error is not None:
+            errored.append(line.id)
+            continue
+        store._add(line.id, line.status, number, offset, length, crc)
+        if line.finish_reason == "length":
+            loaded.truncated_ids.append(line.id)
+    store._open()
+    loaded.unknown_keys = unknown.message(path)
+    loaded.errored_ids = [i for i in dict.fromkeys(errored) if store.last(i) is None]
+    return store, loaded

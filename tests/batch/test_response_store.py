@@ -1,0 +1,97 @@
+"""ResponseStore reads a response file with the rules of load_vlm_responses, holds spans, and
+refuses a line rewritten after it was read."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+from datbench_cli.batch.response_store import HeldResponses, load_response_store
+from datbench_cli.batch.responses import load_vlm_responses
+from datbench_cli.errors import InputError
+
+
+def batch_line(ident: str, text: str | None, reason: str = "stop", error: object = None) -> dict:
+    if error is not None:
+        return {"custom_id": ident, "response": None, "error": error}
+    message = {"role": "assistant", "content": text}
+    body = {"choices": [{"message": message, "finish_reason": reason}]}
+    return {"custom_id": ident, "response": {"status_code": 200, "body": body}}
+
+
+LINES = [
+    {"id": "a", "raw_output": "first a"},
+    {"id": "b", "raw_output": "b", "parsed_answer": "B"},
+    batch_line("c", "long", reason="length"),
+    {"id": "a", "raw_output": "second a"},  # a duplicate: the last line wins
+    {"id": "d", "raw_output": None, "error": "timeout"},  # errored only
+    batch_line("e", None, error={"message": "rate limited"}),
+    batch_line("e", "retried"),  # errored, then answered
+    {"id": "f", "raw_output": ""},
+    {"id": "ü 🙂", "raw_output": "unicode id"},
+    batch_line("g", "", reason="content_filter"),
+]
+
+
+class ResponseStoreTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = Path(self.tmp.name) / "responses.jsonl"
+        text = "".join(json.dumps(line) + "\n" for line in LINES) + '{"id": "torn", "raw'
+        self.path.write_text(text, encoding="utf-8")
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def test_the_same_answers_statuses_and_set_aside_as_load_vlm_responses(self) -> None:
+        loaded = load_vlm_responses(self.path)
+        store, aside = load_response_store(self.path)
+        with store:
+            held = HeldResponses(loaded.vlm, loaded.statuses)
+            self.assertEqual(len(store), len(loaded.vlm))
+            for ident in ["a", "b", "c", "d", "e", "f", "ü 🙂", "g", "absent"]:
+                mine, theirs = store.last(ident), held.last(ident)
+                self.assertEqual(mine, theirs, ident)
+                if mine is None:
+                    self.assertIsNone(store.get(ident))
+                    continue
+                self.assertEqual(store.response(mine), held.response(theirs))
+                self.assertEqual(store.status(mine), held.status(theirs), ident)
+                self.assertGreaterEqual(store.size(mine), len(held.response(theirs).model_output))
+            self.assertEqual(store.duplicate_ids(), held.duplicate_ids())
+            self.assertEqual(store.duplicate_ids(), 1)
+            matched = bytearray(len(store))
+            matched[store.last("a")] = 1  # type: ignore[index]
+            self.assertEqual(store.unmatched(matched), held.unmatched(matched))
+        self.assertEqual(aside.errored_ids, loaded.errored_ids)
+        self.assertEqual(aside.errored_ids, ["d"])
+        self.assertEqual(aside.truncated_ids, loaded.truncated_ids)
+        self.assertEqual(aside.torn_tail_line, loaded.torn_tail_line)
+        self.assertEqual(aside.unknown_keys, loaded.unknown_keys)
+        self.assertEqual(aside.statuses, {})  # the store has them
+
+    def test_a_line_rewritten_after_it_was_read_is_an_input_error(self) -> None:
+        store, _ = load_response_store(self.path)
+        with store:
+            position = store.last("b")
+            assert position is not None
+            text = self.path.read_text(encoding="utf-8").replace('"b", "parsed', '"B", "parsed')
+            self.path.write_text(text, encoding="utf-8")  # same length, other bytes
+            with self.assertRaises(InputError) as caught:
+                store.response(position)
+            self.assertIn("changed while it was being scored", str(caught.exception))
+            self.assertIn(":2", str(caught.exception))  # names the line
+
+    def test_a_bad_line_is_the_same_input_error(self) -> None:
+        self.path.write_text('{"id": "a", "raw_output": "x"}\n{"id": 3}\n', encoding="utf-8")
+        with self.assertRaises(InputError) as theirs:
+            load_vlm_responses(self.path)
+        with self.assertRaises(InputError) as mine:
+            load_response_store(self.path)
+        self.assertEqual(str(mine.exception), str(theirs.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
