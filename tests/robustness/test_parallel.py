@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import unittest
 import warnings
 
@@ -54,6 +55,27 @@ class ParallelScoringTests(unittest.TestCase):
             [dataclasses.asdict(r) for r in one.results],
             [dataclasses.asdict(r) for r in two.results],
         )
+
+    def test_the_collector_is_left_as_it_was(self) -> None:
+        # The pool freezes what is alive at the fork for its workers' sake; afterwards the
+        # caller's collector is as it found it, and a caller's own freeze stays untouched.
+        rows, responses, judges = vector_samples(1)
+        evaluator = DatBenchEvaluator(rows, "math")
+        thresholds = gc.get_threshold()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compute_report(evaluator, responses, judges, jobs=2)
+            self.assertEqual(gc.get_freeze_count(), 0)
+            self.assertEqual(gc.get_threshold(), thresholds)
+            gc.freeze()
+            try:
+                frozen = gc.get_freeze_count()
+                compute_report(evaluator, responses, judges, jobs=2)
+                # Neither thawed (0) nor frozen further (objects freed since may leave it).
+                self.assertGreater(gc.get_freeze_count(), 0)
+                self.assertLessEqual(gc.get_freeze_count(), frozen)
+            finally:
+                gc.unfreeze()
 
     def test_usable_cpus_is_positive(self) -> None:
         self.assertGreaterEqual(usable_cpus(), 1)
