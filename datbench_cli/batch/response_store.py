@@ -12,8 +12,6 @@ lines, in file order; the last line of an id is the one that counts.
 
 from __future__ import annotations
 
-import os
-from array import array
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -24,8 +22,8 @@ from datbench_cli.batch.responses import (
     LoadedResponses,
     response_line,
 )
-from datbench_cli.benchmarks.datbench.codes import UIntArray
 from datbench_cli.benchmarks.datbench.id_table import IdTable
+from datbench_cli.benchmarks.datbench.line_spans import LineSpans
 from datbench_cli.benchmarks.datbench.schema import VLMResponse
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
@@ -107,34 +105,26 @@ class HeldResponses:
         return None if position is None else self._responses[position]
 
 
-class ResponseStore:
+class ResponseStore(LineSpans):
     """A response file's answered lines as spans (see the module docstring); build it with
     :func:`load_response_store`, use it as a context manager (the file stays open for
     ``pread``, also in forked workers, until it is closed)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
+        super().__init__(path)
         self.ids = IdTable()
-        self._numbers = UIntArray()
-        self._offsets = UIntArray()
-        self._lengths = UIntArray()
-        self._crcs = array("I")
         self._statuses = bytearray()
-        self._fd: int | None = None
 
     def _add(
         self, ident: str, status: str, number: int, offset: int, length: int, crc: int
     ) -> None:
         self.ids.append(ident)
         self._statuses.append(_STATUS_CODES[status])
-        self._numbers.append(number)
-        self._offsets.append(offset)
-        self._lengths.append(length)
-        self._crcs.append(crc)
+        self._add_span(number, offset, length, crc)
 
     def _open(self) -> None:
         self.ids.freeze()
-        self._fd = os.open(self.path, os.O_RDONLY)
+        super()._open()
 
     def forget_ids(self) -> None:
         """Drop the ids once every sample has found its response (``score`` then only reads
@@ -145,20 +135,8 @@ class ResponseStore:
         """Drop every column (after scoring): only :meth:`close` is left."""
         self.ids = IdTable()
         self.ids.freeze()
-        self._numbers, self._offsets, self._lengths = UIntArray(), UIntArray(), UIntArray()
-        self._crcs = array("I")
+        self._release_spans()
         self._statuses = bytearray()
-
-    def __enter__(self) -> ResponseStore:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -168,14 +146,10 @@ class ResponseStore:
 
     def response(self, position: int) -> VLMResponse:
         number = self._numbers[position]
-        if self._fd is None:
-            raise ValueError("the response file is closed")
+        obj = self._read(position)
         try:
-            obj = jsonio.read_span(
-                self._fd, self._offsets[position], self._lengths[position], self._crcs[position]
-            )
             line = response_line(obj, self.path, number) if isinstance(obj, dict) else None
-        except (OSError, ValueError, InputError):
+        except InputError:
             line = None
         # The CRC says the bytes are those read at the start; the id, while still held, too.
         if (

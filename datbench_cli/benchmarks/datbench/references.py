@@ -12,7 +12,6 @@ place while scoring) is an input error, never a silently different sample.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Protocol
 
 from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
 from datbench_cli.benchmarks.datbench.id_table import IdTable
+from datbench_cli.benchmarks.datbench.line_spans import LineSpans
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
@@ -134,17 +134,13 @@ def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     return sample
 
 
-class ReferenceFile:
+class ReferenceFile(LineSpans):
     """``references.jsonl`` as line spans (see the module docstring); use it as a context
     manager: the file stays open (and is read with ``pread``, also in forked workers) until
     it is closed."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._numbers = UIntArray()
-        self._offsets = UIntArray()
-        self._lengths = UIntArray()
-        self._crcs = array("I")  # CRC-32 of each line as checked
+        super().__init__(path)
         self.ids = IdTable()
         self._capabilities = UIntArray()
         self._modes = UIntArray()
@@ -155,10 +151,7 @@ class ReferenceFile:
         for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
             self.ids.append(sample.id)
-            self._numbers.append(number)
-            self._offsets.append(offset)
-            self._lengths.append(length)
-            self._crcs.append(crc)
+            self._add_span(number, offset, length, crc)
             self._capabilities.append(codes[0].code(sample.capability))
             self._modes.append(codes[1].code(sample.eval_mode))
             self._datasets.append(codes[2].code(sample.dataset))
@@ -166,28 +159,17 @@ class ReferenceFile:
             self._frontier.append(-1 if frontier is None else int(frontier))
             self._weights.append(weight)
         self.ids.freeze()
-        self._fd: int | None = os.open(path, os.O_RDONLY)
+        self._open()
 
     def release(self) -> None:
         """Drop every column (after scoring: the aggregation that follows can use the memory);
         only :meth:`close` is left."""
         self.ids = IdTable()
         self.ids.freeze()
-        self._numbers, self._offsets, self._lengths = UIntArray(), UIntArray(), UIntArray()
-        self._crcs, self._frontier = array("I"), array("b")
+        self._release_spans()
+        self._frontier = array("b")
         self._capabilities, self._modes, self._datasets = UIntArray(), UIntArray(), UIntArray()
         self._weights = OptionalFloats()
-
-    def __enter__(self) -> ReferenceFile:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -222,14 +204,7 @@ class ReferenceFile:
 
     def sample(self, index: int) -> DatBenchSample:
         number = self._numbers[index]
-        if self._fd is None:
-            raise ValueError("the reference file is closed")
-        try:
-            record = jsonio.read_span(
-                self._fd, self._offsets[index], self._lengths[index], self._crcs[index]
-            )
-        except (OSError, ValueError):
-            record = None
+        record = self._read(index)
         sample = _parse(record, self.path, number) if isinstance(record, dict) else None
         # The CRC says the bytes are those checked at the start; the id, while held, too.
         if sample is None or (self.ids.held and sample.id != self.ids[index]):

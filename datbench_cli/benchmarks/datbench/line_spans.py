@@ -1,0 +1,67 @@
+"""A JSONL file held as the byte spans of its lines, each read back (``pread``) when needed.
+
+:class:`LineSpans` is what :class:`~datbench_cli.benchmarks.datbench.references.ReferenceFile`
+and :class:`~datbench_cli.batch.response_store.ResponseStore` share: per line its number, offset,
+length and CRC-32 as read at the start, the open file, and the check that a line read back is
+still the one read then (a file rewritten in place while scoring is an input error, never a
+silently different line). Use it as a context manager: the file stays open (also in forked
+workers) until it is closed.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from pathlib import Path
+from typing import Any, Self
+
+from datbench_cli.benchmarks.datbench.codes import UIntArray
+from datbench_cli.files import jsonio
+
+
+class LineSpans:
+    """The spans of a file's lines, in the order added (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._numbers = UIntArray()
+        self._offsets = UIntArray()
+        self._lengths = UIntArray()
+        self._crcs = array("I")
+        self._fd: int | None = None
+
+    def _add_span(self, number: int, offset: int, length: int, crc: int) -> None:
+        self._numbers.append(number)
+        self._offsets.append(offset)
+        self._lengths.append(length)
+        self._crcs.append(crc)
+
+    def _open(self) -> None:
+        self._fd = os.open(self.path, os.O_RDONLY)
+
+    def _read(self, index: int) -> Any:
+        """The JSON value of span ``index``; ``None`` when its bytes are no longer those read
+        at the start or cannot be read."""
+        if self._fd is None:
+            raise ValueError(f"{self.path} is closed")
+        try:
+            return jsonio.read_span(
+                self._fd, self._offsets[index], self._lengths[index], self._crcs[index]
+            )
+        except (OSError, ValueError):
+            return None
+
+    def _release_spans(self) -> None:
+        self._numbers, self._offsets, self._lengths = UIntArray(), UIntArray(), UIntArray()
+        self._crcs = array("I")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
