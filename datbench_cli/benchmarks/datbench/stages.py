@@ -238,45 +238,11 @@ def _score(
     spill_dir: Path | None = None,
 ) -> tuple[DatBenchReport, JudgeAccount]:
     manifest = run.read_manifest()
-    with ReferenceFile(run.path(REFERENCES)) as references:
-        return _score_references(
-            run,
-            manifest,
-            references,
-            responses,
-            judge_responses,
-            strict_judge=strict_judge,
-            strict=strict,
-            sample_timeout=sample_timeout,
-            jobs=jobs,
-            warn=warn,
-            progress=progress,
-            profile=profile,
-            options=options,
-            spill_dir=spill_dir,
-        )
-
-
-def _score_references(
-    run: RunDir,
-    manifest: dict[str, Any],
-    references: ReferenceFile,
-    responses: Path,
-    judge_responses: Path | None,
-    *,
-    strict_judge: bool,
-    strict: bool,
-    sample_timeout: float | None,
-    jobs: int,
-    warn: Warn,
-    progress: Callable[..., None] | None,
-    profile: str,
-    options: dict[str, Any] | None,
-    spill_dir: Path | None,
-) -> tuple[DatBenchReport, JudgeAccount]:
-    evaluator = DatBenchEvaluator.over(references)
     with contextlib.ExitStack() as open_files:
-        # A streamed run holds its responses as spans of the file (no object per line).
+        # The references, and in a streamed run the responses, are held as spans of their
+        # files (no object per line), read again while scoring: open until it is done.
+        references = open_files.enter_context(ReferenceFile(run.path(REFERENCES)))
+        evaluator = DatBenchEvaluator.over(references)
         store: ResponseStore | None = None
         if spill_dir is not None:
             store, loaded = load_response_store(responses)
