@@ -64,6 +64,15 @@ class Responses(Protocol):
         """The response of the last answered line of ``ident``."""
         ...
 
+    def forget_ids(self) -> None:
+        """Drop what looks ids up (every sample has found its response): only reading by
+        position is left."""
+        ...
+
+    def release(self) -> None:
+        """Drop everything held per line (every sample is scored)."""
+        ...
+
 
 class HeldResponses:
     """Responses in memory behind :class:`Responses` (``statuses``: id -> status)."""
@@ -103,6 +112,12 @@ class HeldResponses:
     def get(self, ident: str) -> VLMResponse | None:
         position = self._last.get(ident)
         return None if position is None else self._responses[position]
+
+    def forget_ids(self) -> None:
+        return None  # the caller's responses: nothing of ours to drop
+
+    def release(self) -> None:
+        return None
 
 
 class ResponseStore(LineSpans):

@@ -236,10 +236,8 @@ class DatBenchEvaluator:
         coverage.unknown_response_ids = store.unmatched(matched)
         del judges, judge_by_id, matched
         if release_inputs:  # every lookup by id is done: only problem reports need an id
-            for source in (samples, store):
-                forget = getattr(source, "forget_ids", None)
-                if forget is not None:
-                    forget()
+            samples.forget_ids()
+            store.forget_ids()
 
         builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
@@ -280,10 +278,8 @@ class DatBenchEvaluator:
         judge_expected = work.judge_count()
         del work
         if release_inputs:
-            for source in (samples, store):
-                release = getattr(source, "release", None)
-                if release is not None:
-                    release()
+            samples.release()
+            store.release()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(

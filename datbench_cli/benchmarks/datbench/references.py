@@ -91,6 +91,15 @@ class Samples(Protocol):
         item_metrics`) of the last sample with the id of the one at ``index``."""
         ...
 
+    def forget_ids(self) -> None:
+        """Drop what looks ids up (a run that has matched its responses); ``keys`` and
+        ``key`` still give each sample's id."""
+        ...
+
+    def release(self) -> None:
+        """Drop everything held per sample (a run that has scored them)."""
+        ...
+
 
 def _key(index: int, sample: DatBenchSample) -> SampleKey:
     return SampleKey(index, sample.id, sample.capability, sample.eval_mode, sample.dataset)
@@ -122,6 +131,12 @@ class HeldSamples:
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
         last = self._last[self._samples[index].id]
         return item_metrics(self._samples[last].eval_metrics)
+
+    def forget_ids(self) -> None:
+        return None  # the caller's samples: nothing of ours to drop
+
+    def release(self) -> None:
+        return None
 
 
 def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
