@@ -9,9 +9,11 @@ without the memo.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 import unittest
+from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -163,7 +165,9 @@ class MemoTests(unittest.TestCase):
             return ("error",)
         return ("value", type(value), value)
 
-    def test_a_repeated_text_is_parsed_once(self) -> None:
+    @contextlib.contextmanager
+    def counting_parses(self) -> Iterator[list[str]]:
+        """Every text the real parser is called with, in order."""
         calls: list[str] = []
         real = self.module.latex2sympy
 
@@ -172,6 +176,10 @@ class MemoTests(unittest.TestCase):
             return real(text, *args)
 
         with mock.patch.object(self.module, "latex2sympy", counting):
+            yield calls
+
+    def test_a_repeated_text_is_parsed_once(self) -> None:
+        with self.counting_parses() as calls:
             for _ in range(3):
                 self.assertEqual(self.outcome("\\frac{3}{4}"), ("value", float, 0.75))
                 self.assertEqual(self.outcome("\\frac{x}{y}"), ("error",))
@@ -185,14 +193,7 @@ class MemoTests(unittest.TestCase):
         i = sympy.Symbol("i")
         self.module.variances, self.module.var = {i: sympy.I}, {"i": sympy.I}
         mathvision._MEMO.clear()
-        calls: list[str] = []
-        real = self.module.latex2sympy
-
-        def counting(text: str, *args: Any) -> Any:
-            calls.append(text)
-            return real(text, *args)
-
-        with mock.patch.object(self.module, "latex2sympy", counting):
+        with self.counting_parses() as calls:
             for _ in range(3):
                 self.assertEqual(self.outcome("\\frac{3}{4}"), ("value", float, 0.75))
             self.module.var["x"] = sympy.Integer(1)  # a changed state: parsed again
