@@ -25,6 +25,7 @@ from datbench_cli.batch.responses import (
 from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.line_spans import LineSpans
 from datbench_cli.benchmarks.datbench.schema import VLMResponse
+from datbench_cli.benchmarks.datbench.summary import count_duplicates
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 
@@ -100,11 +101,7 @@ class HeldResponses:
         return len(self._responses[position].model_output or "")
 
     def duplicate_ids(self) -> int:
-        seen: set[str] = set()
-        again: set[str] = set()
-        for response in self._responses:
-            (again if response.id in seen else seen).add(response.id)
-        return len(again)
+        return count_duplicates([r.id for r in self._responses])
 
     def unmatched(self, matched: bytearray) -> int:
         return sum(1 for position in self._last.values() if not matched[position])
