@@ -86,12 +86,6 @@ class ScoreColumns:
     def all(self) -> np.ndarray:
         return np.arange(len(self.scores))
 
-    def scores_of(self, indices: np.ndarray) -> list[float]:
-        """The scores of ``indices`` as Python floats, in order."""
-        if not len(self.scores):
-            return []
-        return np.frombuffer(self.scores, dtype=np.float64)[indices].tolist()
-
     def score_array(self, indices: np.ndarray | None = None) -> np.ndarray:
         """The scores of ``indices`` (``None``: all) as a float64 array, in order."""
         values = np.frombuffer(self.scores, dtype=np.float64) if len(self.scores) else np.zeros(0)
@@ -105,19 +99,6 @@ class ScoreColumns:
         rank[sorted(range(len(names)), key=lambda code: names[code])] = np.arange(len(names))
         codes = self.datasets.numpy()
         return rank[codes if indices is None else codes[indices]]
-
-    def datasets_of(self, indices: np.ndarray) -> list[str]:
-        names = self._datasets.names
-        if not len(self.datasets):
-            return []
-        codes = self.datasets.numpy()[indices].tolist()
-        return [names[c] for c in codes]
-
-    def mode_of(self, index: int) -> str:
-        return self._modes.names[self.modes[index]]
-
-    def dataset_of(self, index: int) -> str:
-        return self._datasets.names[self.datasets[index]]
 
     def group_stats(self) -> dict[str, tuple[GroupStats, dict[str, GroupStats]]]:
         """Capability -> (its :class:`GroupStats`,
