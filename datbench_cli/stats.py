@@ -36,6 +36,7 @@ DEFAULT_RESAMPLES = 10_000
 MAX_RESAMPLES = 1_000_000  # bounds the time and memory of one comparison row
 DEFAULT_SEED = 0
 _CHUNK_CELLS = 1 << 21  # draws held at once (16 MB of int64)
+_DEVIATION_CHUNK = 1 << 16  # deviations from the mean held at once (512 KB)
 # Below this many samples per distinct value, drawing ids is faster than a multinomial.
 _MULTINOMIAL_RATIO = 8
 
@@ -90,10 +91,19 @@ def clustered_se(
     if base is None:
         return None
     values = np.asarray(scores, dtype=float)
-    deviations = values - values.mean()
+    center = values.mean()
     codes = _sorted_codes(clusters)
-    sums = np.bincount(codes, weights=deviations)
-    squares = np.bincount(codes, weights=deviations * deviations)
+    sums = np.zeros(int(codes.max()) + 1)
+    squares = np.zeros(len(sums))
+    # Each cluster's sums run in sample order, as np.bincount's would (``add.at`` adds one
+    # entry at a time in order, so chunks give the same bits); a chunk's deviations at a time,
+    # not an array of n of them.
+    for start in range(0, n, _DEVIATION_CHUNK):
+        chunk = slice(start, start + _DEVIATION_CHUNK)
+        deviations = values[chunk] - center
+        np.add.at(sums, codes[chunk], deviations)
+        deviations *= deviations
+        np.add.at(squares, codes[chunk], deviations)
     cross = float(np.sum(sums * sums - squares))
     return float(math.sqrt(max(base * base + cross / (n * n), 0.0)))
 

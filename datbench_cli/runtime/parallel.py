@@ -31,14 +31,16 @@ import os
 import signal
 import threading
 import time
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from datbench_cli.batch.judge_store import Judges
 from datbench_cli.batch.response_store import Responses
-from datbench_cli.benchmarks.datbench.codes import Codes, UIntArray
+from datbench_cli.benchmarks.datbench.codes import Ascending, Codes, UIntArray
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct, score_judge
 from datbench_cli.benchmarks.profiles import REFERENCE
@@ -94,16 +96,23 @@ class WorkList(Sequence[WorkItem]):
     item built is kept: the caller and the scorer ask for the same item in turn."""
 
     def __init__(
-        self, sample_of: Callable[[int], DatBenchSample], profile: str, responses: Responses
+        self,
+        sample_of: Callable[[int], DatBenchSample],
+        profile: str,
+        responses: Responses,
+        judges: Judges | None = None,
     ) -> None:
         self._sample_of = sample_of
         self._profile = profile
         self._responses = responses
-        # About 11 bytes an item: sample and response places in 32 bits (below 4 billion),
-        # statuses and datasets as one-byte codes, judges only where given.
-        self.indices = UIntArray()
-        self._positions = UIntArray()
-        self._judges: dict[int, JudgeResponse] = {}
+        self._judge_source = judges
+        # About 3 bytes an item: sample and response places as runs (a few bytes a run; in a
+        # run's order they take four bytes each), statuses and datasets as one-byte codes,
+        # judges only where given.
+        self.indices = Ascending()
+        self._positions = Ascending()
+        # The items that have a judge response (ascending) and its position in ``judges``.
+        self._judged, self._judge_positions = UIntArray(), UIntArray()
         self._status_names, self._statuses = Codes(), UIntArray()
         self._dataset_names, self._datasets = Codes(), UIntArray()
         self._judge_modes = bytearray()
@@ -114,14 +123,15 @@ class WorkList(Sequence[WorkItem]):
         index: int,
         position: int,
         judge_mode: bool,
-        judge: JudgeResponse | None,
+        judge: int | None,
         status: str | None,
         dataset: Any,
     ) -> None:
         """One item: the sample at ``index`` of ``sample_of``, the response at ``position``
-        of ``responses``, its judge."""
+        of ``responses``, its judge response at ``judge`` of ``judges``."""
         if judge is not None:
-            self._judges[len(self.indices)] = judge
+            self._judged.append(len(self.indices))
+            self._judge_positions.append(judge)
         self.indices.append(index)
         self._positions.append(position)
         self._statuses.append(self._status_names.code(status))
@@ -139,7 +149,7 @@ class WorkList(Sequence[WorkItem]):
             self._sample_of(self.indices[position]),
             self._responses.response(self._positions[position]).model_output,
             bool(self._judge_modes[position]),
-            self._judges.get(position),
+            self._judge_of(position),
             self._profile,
             self._status_names.names[self._statuses[position]],
         )
@@ -149,6 +159,14 @@ class WorkList(Sequence[WorkItem]):
     def __iter__(self) -> Iterator[WorkItem]:
         for position in range(len(self.indices)):
             yield self[position]
+
+    def _judge_of(self, position: int) -> JudgeResponse | None:
+        judged = self._judged.values
+        at = bisect_left(judged, position)
+        if at == len(judged) or judged[at] != position:
+            return None
+        assert self._judge_source is not None
+        return self._judge_source.judge(self._judge_positions[at])
 
     def judge_count(self) -> int:
         return sum(self._judge_modes)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import random
 import unittest
 
-from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
+from datbench_cli.benchmarks.datbench.codes import Ascending, Codes, OptionalFloats, UIntArray
 
 
 class UIntArrayTests(unittest.TestCase):
@@ -22,6 +23,40 @@ class UIntArrayTests(unittest.TestCase):
         self.assertEqual(codes.numpy().tolist(), values)
         self.assertEqual([codes[i] for i in range(len(codes))], values)
         self.assertEqual(UIntArray().numpy().tolist(), [])
+
+
+class AscendingTests(unittest.TestCase):
+    def _check(self, values: list[int]) -> Ascending:
+        held = Ascending()
+        for value in values:
+            held.append(value)
+        self.assertEqual(len(held), len(values))
+        self.assertEqual(list(held), values)
+        self.assertEqual([held[i] for i in range(len(values))], values)
+        if values:
+            self.assertEqual(held[-1], values[-1])
+        with self.assertRaises(IndexError):
+            held[len(values)]
+        return held
+
+    def test_runs_cost_a_few_entries(self) -> None:
+        # Line numbers past two blank lines: three runs, whatever the length.
+        values = [*range(1, 1001), *range(1003, 5000), *range(5001, 9000)]
+        held = self._check(values)
+        self.assertIsNone(held._plain)
+        self.assertEqual(len(held._shifts), 3)
+
+    def test_values_that_do_not_run_are_held_one_by_one(self) -> None:
+        rng = random.Random(5)
+        shuffled = list(range(2000))
+        rng.shuffle(shuffled)
+        held = self._check(shuffled)
+        self.assertIsNotNone(held._plain)
+        # A value below its place (a shift that would be negative) goes plain at once.
+        self._check([5, 6, 7, 0, 1, 2])
+        self._check([])
+        with self.assertRaises(ValueError):
+            Ascending().append(-1)
 
 
 class CodesTests(unittest.TestCase):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import random
 import unittest
 
+from datbench_cli.benchmarks.datbench.censoring import KEYS
+from datbench_cli.benchmarks.datbench.columns import _SUM_CHUNK, ScoreColumns
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
 from datbench_cli.benchmarks.datbench.uncertainty import item_statistics, uncertainty
 from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty as vtb_uncertainty
+from datbench_cli.metrics.averaging import float_sum
 from datbench_cli.stats import z_value
 from tests.compare_support import scored_sample_report
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES
@@ -185,3 +189,45 @@ class TerminalTablesTest(unittest.TestCase):
                 )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class LargeTableTest(unittest.TestCase):
+    """Censoring and item statistics of a table longer than the chunks they are summed in
+    equal the plain left-to-right computation over every sample."""
+
+    def test_over_several_chunks(self) -> None:
+        rng = random.Random(9)
+        n = 2 * _SUM_CHUNK + 101
+        table = ScoreColumns()
+        rows = []
+        for _ in range(n):
+            score = rng.choice([0.0, 1.0, 0.25, 1 / 3])
+            capability = rng.choice(["c1", "c2"])
+            reasons = [key for key in KEYS if rng.random() < 0.05]
+            frontier = rng.choice([None, True, False])
+            weight = rng.choice([None, 0.5, -1.0, 2.0])
+            table.add(score, capability, rng.choice("AB"), "direct", reasons, frontier, weight)
+            rows.append((score, capability, reasons, frontier, weight))
+        entry = table.censoring()["overall"]
+        completed = [score for score, _, reasons, _, _ in rows if not reasons]
+        self.assertEqual(entry["samples"], n)
+        self.assertEqual(entry["completed"], len(completed))
+        self.assertEqual(entry["accuracy_completed"], float_sum(completed) / len(completed))
+        for key in KEYS:
+            self.assertEqual(entry[key], sum(key in reasons for _, _, reasons, _, _ in rows))
+        items = table.item_statistics()
+        for capability in ("c1", "c2"):
+            mine = [row for row in rows if row[1] == capability]
+            frontier = [score for score, _, _, flag, _ in mine if flag is True]
+            weighted = weights = 0.0
+            for score, _, _, _, weight in mine:
+                if weight is not None:
+                    weighted += max(weight, 0.0) * score
+                    weights += max(weight, 0.0)
+            self.assertEqual(items[capability]["frontier"]["n"], len(frontier))
+            self.assertEqual(
+                items[capability]["frontier"]["accuracy"], float_sum(frontier) / len(frontier)
+            )
+            self.assertEqual(
+                items[capability]["discrimination_weighted_accuracy"], weighted / weights
+            )

@@ -119,6 +119,22 @@ class ClusteredSeTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             stats.clustered_se([1, 0], ["a"])
 
+    def test_chunked_sums_are_bincounts_bit_for_bit(self) -> None:
+        # The per-cluster sums go a chunk of deviations at a time; across several chunks they
+        # must be the bits np.bincount gives over all of them at once.
+        rng = np.random.default_rng(3)
+        n = 3 * stats._DEVIATION_CHUNK + 17
+        scores = rng.random(n) * rng.choice([1.0, 1e-9, 1e9], n)
+        clusters = rng.integers(0, 7, n).astype(np.uint8)
+        deviations = scores - scores.mean()
+        sums = np.bincount(clusters, weights=deviations)
+        squares = np.bincount(clusters, weights=deviations * deviations)
+        base = stats.clt_se(scores)
+        assert base is not None
+        cross = float(np.sum(sums * sums - squares))
+        expected = math.sqrt(max(base * base + cross / (n * n), 0.0))
+        self.assertEqual(stats.clustered_se(scores, clusters), expected)
+
 
 class McNemarTest(unittest.TestCase):
     # (b, c, p): two-sided exact binomial, p = 1/2, computed by hand from binomial coefficients.

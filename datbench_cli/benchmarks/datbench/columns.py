@@ -12,7 +12,7 @@ numbers are bit-identical.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,37 +68,43 @@ class ScoreColumns:
 
     # ------------------------------------------------------------------ groups
 
-    def _groups(self, codes: UIntArray, names: list[str]) -> dict[str, np.ndarray]:
-        """Group name -> indices of its samples (in sample order), groups in first-appearance
-        order."""
+    def _groups(
+        self, codes: UIntArray, names: list[str], by_name: bool = False
+    ) -> Iterator[tuple[str, np.ndarray]]:
+        """Each group's name and a mask of its samples (a byte a sample, made one group at a
+        time), groups in first-appearance order (``by_name``: sorted by name)."""
         values = codes.numpy()
-        return {name: np.flatnonzero(values == code) for code, name in enumerate(names)}
+        order = sorted(range(len(names)), key=names.__getitem__) if by_name else range(len(names))
+        for code in order:
+            yield names[code], values == code
 
-    def capability_groups(self) -> dict[str, np.ndarray]:
+    def capability_groups(self) -> Iterator[tuple[str, np.ndarray]]:
         return self._groups(self.capabilities, self._capabilities.names)
 
-    def dataset_groups(self) -> dict[str, np.ndarray]:
-        return self._groups(self.datasets, self._datasets.names)
+    def dataset_groups(self) -> Iterator[tuple[str, np.ndarray]]:
+        """By dataset name, sorted."""
+        return self._groups(self.datasets, self._datasets.names, by_name=True)
 
-    def mode_groups(self) -> dict[str, np.ndarray]:
-        return self._groups(self.modes, self._modes.names)
+    def mode_mask(self, mode: str) -> np.ndarray:
+        """The samples whose eval mode is ``mode``."""
+        code = self._modes.get(mode)
+        values = self.modes.numpy()
+        return values == code if code >= 0 else np.zeros(len(values), dtype=bool)
 
-    def all(self) -> np.ndarray:
-        return np.arange(len(self.scores))
-
-    def score_array(self, indices: np.ndarray | None = None) -> np.ndarray:
-        """The scores of ``indices`` (``None``: all) as a float64 array, in order."""
+    def score_array(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """The scores of the samples ``mask`` selects (``None``: all, no copy) as a float64
+        array, in order."""
         values = np.frombuffer(self.scores, dtype=np.float64) if len(self.scores) else np.zeros(0)
-        return values if indices is None else values[indices]
+        return values if mask is None else values[mask]
 
-    def dataset_ranks(self, indices: np.ndarray | None = None) -> np.ndarray:
+    def dataset_ranks(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Each sample's dataset as its rank among the dataset names sorted (what
         :func:`datbench_cli.stats.describe` takes as clusters, without a string per sample)."""
         names = self._datasets.names
         rank = np.empty(len(names), dtype=np.min_scalar_type(max(len(names), 1)))
         rank[sorted(range(len(names)), key=lambda code: names[code])] = np.arange(len(names))
         codes = self.datasets.numpy()
-        return rank[codes if indices is None else codes[indices]]
+        return rank[codes if mask is None else codes[mask]]
 
     def group_stats(self) -> dict[str, tuple[GroupStats, dict[str, GroupStats]]]:
         """Capability -> (its :class:`GroupStats`,
@@ -127,43 +133,48 @@ class ScoreColumns:
 
     # ------------------------------------------------------------------ censoring
 
-    def censoring_entry(self, indices: np.ndarray) -> dict[str, Any]:
-        """One censoring entry (see :mod:`~datbench_cli.benchmarks.datbench.censoring`)."""
-        bits = self.reasons.numpy()[indices].astype(np.uint32)  # every bit fits
-        counts = {key: int(np.count_nonzero(bits & bit)) for key, bit in _BITS.items()}
-        completed = self.score_array(indices[bits == 0])  # an array: no float per sample
-        samples = len(indices)
-        done = len(completed)
+    def censoring_entry(self, mask: np.ndarray | None = None) -> dict[str, Any]:
+        """One censoring entry (see :mod:`~datbench_cli.benchmarks.datbench.censoring`) of the
+        samples ``mask`` selects (``None``: all)."""
+        bits = self.reasons.numpy()
+        scores = self.score_array()
+        if mask is not None:
+            bits, scores = bits[mask], scores[mask]
+        widest = np.iinfo(bits.dtype).max
+        counts = {
+            key: int(np.count_nonzero(bits & bits.dtype.type(bit))) if bit <= widest else 0
+            for key, bit in _BITS.items()
+        }
+        completed = bits == 0
+        samples = len(bits)
+        done = int(np.count_nonzero(completed))
         return {
             "samples": samples,
             **counts,
             "censored": samples - done,
             "completed": done,
-            "accuracy_completed": float_sum(map(float, completed)) / done if done else None,
+            "accuracy_completed": _ordered_sum(scores, completed) / done if done else None,
         }
 
     def censoring(self) -> dict[str, Any]:
         """``summary["censoring"]``: overall, per capability, per dataset (sorted)."""
         return {
-            "overall": self.censoring_entry(self.all()),
-            "capabilities": {
-                k: self.censoring_entry(v) for k, v in self.capability_groups().items()
-            },
-            "datasets": {
-                k: self.censoring_entry(v) for k, v in sorted(self.dataset_groups().items())
-            },
+            "overall": self.censoring_entry(),
+            "capabilities": {k: self.censoring_entry(v) for k, v in self.capability_groups()},
+            "datasets": {k: self.censoring_entry(v) for k, v in self.dataset_groups()},
         }
 
     # ------------------------------------------------------------------ item statistics
 
-    def item_entry(self, indices: Sequence[int] | np.ndarray) -> dict[str, Any]:
-        """Frontier vs other accuracy and the discrimination-weighted accuracy of a group."""
+    def item_entry(self, mask: np.ndarray) -> dict[str, Any]:
+        """Frontier vs other accuracy and the discrimination-weighted accuracy of the samples
+        ``mask`` selects."""
         frontier: list[float] = []
         rest: list[float] = []
         weighted = weights = 0.0
         with_weight = 0
         scores, flags, weights_of = self.scores, self.frontier, self.discrimination
-        for index in indices:
+        for index in _selected(mask):
             score = scores[index]
             flag = flags[index]
             if flag >= 0:
@@ -187,11 +198,31 @@ class ScoreColumns:
     def item_statistics(self) -> dict[str, Any]:
         """``summary["item_statistics"]`` (only capabilities whose rows carry the fields)."""
         out = {}
-        for name, indices in self.capability_groups().items():
-            entry = self.item_entry(indices)
+        for name, mask in self.capability_groups():
+            entry = self.item_entry(mask)
             if entry:
                 out[name] = entry
         return out
+
+
+_SUM_CHUNK = 1 << 16
+
+
+def _selected(mask: np.ndarray) -> Iterator[int]:
+    """The places ``mask`` selects, in order, a chunk at a time (no list of them all)."""
+    for start in range(0, len(mask), _SUM_CHUNK):
+        yield from (np.flatnonzero(mask[start : start + _SUM_CHUNK]) + start).tolist()
+
+
+def _ordered_sum(values: np.ndarray, mask: np.ndarray) -> float:
+    """:func:`float_sum` of the ``values`` that ``mask`` selects, left to right, a chunk at a
+    time (no array of the selection)."""
+    total: float = 0
+    for start in range(0, len(values), _SUM_CHUNK):
+        stop = start + _SUM_CHUNK
+        for value in values[start:stop][mask[start:stop]].tolist():
+            total = total + value
+    return total
 
 
 def _accuracy(scores: Sequence[float]) -> float | None:

@@ -21,8 +21,8 @@ from typing import IO, Any
 #: Bytes of blobs a group keeps in memory before they go to the file.
 CHUNK = 1 << 16
 #: A dataset with more details than this gets them unpickled pass by pass (about 1 KB each
-#: once unpickled: 4 MB at most held at once).
-HELD = 4096
+#: once unpickled: 1 MB at most held at once).
+HELD = 1024
 _FRAME = 8  # bytes of the length before each blob
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.judge_store import HeldJudges, Judges, JudgeStore, unknown_ids
 from datbench_cli.batch.response_store import HeldResponses, Responses, ResponseStore
 from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
@@ -34,6 +35,7 @@ from datbench_cli.errors import (
     name_ids,
 )
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
+from datbench_cli.runtime.memory import return_freed_memory
 from datbench_cli.runtime.parallel import Finish, WorkList, score_all
 
 
@@ -134,7 +136,7 @@ class DatBenchEvaluator:
     def stream_metrics(
         self,
         vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
-        judge_responses: Iterable[JudgeResponse] | None = None,
+        judge_responses: Iterable[JudgeResponse] | JudgeStore | HeldJudges | None = None,
         strict_judge: bool = False,
         *,
         spill_dir: Path | None = None,
@@ -167,7 +169,7 @@ class DatBenchEvaluator:
     def _evaluate(
         self,
         vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
-        judge_responses: Iterable[JudgeResponse] | None,
+        judge_responses: Iterable[JudgeResponse] | JudgeStore | HeldJudges | None,
         strict_judge: bool,
         finish: Finish,
         sink: Callable[[WorkList, int, tuple], None],
@@ -200,8 +202,11 @@ class DatBenchEvaluator:
             if isinstance(vlm_responses, ResponseStore | HeldResponses)
             else HeldResponses(vlm_responses, response_statuses)
         )
-        judges = list(judge_responses or [])
-        judge_by_id = {r.id: r for r in judges}
+        judges: Judges = (
+            judge_responses
+            if isinstance(judge_responses, JudgeStore | HeldJudges)
+            else HeldJudges(judge_responses or ())
+        )
         coverage = Coverage(
             expected_samples=len(samples),
             duplicate_response_ids=store.duplicate_ids(),
@@ -209,10 +214,12 @@ class DatBenchEvaluator:
             judge_errored_responses=judge_errored_responses,
             truncated_responses=truncated_responses,
             judge_truncated_responses=judge_truncated_responses,
-            unknown_judge_response_ids=sum(1 for i in judge_by_id if samples.last_index(i) is None),
+            unknown_judge_response_ids=len(
+                unknown_ids(judges, (), lambda i: samples.last_index(i) is not None)
+            ),
         )
         errored = set(errored_ids)
-        work = WorkList(samples.sample, profile, store)
+        work = WorkList(samples.sample, profile, store, judges)
         matched = bytearray(len(store))  # the responses some sample has
         judge_matched = 0
         for key in samples.keys():
@@ -227,17 +234,18 @@ class DatBenchEvaluator:
                 status = text_status(store.response(position).model_output)
             coverage.count(key.capability, status)
             judge_mode = key.eval_mode == "judge"
-            judge = judge_by_id.get(key.id) if judge_mode else None
+            judge = judges.last(key.id) if judge_mode else None
             judge_matched += judge is not None
             work.append(
                 key.at, position, judge_mode, judge, status if with_status else None, key.dataset
             )
         # Every distinct response id no sample has (the last line of an id is the one matched).
         coverage.unknown_response_ids = store.unmatched(matched)
-        del judges, judge_by_id, matched
+        del matched
         if release_inputs:  # every lookup by id is done: only problem reports need an id
             samples.forget_ids()
             store.forget_ids()
+            judges.forget_ids()
 
         builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
@@ -280,6 +288,8 @@ class DatBenchEvaluator:
         if release_inputs:
             samples.release()
             store.release()
+            judges.release()
+            return_freed_memory()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(

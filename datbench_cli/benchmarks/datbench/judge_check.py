@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datbench_cli.batch.judge_store import HeldJudges, Judges, unknown_ids
 from datbench_cli.batch.response_store import HeldResponses, ResponseStore
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
@@ -77,17 +78,19 @@ def account_judges(
     responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
     judges: LoadedResponses,
     is_sample: Callable[[str], bool] | None = None,
+    store: Judges | None = None,
 ) -> JudgeAccount:
     """Account for the verdict of every judge-mode sample that has a response (the last line
     of an id wins, as in scoring), and for judge ids that match no sample (``is_sample``: says
     whether an id is a sample's; without it, the ids of ``samples`` are collected to tell).
-    ``samples`` is gone through once, never held."""
+    ``samples`` is gone through once, never held. ``store``: the judge responses, when
+    ``judges`` (then only what was set aside) does not hold them."""
     response_of = (
         responses.get
         if isinstance(responses, ResponseStore | HeldResponses)
         else {r.id: r for r in responses}.get
     )
-    judge_by_id = {j.id: j for j in judges.judge}
+    held = HeldJudges(judges.judge) if store is None else store
     errored = set(judges.errored_ids)
     account = JudgeAccount()
     known: set[str] = set()
@@ -99,7 +102,7 @@ def account_judges(
         response = response_of(sample.id)
         if response is None:
             continue
-        judge = judge_by_id.get(sample.id)
+        judge = held.get(sample.id)
         if judge is None and sample.id in errored:
             account.errored.append(sample.id)
             continue
@@ -110,10 +113,9 @@ def account_judges(
             account.false += 1
         else:
             getattr(account, str(verdict)).append(sample.id)
-    seen = dict.fromkeys([*judge_by_id, *judges.errored_ids])
-    if is_sample is None:
-        is_sample = known.__contains__
-    account.unknown = [i for i in seen if not is_sample(i)]
+    account.unknown = unknown_ids(
+        held, judges.errored_ids, known.__contains__ if is_sample is None else is_sample
+    )
     return account
 
 

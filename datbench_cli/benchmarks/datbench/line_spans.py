@@ -15,7 +15,7 @@ from array import array
 from pathlib import Path
 from typing import Any, Self
 
-from datbench_cli.benchmarks.datbench.codes import UIntArray
+from datbench_cli.benchmarks.datbench.codes import Ascending, UIntArray
 from datbench_cli.files import jsonio
 
 
@@ -24,7 +24,7 @@ class LineSpans:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._numbers = UIntArray()
+        self._numbers = Ascending()  # a few bytes a run of lines without a gap
         self._offsets = UIntArray()
         self._lengths = UIntArray()
         self._crcs = array("I")
@@ -52,7 +52,7 @@ class LineSpans:
             return None
 
     def _release_spans(self) -> None:
-        self._numbers, self._offsets, self._lengths = UIntArray(), UIntArray(), UIntArray()
+        self._numbers, self._offsets, self._lengths = Ascending(), UIntArray(), UIntArray()
         self._crcs = array("I")
 
     def __enter__(self) -> Self:

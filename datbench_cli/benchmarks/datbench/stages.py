@@ -16,6 +16,7 @@ from typing import Any
 
 from datbench_cli.batch import run_requests
 from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
+from datbench_cli.batch.judge_store import JudgeStore, load_judge_store
 from datbench_cli.batch.requests import InferenceUnit, RequestSettings
 from datbench_cli.batch.response_store import ResponseStore, load_response_store
 from datbench_cli.batch.responses import (
@@ -251,10 +252,15 @@ def _score(
             loaded = load_vlm_responses(responses)
         _report_set_aside(loaded, "responses", responses, warn)
         judges = LoadedResponses()
+        judge_store: JudgeStore | None = None
         if judge_responses is not None:
-            judges = read_judge_responses(
-                judge_responses, judge_task_digests(run.path(JUDGE_TASKS))
-            )
+            task_digests = judge_task_digests(run.path(JUDGE_TASKS))
+            if store is not None:
+                judge_store, judges = load_judge_store(judge_responses, task_digests)
+                open_files.enter_context(judge_store)
+            else:
+                judges = read_judge_responses(judge_responses, task_digests)
+            del task_digests
             _report_set_aside(judges, "judge responses", judge_responses, warn)
         provenance = report_block(
             manifest=manifest,
@@ -273,7 +279,11 @@ def _score(
                     if store is not None
                     else {r.id for r in loaded.vlm}
                 ),
-                "judge_responses": {r.id for r in judges.judge},
+                "judge_responses": (
+                    judge_store.ids.count_absent_from(references.ids)
+                    if judge_store is not None
+                    else {r.id for r in judges.judge}
+                ),
             },
         )
         counts: dict[str, Any] = {
@@ -294,6 +304,7 @@ def _score(
             store if store is not None else loaded.vlm,
             judges,
             lambda i: references.last_index(i) is not None,
+            judge_store,
         )
         report: DatBenchReport
         with forwarded_warnings(warn):
@@ -302,7 +313,7 @@ def _score(
                 # Both inputs are done with once scored: their memory goes to the aggregation.
                 report = evaluator.stream_metrics(
                     store,
-                    judges.judge,
+                    judges.judge if judge_store is None else judge_store,
                     strict_judge,
                     spill_dir=spill_dir,
                     release_inputs=True,

@@ -76,21 +76,19 @@ def uncertainty(results: Sequence[SampleScore]) -> dict[str, Any]:
 
 def table_uncertainty(table: ScoreColumns) -> dict[str, Any]:
     """``summary["uncertainty"]`` from the compact table of the scored samples."""
-    by_mode = table.mode_groups()
-    none = np.zeros(0, dtype=np.intp)
-    # Arrays, not lists: no float or string object per sample (200,000 samples: 15 MB).
+    # Arrays, not lists: no float or string object per sample (200,000 samples: 15 MB); the
+    # groups as masks, made one at a time.
     return {
         "method": dict(UNCERTAINTY_METHOD),
         "overall": describe(table.score_array(), table.dataset_ranks()),
-        "direct": describe(table.score_array(by_mode.get("direct", none))),
-        "judge": describe(table.score_array(by_mode.get("judge", none))),
+        "direct": describe(table.score_array(table.mode_mask("direct"))),
+        "judge": describe(table.score_array(table.mode_mask("judge"))),
         "capabilities": {
             name: describe(table.score_array(group), table.dataset_ranks(group))
-            for name, group in table.capability_groups().items()
+            for name, group in table.capability_groups()
         },
         "datasets": {
-            name: describe(table.score_array(group))
-            for name, group in sorted(table.dataset_groups().items())
+            name: describe(table.score_array(group)) for name, group in table.dataset_groups()
         },
     }
 
