@@ -48,7 +48,7 @@ def _metavar(param: Any) -> str | None:
         return _METAVAR_BY_NAME[param.name]
     desc = getattr(param, "type_descriptor", None)
     if desc is None:
-        return None
+        return _metavar_of_type(param.type)
     if desc.is_choice:
         return "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
     if desc.is_path:
@@ -63,9 +63,38 @@ def _metavar(param: Any) -> str | None:
     return "TEXT"
 
 
+def _metavar_of_type(kind: Any) -> str | None:
+    """:func:`_metavar` from the click parameter type (typer before 0.29 has no descriptor)."""
+    choices = getattr(kind, "choices", None)
+    if choices is not None:
+        return "|".join(str(getattr(c, "value", c)) for c in choices)
+    name = str(getattr(kind, "name", "")).lower()
+    if "bool" in name:
+        return None
+    if name in ("path", "file", "filename"):
+        return "FILE"
+    if "int" in name:
+        return "N"
+    if "float" in name:
+        return "X"
+    return "TEXT"
+
+
+def _argument_metavar(shown: str, in_usage: str) -> Any:
+    """An argument's ``make_metavar`` before typer 0.29: ``NAME...`` in the help, ``[NAME]``
+    or ``NAME`` in the usage line (never typer's ``{NAME}``)."""
+
+    def make_metavar(ctx: Any, usage: bool = False) -> str:
+        return in_usage if usage else shown
+
+    return make_metavar
+
+
 def _range_text(param: Any) -> Any:
     def text() -> str | None:
-        low, high = getattr(param, "min", None), getattr(param, "max", None)
+        # On the option from typer 0.29, on its range type before.
+        bounds = param if hasattr(param, "min") else param.type
+        low, high = getattr(bounds, "min", None), getattr(bounds, "max", None)
         name = param.metavar or "N"
         if low is None and high is None:
             return None
@@ -92,11 +121,16 @@ class DatbenchCommand(TyperCommand):
                 setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
                 setattr(param, "_rich_display_name", lambda shown=shown: shown)  # noqa: B010
                 setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
+                # Before typer 0.29 the argument's metavar is both ("{NAME}" in the usage).
+                setattr(param, "make_metavar", _argument_metavar(shown, usage))  # noqa: B010
             elif param.metavar is None:
                 param.metavar = _metavar(param)
                 if callable(getattr(param, "_get_number_range_help_str", None)):
                     # "[N >= 1]" in the help, not typer's "[x>=1]".
                     setattr(param, "_get_number_range_help_str", _range_text(param))  # noqa: B010
+                elif callable(getattr(param.type, "_describe_range", None)):
+                    # The same before typer 0.29, which asks the option's own range type.
+                    setattr(param.type, "_describe_range", _range_text(param))  # noqa: B010
 
 
 class DatbenchGroup(TyperGroup):

@@ -21,8 +21,9 @@ from datbench_cli.files.rundir import REFERENCES, TASKS, RunDir
 from tests.cli_helpers import ROOT
 from tests.run_builders import _vector_pool, make_score_run
 
-# Never needed by these commands (export alone loads datasets; compare alone scipy.stats).
-NEVER = ("datasets", "pandas", "pyarrow", "scipy.stats", "huggingface_hub")
+# Never needed by these commands (export alone loads datasets; compare alone scipy.stats;
+# pydantic is what typer 0.29 builds its option parsers with, ~0.1 s a command: see pyproject).
+NEVER = ("datasets", "pandas", "pyarrow", "scipy.stats", "huggingface_hub", "pydantic")
 # Needed only when a math sample's answer has to be parsed; pixmo's assignment loads
 # scipy.optimize's extension alone, never the package.
 MATH_AND_MORE = ("sympy", "latex2sympy2", "antlr4", "scipy.optimize")
