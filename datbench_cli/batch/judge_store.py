@@ -17,13 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from datbench_cli.batch.line_keys import JUDGE_KEYS, UnknownKeys
-from datbench_cli.batch.responses import LoadedResponses, response_line
-from datbench_cli.benchmarks.datbench.id_table import IdTable
-from datbench_cli.benchmarks.datbench.line_spans import LineSpans
+from datbench_cli.batch.line_keys import JUDGE_KEYS
+from datbench_cli.batch.response_store import AnsweredLines, read_answered
+from datbench_cli.batch.responses import LoadedResponses, ResponseLine
 from datbench_cli.benchmarks.datbench.schema import JudgeResponse
-from datbench_cli.errors import InputError
-from datbench_cli.files import jsonio
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
 _DIGEST_BYTES = 8  # a response digest is 16 hex digits
@@ -84,14 +81,15 @@ class HeldJudges:
         return None
 
 
-class JudgeStore(LineSpans):
+class JudgeStore(AnsweredLines):
     """A judge file's answered lines as spans (see the module docstring); build it with
     :func:`load_judge_store` and use it as a context manager (the file stays open for
     ``pread``, also in forked workers, until it is closed)."""
 
+    fields = (_TEXT, _PARSED)
+
     def __init__(self, path: Path) -> None:
         super().__init__(path)
-        self.ids = IdTable()
         # Per line: 1 and the digest's 8 bytes where it took its judge task's (allocated at
         # the first such line), else 9 zero bytes.
         self._filled = bytearray()
@@ -100,8 +98,7 @@ class JudgeStore(LineSpans):
         self, ident: str, filled: str | None, number: int, offset: int, length: int, crc: int
     ) -> None:
         position = len(self.ids)
-        self.ids.append(ident)
-        self._add_span(number, offset, length, crc)
+        self._add_line(ident, number, offset, length, crc)
         if filled is not None:
             width = 1 + _DIGEST_BYTES
             self._filled.extend(bytes(width * (position + 1) - len(self._filled)))
@@ -109,33 +106,8 @@ class JudgeStore(LineSpans):
                 filled
             )
 
-    def _open(self) -> None:
-        self.ids.freeze()
-        super()._open()
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def last(self, ident: str) -> int | None:
-        return self.ids.last_index(ident)
-
     def judge(self, position: int) -> JudgeResponse:
-        number = self._numbers[position]
-        obj = self._read(position)
-        try:
-            line = (
-                response_line(obj, self.path, number, _TEXT, _PARSED)
-                if isinstance(obj, dict)
-                else None
-            )
-        except InputError:
-            line = None
-        if (
-            line is None
-            or line.error is not None
-            or (self.ids.held and line.id != self.ids[position])
-        ):
-            raise InputError("changed while it was being scored", self.path, number)
+        line = self._line(position)
         digest = line.digest if line.digest is not None else self._filled_digest(position)
         return JudgeResponse(line.id, line.text or "", line.parsed, response_digest=digest)
 
@@ -151,15 +123,9 @@ class JudgeStore(LineSpans):
     def line_ids(self) -> Iterator[str]:
         return iter(self.ids)
 
-    def forget_ids(self) -> None:
-        """Drop the ids once every sample has found its judge response."""
-        self.ids.forget()
-
     def release(self) -> None:
         """Drop every column (after scoring): only :meth:`close` is left."""
-        self.ids = IdTable()
-        self.ids.freeze()
-        self._release_spans()
+        self._release_lines()
         self._filled = bytearray()
 
 
@@ -170,24 +136,14 @@ def load_judge_store(
     aside (``errored_ids``, ``truncated_ids``, the torn last line and unknown keys; no judge
     responses and no statuses: the store has them). A line without a digest takes the one of
     its judge task in ``task_digests`` (id -> digest)."""
-    loaded = LoadedResponses()
-    unknown = UnknownKeys(JUDGE_KEYS)
     store = JudgeStore(path)
     digests = task_digests or {}
-    errored: list[str] = []
-    for number, obj, offset, length, crc in jsonio.iter_jsonl_spans(path, loaded.record_torn_tail):
-        line = response_line(obj, path, number, _TEXT, _PARSED, unknown)
-        if line.error is not None:
-            errored.append(line.id)
-            continue
+
+    def add(line: ResponseLine, *span: int) -> None:
         filled = digests.get(line.id) if line.digest is None else None
-        store._add(line.id, filled, number, offset, length, crc)
-        if line.finish_reason == "length":
-            loaded.truncated_ids.append(line.id)
-    store._open()
-    loaded.unknown_keys = unknown.message(path)
-    loaded.errored_ids = [i for i in dict.fromkeys(errored) if store.last(i) is None]
-    return store, loaded
+        store._add(line.id, filled, *span)
+
+    return store, read_answered(store, JUDGE_KEYS, add)
 
 
 def unknown_ids(

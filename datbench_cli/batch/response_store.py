@@ -12,7 +12,7 @@ lines, in file order; the last line of an id is the one that counts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +20,7 @@ from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys
 from datbench_cli.batch.responses import (
     RESPONSE_STATUSES,
     LoadedResponses,
+    ResponseLine,
     response_line,
 )
 from datbench_cli.benchmarks.datbench.id_table import IdTable
@@ -117,38 +118,26 @@ class HeldResponses:
         return None
 
 
-class ResponseStore(LineSpans):
-    """A response file's answered lines as spans (see the module docstring); build it with
-    :func:`load_response_store`, use it as a context manager (the file stays open for
-    ``pread``, also in forked workers, until it is closed)."""
+class AnsweredLines(LineSpans):
+    """The answered lines of a response or judge file: their ids (an :class:`IdTable`) and
+    spans, and a line read back as a :class:`ResponseLine`, checked to be the one read at the
+    start. What :class:`ResponseStore` and
+    :class:`~datbench_cli.batch.judge_store.JudgeStore` share."""
+
+    #: The text and parsed-answer fields of a native line.
+    fields = ("raw_output", "parsed_answer")
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.ids = IdTable()
-        self._statuses = bytearray()
 
-    def _add(
-        self, ident: str, status: str, number: int, offset: int, length: int, crc: int
-    ) -> None:
+    def _add_line(self, ident: str, number: int, offset: int, length: int, crc: int) -> None:
         self.ids.append(ident)
-        self._statuses.append(_STATUS_CODES[status])
         self._add_span(number, offset, length, crc)
 
     def _open(self) -> None:
         self.ids.freeze()
         super()._open()
-
-    def forget_ids(self) -> None:
-        """Drop the ids once every sample has found its response (``score`` then only reads
-        responses by position): :meth:`last`, :meth:`get` and :meth:`unmatched` are gone."""
-        self.ids.forget()
-
-    def release(self) -> None:
-        """Drop every column (after scoring): only :meth:`close` is left."""
-        self.ids = IdTable()
-        self.ids.freeze()
-        self._release_spans()
-        self._statuses = bytearray()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -156,11 +145,27 @@ class ResponseStore(LineSpans):
     def last(self, ident: str) -> int | None:
         return self.ids.last_index(ident)
 
-    def response(self, position: int) -> VLMResponse:
+    def forget_ids(self) -> None:
+        """Drop the ids once every sample has found its line (``score`` then only reads lines
+        by position): :meth:`last` and what looks an id up are gone."""
+        self.ids.forget()
+
+    def _release_lines(self) -> None:
+        self.ids = IdTable()
+        self.ids.freeze()
+        self._release_spans()
+
+    def _line(self, position: int) -> ResponseLine:
+        """The line at ``position``, parsed again; an input error naming it when its bytes (or,
+        while held, its id) are no longer those read at the start."""
         number = self._numbers[position]
         obj = self._read(position)
         try:
-            line = response_line(obj, self.path, number) if isinstance(obj, dict) else None
+            line = (
+                response_line(obj, self.path, number, *self.fields)
+                if isinstance(obj, dict)
+                else None
+            )
         except InputError:
             line = None
         # The CRC says the bytes are those read at the start; the id, while still held, too.
@@ -170,6 +175,31 @@ class ResponseStore(LineSpans):
             or (self.ids.held and line.id != self.ids[position])
         ):
             raise InputError("changed while it was being scored", self.path, number)
+        return line
+
+
+class ResponseStore(AnsweredLines):
+    """A response file's answered lines as spans (see the module docstring); build it with
+    :func:`load_response_store`, use it as a context manager (the file stays open for
+    ``pread``, also in forked workers, until it is closed)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._statuses = bytearray()
+
+    def _add(
+        self, ident: str, status: str, number: int, offset: int, length: int, crc: int
+    ) -> None:
+        self._add_line(ident, number, offset, length, crc)
+        self._statuses.append(_STATUS_CODES[status])
+
+    def release(self) -> None:
+        """Drop every column (after scoring): only :meth:`close` is left."""
+        self._release_lines()
+        self._statuses = bytearray()
+
+    def response(self, position: int) -> VLMResponse:
+        line = self._line(position)
         return VLMResponse(line.id, line.text or "", line.parsed)
 
     def status(self, position: int) -> str:
@@ -198,19 +228,34 @@ def load_response_store(path: Path) -> tuple[ResponseStore, LoadedResponses]:
     """The answered lines of a VLM response file as a :class:`ResponseStore`, and what was set
     aside (a :class:`LoadedResponses` with ``errored_ids``, ``truncated_ids``, the torn last
     line and unknown keys, but no responses and no ``statuses``: the store has them)."""
-    loaded = LoadedResponses()
-    unknown = UnknownKeys(RESPONSE_KEYS)
     store = ResponseStore(path)
+    loaded = read_answered(
+        store, RESPONSE_KEYS, lambda line, *span: store._add(line.id, line.status, *span)
+    )
+    return store, loaded
+
+
+def read_answered(
+    store: AnsweredLines,
+    keys: frozenset[str],
+    add: Callable[[ResponseLine, int, int, int, int], None],
+) -> LoadedResponses:
+    """Read ``store``'s file once: each answered line goes to ``add`` with its number, offset,
+    length and CRC; what is set aside (errored ids with no answered line, token-limit stops,
+    a torn last line, keys outside ``keys``) is returned. The store is then open."""
+    loaded = LoadedResponses()
+    unknown = UnknownKeys(keys)
     errored: list[str] = []
-    for number, obj, offset, length, crc in jsonio.iter_jsonl_spans(path, loaded.record_torn_tail):
-        line = response_line(obj, path, number, unknown=unknown)
+    spans = jsonio.iter_jsonl_spans(store.path, loaded.record_torn_tail)
+    for number, obj, offset, length, crc in spans:
+        line = response_line(obj, store.path, number, *store.fields, unknown)
         if line.error is not None:
             errored.append(line.id)
             continue
-        store._add(line.id, line.status, number, offset, length, crc)
+        add(line, number, offset, length, crc)
         if line.finish_reason == "length":
             loaded.truncated_ids.append(line.id)
     store._open()
-    loaded.unknown_keys = unknown.message(path)
+    loaded.unknown_keys = unknown.message(store.path)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if store.last(i) is None]
-    return store, loaded
+    return loaded
