@@ -219,6 +219,7 @@ class LargeTableTest(unittest.TestCase):
         for capability in ("c1", "c2"):
             mine = [row for row in rows if row[1] == capability]
             frontier = [score for score, _, _, flag, _ in mine if flag is True]
+            rest = [score for score, _, _, flag, _ in mine if flag is False]
             weighted = weights = 0.0
             for score, _, _, _, weight in mine:
                 if weight is not None:
@@ -228,6 +229,11 @@ class LargeTableTest(unittest.TestCase):
             self.assertEqual(
                 items[capability]["frontier"]["accuracy"], float_sum(frontier) / len(frontier)
             )
+            self.assertEqual(items[capability]["non_frontier"]["n"], len(rest))
+            self.assertEqual(
+                items[capability]["non_frontier"]["accuracy"], float_sum(rest) / len(rest)
+            )
+            self.assertEqual(list(items[capability])[:2], ["frontier", "non_frontier"])
             self.assertEqual(
                 items[capability]["discrimination_weighted_accuracy"], weighted / weights
             )

@@ -12,7 +12,7 @@ numbers are bit-identical.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,6 @@ import numpy as np
 from datbench_cli.benchmarks.datbench.censoring import KEYS
 from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
 from datbench_cli.benchmarks.datbench.summary import GroupStats
-from datbench_cli.metrics.averaging import float_sum
 
 _BITS = {key: 1 << bit for bit, key in enumerate(KEYS)}
 
@@ -169,8 +168,10 @@ class ScoreColumns:
     def item_entry(self, mask: np.ndarray) -> dict[str, Any]:
         """Frontier vs other accuracy and the discrimination-weighted accuracy of the samples
         ``mask`` selects."""
-        frontier: list[float] = []
-        rest: list[float] = []
+        # Counts and left-to-right sums (float_sum's order and start), not lists of floats:
+        # 200,000 flagged samples would hold 6 MB of them.
+        counts = [0, 0]  # [non-frontier, frontier]
+        totals: list[float] = [0, 0]
         weighted = weights = 0.0
         with_weight = 0
         scores, flags, weights_of = self.scores, self.frontier, self.discrimination
@@ -178,7 +179,8 @@ class ScoreColumns:
             score = scores[index]
             flag = flags[index]
             if flag >= 0:
-                (frontier if flag else rest).append(score)
+                counts[flag] += 1
+                totals[flag] = totals[flag] + score
             weight = weights_of[index]
             if weight == weight:  # not NaN
                 with_weight += 1
@@ -186,9 +188,10 @@ class ScoreColumns:
                 weighted += clipped * score
                 weights += clipped
         entry: dict[str, Any] = {}
-        if frontier or rest:
-            entry["frontier"] = {"n": len(frontier), "accuracy": _accuracy(frontier)}
-            entry["non_frontier"] = {"n": len(rest), "accuracy": _accuracy(rest)}
+        if counts[0] or counts[1]:
+            for key, flag in (("frontier", 1), ("non_frontier", 0)):
+                n = counts[flag]
+                entry[key] = {"n": n, "accuracy": totals[flag] / n if n else None}
         if with_weight:
             entry["discrimination_weighted_accuracy"] = weighted / weights if weights else None
             entry["discrimination_samples"] = with_weight
@@ -223,7 +226,3 @@ def _ordered_sum(values: np.ndarray, mask: np.ndarray) -> float:
         for value in values[start:stop][mask[start:stop]].tolist():
             total = total + value
     return total
-
-
-def _accuracy(scores: Sequence[float]) -> float | None:
-    return float_sum(scores) / len(scores) if scores else None
