@@ -84,12 +84,20 @@ def clustered_se(
     mean, ``(1/n^2) * sum_c [(sum_i d_ic)^2 - sum_i d_ic^2]``. ``None`` for n < 2. The cross
     term can be negative; the variance is floored at 0.
     """
-    n = len(scores)
-    if n != len(clusters):
+    if len(scores) != len(clusters):
         raise ValueError("scores and clusters differ in length")
-    base = clt_se(scores)
+    return _clustered_se(scores, clusters, clt_se(scores))
+
+
+def _clustered_se(
+    scores: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    base: float | None,
+) -> float | None:
+    """:func:`clustered_se` given the CLT error ``base`` of the same scores."""
     if base is None:
         return None
+    n = len(scores)
     values = np.asarray(scores, dtype=float)
     center = values.mean()
     codes = _sorted_codes(clusters)
@@ -118,9 +126,7 @@ def _sorted_codes(clusters: Sequence[Hashable] | np.ndarray) -> np.ndarray:
         # The inverse of np.unique, from a table of the codes present (no sort of n items).
         if not len(clusters):
             return np.zeros(0, dtype=np.intp)
-        present = np.zeros(int(clusters.max()) + 1, dtype=bool)
-        present[clusters] = True
-        dense = np.cumsum(present) - 1
+        dense = np.cumsum(_present(clusters)) - 1
         return dense.astype(np.min_scalar_type(max(len(dense), 1)))[clusters]
     names = [str(c) for c in clusters]
     rank = {name: code for code, name in enumerate(sorted(set(names)))}
@@ -129,6 +135,15 @@ def _sorted_codes(clusters: Sequence[Hashable] | np.ndarray) -> np.ndarray:
 
 def _is_ranked(clusters: object) -> TypeGuard[np.ndarray]:
     return isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu"
+
+
+def _present(codes: np.ndarray) -> np.ndarray:
+    """Which of the codes ``0 .. max(codes)`` occur (``codes`` not empty)."""
+    if int(codes.min()) < 0:
+        raise ValueError("cluster codes must be non-negative")
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    return present
 
 
 def interval(
@@ -328,12 +343,15 @@ def describe(
         "mdd80": mdd_single(center, len(scores)),
     }
     if clusters is not None:
-        clustered = clustered_se(scores, clusters) if len(scores) else None
-        entry["clusters"] = (
-            int(np.count_nonzero(np.bincount(clusters)))
-            if _is_ranked(clusters)
-            else len({str(c) for c in clusters})
-        )
+        clustered = None
+        if len(scores):
+            if len(scores) != len(clusters):
+                raise ValueError("scores and clusters differ in length")
+            clustered = _clustered_se(scores, clusters, se)  # se: the same CLT error
+        if _is_ranked(clusters):
+            entry["clusters"] = int(np.count_nonzero(_present(clusters))) if len(clusters) else 0
+        else:
+            entry["clusters"] = len({str(c) for c in clusters})
         entry["se_clustered"] = clustered
         entry["ci95_clustered"] = interval(center, clustered)
         entry["half_width_clustered"] = half_width(clustered)
