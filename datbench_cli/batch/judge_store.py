@@ -98,7 +98,7 @@ class JudgeStore(AnsweredLines):
         self, ident: str, filled: str | None, number: int, offset: int, length: int, crc: int
     ) -> None:
         position = len(self.ids)
-        self._add_line(ident, number, offset, length, crc)
+        self._add_span(ident, number, offset, length, crc)
         if filled is not None:
             width = 1 + _DIGEST_BYTES
             self._filled.extend(bytes(width * (position + 1) - len(self._filled)))
@@ -125,7 +125,7 @@ class JudgeStore(AnsweredLines):
 
     def release(self) -> None:
         """Drop every column (after scoring): only :meth:`close` is left."""
-        self._release_lines()
+        self._release_spans()
         self._filled = bytearray()
 
 

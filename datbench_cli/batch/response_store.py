@@ -23,7 +23,6 @@ from datbench_cli.batch.responses import (
     ResponseLine,
     response_line,
 )
-from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.line_spans import LineSpans
 from datbench_cli.benchmarks.datbench.schema import VLMResponse
 from datbench_cli.benchmarks.datbench.summary import count_duplicates
@@ -119,41 +118,15 @@ class HeldResponses:
 
 
 class AnsweredLines(LineSpans):
-    """The answered lines of a response or judge file: their ids (an :class:`IdTable`) and
-    spans, and a line read back as a :class:`ResponseLine`, checked to be the one read at the
-    start. What :class:`ResponseStore` and
-    :class:`~datbench_cli.batch.judge_store.JudgeStore` share."""
+    """The answered lines of a response or judge file: the last line of an id, and a line
+    read back as a :class:`ResponseLine`, checked to be the one read at the start. What
+    :class:`ResponseStore` and :class:`~datbench_cli.batch.judge_store.JudgeStore` share."""
 
     #: The text and parsed-answer fields of a native line.
     fields = ("raw_output", "parsed_answer")
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.ids = IdTable()
-
-    def _add_line(self, ident: str, number: int, offset: int, length: int, crc: int) -> None:
-        self.ids.append(ident)
-        self._add_span(number, offset, length, crc)
-
-    def _open(self) -> None:
-        self.ids.freeze()
-        super()._open()
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
     def last(self, ident: str) -> int | None:
         return self.ids.last_index(ident)
-
-    def forget_ids(self) -> None:
-        """Drop the ids once every sample has found its line (``score`` then only reads lines
-        by position): :meth:`last` and what looks an id up are gone."""
-        self.ids.forget()
-
-    def _release_lines(self) -> None:
-        self.ids = IdTable()
-        self.ids.freeze()
-        self._release_spans()
 
     def _line(self, position: int) -> ResponseLine:
         """The line at ``position``, parsed again; an input error naming it when its bytes (or,
@@ -169,11 +142,7 @@ class AnsweredLines(LineSpans):
         except InputError:
             line = None
         # The CRC says the bytes are those read at the start; the id, while still held, too.
-        if (
-            line is None
-            or line.error is not None
-            or (self.ids.held and line.id != self.ids[position])
-        ):
+        if line is None or line.error is not None or not self._same_id(position, line.id):
             raise InputError("changed while it was being scored", self.path, number)
         return line
 
@@ -190,12 +159,12 @@ class ResponseStore(AnsweredLines):
     def _add(
         self, ident: str, status: str, number: int, offset: int, length: int, crc: int
     ) -> None:
-        self._add_line(ident, number, offset, length, crc)
+        self._add_span(ident, number, offset, length, crc)
         self._statuses.append(_STATUS_CODES[status])
 
     def release(self) -> None:
         """Drop every column (after scoring): only :meth:`close` is left."""
-        self._release_lines()
+        self._release_spans()
         self._statuses = bytearray()
 
     def response(self, position: int) -> VLMResponse:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
-from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.benchmarks.datbench.line_spans import LineSpans
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
@@ -156,7 +155,6 @@ class ReferenceFile(LineSpans):
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
-        self.ids = IdTable()
         self._capabilities = UIntArray()
         self._modes = UIntArray()
         self._datasets = UIntArray()
@@ -165,29 +163,22 @@ class ReferenceFile(LineSpans):
         codes = self._codes = (Codes(), Codes(), Codes())
         for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
             sample = _parse(record, path, number)
-            self.ids.append(sample.id)
-            self._add_span(number, offset, length, crc)
+            self._add_span(sample.id, number, offset, length, crc)
             self._capabilities.append(codes[0].code(sample.capability))
             self._modes.append(codes[1].code(sample.eval_mode))
             self._datasets.append(codes[2].code(sample.dataset))
             frontier, weight = item_metrics(sample.eval_metrics)
             self._frontier.append(-1 if frontier is None else int(frontier))
             self._weights.append(weight)
-        self.ids.freeze()
         self._open()
 
     def release(self) -> None:
         """Drop every column (after scoring: the aggregation that follows can use the memory);
         only :meth:`close` is left."""
-        self.ids = IdTable()
-        self.ids.freeze()
         self._release_spans()
         self._frontier = array("b")
         self._capabilities, self._modes, self._datasets = UIntArray(), UIntArray(), UIntArray()
         self._weights = OptionalFloats()
-
-    def __len__(self) -> int:
-        return len(self.ids)
 
     def keys(self) -> Iterator[SampleKey]:
         for index in range(len(self.ids)):
@@ -208,10 +199,6 @@ class ReferenceFile(LineSpans):
         """The id of the sample at ``index`` (read from its line once the ids are forgotten)."""
         return self.ids[index] if self.ids.held else self.sample(index).id
 
-    def forget_ids(self) -> None:
-        """Drop the id lookup once the responses are matched (see :meth:`IdTable.forget`)."""
-        self.ids.forget()
-
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
         last = self.ids.last_of(index)
         flag, weight = self._frontier[last], self._weights[last]
@@ -222,7 +209,7 @@ class ReferenceFile(LineSpans):
         record = self._read(index)
         sample = _parse(record, self.path, number) if isinstance(record, dict) else None
         # The CRC says the bytes are those checked at the start; the id, while held, too.
-        if sample is None or (self.ids.held and sample.id != self.ids[index]):
+        if sample is None or not self._same_id(index, sample.id):
             raise InputError("changed while it was being scored", self.path, number)
         return sample
 
