@@ -73,7 +73,7 @@ class ScoreColumns:
         """Each group's name and a mask of its samples (a byte a sample, made one group at a
         time), groups in first-appearance order (``by_name``: sorted by name)."""
         values = codes.numpy()
-        order = sorted(range(len(names)), key=names.__getitem__) if by_name else range(len(names))
+        order = _by_name(names) if by_name else range(len(names))
         for code in order:
             yield names[code], values == code
 
@@ -101,7 +101,7 @@ class ScoreColumns:
         :func:`datbench_cli.stats.describe` takes as clusters, without a string per sample)."""
         names = self._datasets.names
         rank = np.empty(len(names), dtype=np.min_scalar_type(max(len(names), 1)))
-        rank[sorted(range(len(names)), key=lambda code: names[code])] = np.arange(len(names))
+        rank[_by_name(names)] = np.arange(len(names))
         codes = self.datasets.numpy()
         return rank[codes if mask is None else codes[mask]]
 
@@ -209,6 +209,11 @@ class ScoreColumns:
 
 
 _SUM_CHUNK = 1 << 16
+
+
+def _by_name(names: list[str]) -> list[int]:
+    """The codes of ``names`` in the order of the names, sorted."""
+    return sorted(range(len(names)), key=names.__getitem__)
 
 
 def _selected(mask: np.ndarray) -> Iterator[int]:
