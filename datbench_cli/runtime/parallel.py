@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import multiprocessing
 import os
 import signal
@@ -33,7 +34,7 @@ import threading
 import time
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -181,6 +182,29 @@ class WorkList(Sequence[WorkItem]):
                     seen.add(code)
                     yield self[position]
 
+    def piece(self, start: int, stop: int) -> tuple:
+        """Items ``start`` to ``stop`` as plain values, for a worker forked before they were
+        appended: it holds the same samples and responses and builds them (:meth:`part`)."""
+        judged = self._judged.values
+        first, last = bisect_left(judged, start), bisect_left(judged, stop)
+        names = self._status_names.names
+        places = range(start, stop)
+        return (
+            [self.indices[p] for p in places],
+            [self._positions[p] for p in places],
+            bytes(self._judge_modes[start:stop]),
+            {judged[k] - start: self._judge_positions[k] for k in range(first, last)},
+            [names[self._statuses[p]] for p in places],
+        )
+
+    def part(self, piece: tuple) -> WorkList:
+        """The items of a :meth:`piece`, from place 0, over this list's samples and responses."""
+        indices, positions, modes, judges, statuses = piece
+        part = WorkList(self._sample_of, self._profile, self._responses, self._judge_source)
+        for k, (index, position) in enumerate(zip(indices, positions, strict=True)):
+            part.append(index, position, bool(modes[k]), judges.get(k), statuses[k], None)
+        return part
+
     def longest_direct_output(self) -> int:
         """An upper bound of the length of the longest direct-mode output."""
         sizes = (
@@ -237,7 +261,70 @@ def resident_bytes(pid: int | str = "self") -> int | None:
         return None
 
 
-def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
+@dataclass
+class Feed:
+    """Work still to come. Each step of ``steps`` appends items to the work list (the caller
+    matching its samples to their responses), and the pool's workers score the items already
+    there meanwhile; ``representatives`` are items (a sample of each dataset, in direct mode)
+    whose reference answers warm the scorers up before the workers are forked; ``expected``
+    is at most the number of items in all."""
+
+    steps: Iterator[None]
+    representatives: Callable[[], Iterable[WorkItem]]
+    expected: int
+
+
+_END = object()
+
+
+def _settled(
+    work: Sequence[WorkItem], steps: Iterator[None], enough: float
+) -> Iterator[None] | None:
+    """Run ``steps`` until the work list holds ``enough`` items; ``None`` once they are done."""
+    while len(work) < enough:
+        if next(steps, _END) is _END:
+            return None
+    return steps
+
+
+def _chunk_size(items: int, jobs: int) -> int:
+    # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
+    return max(_MIN_CHUNK, min(_MAX_CHUNK, items // (jobs * 4)))
+
+
+class _Ranges:
+    """The ranges of the work list still to score, in order. With a feed, more are cut as the
+    list grows: full chunks while it grows, the rest (in chunks sized by the final length)
+    once it is done."""
+
+    def __init__(self, work: Sequence[WorkItem], jobs: int, feed: Feed | None) -> None:
+        self.pending: deque[tuple[int, int]] = deque()
+        self._work, self._jobs, self._cut = work, jobs, 0
+        self._steps = feed.steps if feed is not None else None
+        self._chunk = _chunk_size(feed.expected if feed is not None else len(work), jobs)
+        self._cut_ranges()
+
+    @property
+    def growing(self) -> bool:
+        return self._steps is not None
+
+    def grow(self) -> None:
+        """One step of the feed, and the ranges it completes."""
+        assert self._steps is not None
+        if next(self._steps, _END) is _END:
+            self._steps = None
+            self._chunk = min(self._chunk, _chunk_size(len(self._work), self._jobs))
+        self._cut_ranges()
+
+    def _cut_ranges(self) -> None:
+        length, chunk = len(self._work), self._chunk
+        while self._cut < length and (self._steps is None or length - self._cut >= chunk):
+            stop = min(self._cut + chunk, length)
+            self.pending.append((self._cut, stop))
+            self._cut = stop
+
+
+def _warm_up(representatives: Iterable[WorkItem], timeout: float | None) -> None:
     """Score each dataset's reference answer once in this process before forking, so the heavy
     libraries the scorers import lazily (scipy, sympy, ...) are loaded once and shared by every
     worker instead of being imported again in each. Model outputs are never scored here (a
@@ -245,7 +332,7 @@ def _warm_up(work: Sequence[WorkItem], timeout: float | None) -> None:
     seen: set[str] = set()
     budget = min(timeout, _WARM_UP_SECONDS) if timeout else _WARM_UP_SECONDS
     with alarm_handler(budget):
-        for item in work.representatives() if isinstance(work, WorkList) else work:
+        for item in representatives:
             sample = item.sample
             name = sample.dataset
             if not item.judge_mode and isinstance(name, str) and name not in seen:
@@ -298,14 +385,18 @@ def _serve(conn: Connection, progress: Any, slot: int) -> None:
                 return
             if task is None:
                 return
-            start, stop = task
+            start, stop, piece = task
             outcomes: list[Any] = []
             reply: list[Any] | _BadInput = outcomes
             try:
+                # Items appended after this worker was forked come as a piece (see WorkList).
+                items = _WORK if piece is None else _WORK.part(piece)  # type: ignore[attr-defined]
+                base = 0 if piece is None else start
                 for i in range(start, stop):
                     progress[index] = i
                     progress[since] = time.monotonic()
-                    outcomes.append(finish(_WORK[i], score_item(_WORK[i], _TIMEOUT)))
+                    item = items[i - base]
+                    outcomes.append(finish(item, score_item(item, _TIMEOUT)))
             except InputError as exc:  # an input file that went bad mid-run: the parent says it
                 reply = _BadInput(str(exc), exc.hint)
             progress[since] = 0.0
@@ -361,9 +452,9 @@ class _Worker:
             self.process.start()
         child.close()
 
-    def give(self, task: tuple[int, int]) -> None:
+    def give(self, task: tuple[int, int], piece: tuple | None) -> None:
         self.task = task
-        self.conn.send(task)
+        self.conn.send((*task, piece))
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -411,29 +502,44 @@ class _Pool:
         for worker in self.workers:
             worker.stop()
 
-    def run(self, tasks: deque[tuple[int, int]]) -> Iterator[tuple[int, list[tuple]]]:
-        """Yield ``(start, outcomes)`` for every range, as workers finish them."""
+    def _piece(self, task: tuple[int, int]) -> tuple | None:
+        return self.work.piece(*task) if isinstance(self.work, WorkList) else None
+
+    def _hand_out(self, tasks: deque[tuple[int, int]]) -> int:
+        """Give each idle worker the next range; how many were given."""
+        given = 0
+        for worker in list(self.workers):
+            if worker.task is None and tasks:
+                task = tasks.popleft()
+                piece = self._piece(task)
+                try:
+                    worker.give(task, piece)
+                except OSError:  # it died while idle: a fresh one takes the range
+                    worker.task = None
+                    self._respawn(worker).give(task, piece)
+                given += 1
+        return given
+
+    def run(self, ranges: _Ranges) -> Iterator[tuple[int, list[tuple]]]:
+        """Yield ``(start, outcomes)`` for every range, as workers finish them; while the
+        work list grows, one step of its feed between looks at the workers."""
+        tasks = ranges.pending
         busy = 0
-        while tasks or busy:
-            for worker in list(self.workers):
-                if worker.task is None and tasks:
-                    task = tasks.popleft()
-                    try:
-                        worker.give(task)
-                    except OSError:  # it died while idle: a fresh one takes the range
-                        worker.task = None
-                        self._respawn(worker).give(task)
-                    busy += 1
+        while tasks or busy or ranges.growing:
+            busy += self._hand_out(tasks)
             waiting = {w.conn: w for w in self.workers if w.task is not None}
             sentinels = {w.process.sentinel: w for w in self.workers if w.task is not None}
             timeout = (
-                _MEMORY_POLL_SECONDS
+                0
+                if ranges.growing
+                else _MEMORY_POLL_SECONDS
                 if any(w.memory_limit for w in self.workers)
                 else _POLL_SECONDS
                 if self.hard_limit is not None
                 else None
             )
-            for ready in wait([*waiting, *sentinels], timeout):
+            handles = [*waiting, *sentinels]
+            for ready in wait(handles, timeout) if handles else ():
                 worker = waiting.get(ready) or sentinels[ready]  # type: ignore[index]
                 if worker.task is None:
                     continue  # already handled through its other handle
@@ -451,10 +557,14 @@ class _Pool:
                 if isinstance(outcomes, _BadInput):
                     raise InputError(outcomes.message, hint=outcomes.hint)
                 worker.task = None
+                # Its next range first: it scores that while the caller takes these in.
+                busy += self._hand_out(tasks)
                 yield task[0], outcomes
             for start, outcomes in self._kill_overrunning(tasks):
                 busy -= 1
                 yield start, outcomes
+            if ranges.growing:
+                ranges.grow()
 
     def _current(self, worker: _Worker) -> tuple[int, float]:
         return int(self.progress[2 * worker.slot]), self.progress[2 * worker.slot + 1]
@@ -524,18 +634,30 @@ def score_all(
     jobs: int = 1,
     finish: Finish | None = None,
     memory_cap: int | None = SAMPLE_MEMORY_CAP,
+    feed: Feed | None = None,
 ) -> Iterator[Any]:
     """Yield one outcome per work item, in order. ``jobs`` <= 0 means every usable core (one,
     in this process, for fewer than :data:`SMALL_RUN` items).
 
     With ``finish``, yield ``finish(item, outcome)`` instead, computed where the item was
     scored (in the worker), so only what it returns travels back. ``memory_cap``: the resident
-    memory one sample may add to its worker (``None``: no cap).
+    memory one sample may add to its worker (``None``: no cap). ``feed``: items still to be
+    appended to ``work`` (a :class:`WorkList`), while a pool scores those already there; run
+    to its end first where the work is scored in this process. Either way, by the time an
+    outcome is yielded its item is in ``work``.
     """
     global _WORK, _TIMEOUT, _FINISH
-    if jobs <= 0:
-        jobs = 1 if len(work) < SMALL_RUN else usable_cpus()
     forkable = "fork" in multiprocessing.get_all_start_methods()
+    steps = feed.steps if feed is not None else None
+    if steps is not None:
+        enough = SMALL_RUN if jobs <= 0 else 2 * _MIN_CHUNK
+        steps = _settled(work, steps, math.inf if jobs == 1 or not forkable else enough)
+    if jobs <= 0:
+        jobs = 1 if steps is None and len(work) < SMALL_RUN else usable_cpus()
+    if steps is not None and jobs == 1:
+        steps = _settled(work, steps, math.inf)
+    if steps is None:
+        feed = None
     if memory_cap is not None and resident_bytes() is None:
         memory_cap = None  # nothing to measure with: the cap cannot be enforced
     if forkable and (jobs == 1 or len(work) < 2 * _MIN_CHUNK):
@@ -552,7 +674,13 @@ def score_all(
                 outcome = score_item(item, timeout)
                 yield outcome if finish is None else finish(item, outcome)
         return
-    _warm_up(work, timeout)
+    if feed is not None:
+        representatives = feed.representatives()
+    elif isinstance(work, WorkList):
+        representatives = work.representatives()
+    else:
+        representatives = work
+    _warm_up(representatives, timeout)
     _WORK, _TIMEOUT, _FINISH = work, timeout, finish
     pool = None
     # Everything alive now (the work list, the references' spans, imported modules) lives
@@ -563,14 +691,12 @@ def score_all(
     if freeze:
         gc.freeze()
     try:
-        # Several chunks per worker keep both busy to the end; large chunks keep IPC cheap.
-        chunk = max(_MIN_CHUNK, min(_MAX_CHUNK, len(work) // (jobs * 4)))
-        tasks = deque((i, min(i + chunk, len(work))) for i in range(0, len(work), chunk))
+        ranges = _Ranges(work, jobs, feed)
         pool = _Pool(jobs, memory_cap)
         pool.start(work, timeout)
         done: dict[int, list[tuple]] = {}
         position = 0
-        for start, outcomes in pool.run(tasks):
+        for start, outcomes in pool.run(ranges):
             done[start] = outcomes
             while position in done:
                 ready = done.pop(position)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import multiprocessing
 import unittest
 import warnings
+from collections.abc import Iterator
+from unittest import mock
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
+from datbench_cli.batch.response_store import HeldResponses
 from datbench_cli.benchmarks.datbench.evaluator import compute_report
-from datbench_cli.runtime.parallel import usable_cpus
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.runtime import parallel
+from datbench_cli.runtime.parallel import Feed, WorkItem, WorkList, score_all, usable_cpus
 from datbench_cli.scorers import SCORERS
 from tests.vectors import DATA, GLUE_STEMS, load_lines
 
@@ -79,6 +85,87 @@ class ParallelScoringTests(unittest.TestCase):
 
     def test_usable_cpus_is_positive(self) -> None:
         self.assertGreaterEqual(usable_cpus(), 1)
+
+
+def fed_work(copies: int, step: int) -> tuple[WorkList, Feed, list[DatBenchSample]]:
+    """An empty work list over the vector samples (direct mode) and a feed appending them,
+    ``step`` items at a time; the feed records whether workers were alive at each step."""
+    rows, responses, _ = vector_samples(copies)
+    samples = [DatBenchSample.from_hf_row(row, "math") for row in rows]
+    work = WorkList(samples.__getitem__, "reference", HeldResponses(responses))
+    alive: list[bool] = []
+
+    def steps() -> Iterator[None]:
+        for index in range(len(samples)):
+            if index % step == 0:
+                alive.append(bool(multiprocessing.active_children()))
+                yield
+            work.append(index, index, False, None, "ok", samples[index].dataset)
+
+    def representatives() -> Iterator[WorkItem]:
+        yield WorkItem(samples[0], "", False, None)
+
+    feed = Feed(steps(), representatives, len(samples))
+    feed.alive = alive  # type: ignore[attr-defined]
+    return work, feed, samples
+
+
+class FedScoringTests(unittest.TestCase):
+    """Workers score the items already matched while the rest are still being appended."""
+
+    def test_workers_score_while_the_feed_still_appends(self) -> None:
+        work, feed, samples = fed_work(4, 64)
+        lengths = []
+        outcomes = []
+        for outcome in score_all(work, 30.0, 2, feed=feed):
+            lengths.append(len(work))
+            outcomes.append(outcome)
+        self.assertEqual(len(work), len(samples))
+        self.assertEqual(len(outcomes), len(samples))
+        # Every outcome came once its item was there; the feed ran on after the fork.
+        self.assertTrue(all(length > at for at, length in enumerate(lengths)))
+        self.assertTrue(feed.alive[-1])  # type: ignore[attr-defined]
+        whole, whole_feed, _ = fed_work(4, 64)
+        for _ in whole_feed.steps:
+            pass
+        self.assertEqual(outcomes, list(score_all(whole, 30.0, 1)))
+
+    def test_a_small_run_runs_its_feed_to_the_end_and_scores_here(self) -> None:
+        work, feed, samples = fed_work(1, 16)
+        self.assertLess(len(samples), parallel.SMALL_RUN)
+        with mock.patch.object(parallel, "_Pool", side_effect=AssertionError("forked")):
+            outcomes = list(score_all(work, 30.0, 0, feed=feed))
+        self.assertEqual(len(outcomes), len(samples))
+        self.assertFalse(any(feed.alive))  # type: ignore[attr-defined]
+
+    def test_a_piece_rebuilds_the_same_items(self) -> None:
+        work, feed, samples = fed_work(1, 1 << 30)
+        for _ in feed.steps:
+            pass
+        work.append(0, 3, True, None, "empty", None)  # a judge-mode item, another status
+        stop = len(work)
+        part = work.part(work.piece(stop - 40, stop))
+        self.assertEqual(len(part), 40)
+        for k in range(40):
+            self.assertEqual(part[k], work[stop - 40 + k])
+
+    def test_a_worker_gets_its_next_range_before_its_results_are_taken_in(self) -> None:
+        work, feed, samples = fed_work(4, 1 << 30)
+        for _ in feed.steps:
+            pass
+        events: list[str] = []
+        give = parallel._Worker.give
+
+        def logged(worker: parallel._Worker, task: tuple[int, int], piece: tuple | None) -> None:
+            events.append("give")
+            give(worker, task, piece)
+
+        with mock.patch.object(parallel._Worker, "give", logged):
+            for _ in score_all(work, 30.0, 2):
+                events.append("took")
+        first = events.index("took")
+        # Two workers started, and the one that finished first already had its next range.
+        self.assertGreaterEqual(events[:first].count("give"), 3)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,10 @@ from datbench_cli.errors import (
 )
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.memory import return_freed_memory
-from datbench_cli.runtime.parallel import Finish, WorkList, score_all
+from datbench_cli.runtime.parallel import Feed, Finish, WorkItem, WorkList, score_all
+
+# Samples matched to their responses between two looks at the scoring workers.
+_MATCH_STEP = 256
 
 
 class DatBenchEvaluator:
@@ -220,46 +223,64 @@ class DatBenchEvaluator:
         )
         errored = set(errored_ids)
         work = WorkList(samples.sample, profile, store, judges)
-        matched = bytearray(len(store))  # the responses some sample has
         judge_matched = 0
-        for key in samples.keys():
-            position = store.last(key.id)
-            if position is None:
-                coverage.missing_responses += 1
-                coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
-                continue
-            matched[position] = 1
-            status = store.status(position)
-            if status is None or status in (ERRORED, MISSING):
-                status = text_status(store.response(position).model_output)
-            coverage.count(key.capability, status)
-            judge_mode = key.eval_mode == "judge"
-            judge = judges.last(key.id) if judge_mode else None
-            judge_matched += judge is not None
-            work.append(
-                key.at, position, judge_mode, judge, status if with_status else None, key.dataset
-            )
-        # Every distinct response id no sample has (the last line of an id is the one matched).
-        coverage.unknown_response_ids = store.unmatched(matched)
-        del matched
-        if release_inputs:  # every lookup by id is done: only problem reports need an id
-            samples.forget_ids()
-            store.forget_ids()
-            judges.forget_ids()
+
+        def match(work: WorkList) -> Iterator[None]:
+            """Append each answered sample to ``work``, a step at a time (a pool scores the
+            items already there meanwhile), counting coverage as it goes."""
+            nonlocal judge_matched
+            matched = bytearray(len(store))  # the responses some sample has
+            for key in samples.keys():
+                if key.at % _MATCH_STEP == 0:
+                    yield
+                position = store.last(key.id)
+                if position is None:
+                    coverage.missing_responses += 1
+                    coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
+                    continue
+                matched[position] = 1
+                status = store.status(position)
+                if status is None or status in (ERRORED, MISSING):
+                    status = text_status(store.response(position).model_output)
+                coverage.count(key.capability, status)
+                judge_mode = key.eval_mode == "judge"
+                judge = judges.last(key.id) if judge_mode else None
+                judge_matched += judge is not None
+                work.append(
+                    key.at,
+                    position,
+                    judge_mode,
+                    judge,
+                    status if with_status else None,
+                    key.dataset,
+                )
+            # Every distinct response id no sample has (the last line of an id is the one
+            # matched).
+            coverage.unknown_response_ids = store.unmatched(matched)
+            del matched
+            if release_inputs:  # every lookup by id is done: only problem reports need an id
+                samples.forget_ids()
+                store.forget_ids()
+                judges.forget_ids()
+            if progress is not None:
+                progress(0, total=len(work))
+
+        def representatives() -> Iterator[WorkItem]:
+            for index in samples.dataset_firsts():
+                yield WorkItem(samples.sample(index), "", False, None, profile)
 
         builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
-        if progress is not None:
-            progress(0, total=len(work))
+        feed = Feed(match(work), representatives, len(samples))
         # The parent adds each record up from the sample's key and codes: it parses no sample.
-        for done, (index, record) in enumerate(
-            zip(work.indices, score_all(work, sample_timeout, jobs, finish), strict=True), start=1
-        ):
+        done = 0
+        for done, record in enumerate(score_all(work, sample_timeout, jobs, finish, feed=feed), 1):
             if progress is not None and done % report_every == 0:
                 progress(report_every)
+            index = work.indices[done - 1]
             key = samples.key(index)
             score, _, verdict, error, corrections, details, reasons, _ = record
             if verdict in ("missing", "unparsed", "stale"):
@@ -281,6 +302,8 @@ class DatBenchEvaluator:
                 weight,
             )
             sink(work, done - 1, record)
+        if done != len(work):
+            raise AssertionError(f"{len(work)} samples to score, {done} scored")
         if progress is not None:
             progress(len(work) % report_every)
         judge_expected = work.judge_count()

@@ -13,7 +13,7 @@ place while scoring) is an input error, never a silently different sample.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -90,6 +90,10 @@ class Samples(Protocol):
         item_metrics`) of the last sample with the id of the one at ``index``."""
         ...
 
+    def dataset_firsts(self) -> Iterator[int]:
+        """The index of the first direct-mode sample of each dataset (named by a string)."""
+        ...
+
     def forget_ids(self) -> None:
         """Drop what looks ids up (a run that has matched its responses); ``keys`` and
         ``key`` still give each sample's id."""
@@ -131,11 +135,23 @@ class HeldSamples:
         last = self._last[self._samples[index].id]
         return item_metrics(self._samples[last].eval_metrics)
 
+    def dataset_firsts(self) -> Iterator[int]:
+        return _firsts((s.dataset, s.eval_mode) for s in self._samples)
+
     def forget_ids(self) -> None:
         return None  # the caller's samples: nothing of ours to drop
 
     def release(self) -> None:
         return None
+
+
+def _firsts(pairs: Iterable[tuple[Any, Any]]) -> Iterator[int]:
+    """The place of the first direct-mode pair of each dataset named by a string."""
+    seen: set[Any] = set()
+    for index, (dataset, mode) in enumerate(pairs):
+        if mode != "judge" and dataset not in seen and isinstance(dataset, str):
+            seen.add(dataset)
+            yield index
 
 
 def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
@@ -193,6 +209,12 @@ class ReferenceFile(LineSpans):
             modes.names[self._modes[index]],
             datasets.names[self._datasets[index]],
             self,
+        )
+
+    def dataset_firsts(self) -> Iterator[int]:
+        datasets, modes = self._codes[2].names, self._codes[1].names
+        return _firsts(
+            (datasets[d], modes[m]) for d, m in zip(self._datasets, self._modes, strict=True)
         )
 
     def id_of(self, index: int) -> str:
