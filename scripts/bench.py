@@ -19,7 +19,9 @@ noisy, the ratios are what we track):
    registered dataset name (vector rows with their real outputs, judge-mode samples with judge
    responses), with --jobs 1 and --jobs 2, against the bare scorer functions in one loop.
    jobs 1 and jobs 2 run alternately (paired). Targets: jobs 1 <= 1.5x the bare loop; jobs 2
-   >= 1.85x faster than jobs 1.
+   >= 1.85x faster than jobs 1. Beside them, two bare loops at once (one per core) against one
+   alone: twice the one's time over the pair's is the most any split of the scoring in two can
+   gain on the machine (shared caches and memory bandwidth slow both).
 4. memory: peak RSS of export at two sizes (10x apart; should not grow, `export-memory`) and of
    score at --memory-samples (20,000 and 200,000: flat, <= 1.1x, and under 400 MB; `memory`).
 5. html: `datbench view` of a 45,000-sample report (prompts, outputs, score details, judge
@@ -443,6 +445,20 @@ def bare_scoring_seconds(run: Path) -> float:
     return float(result.stdout.strip().splitlines()[-1])
 
 
+def concurrent_bare_seconds(run: Path) -> float:
+    """Two bare loops at once, one per core: the mean of their times. Their slowdown against
+    one alone (shared caches and memory bandwidth) bounds any split of the scoring in two."""
+    command = [PYTHON, "-c", BARE_SCORING, str(run)]
+    pair = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT) for _ in "ab"]
+    times = []
+    for process in pair:
+        out, _ = process.communicate()
+        if process.returncode:
+            raise subprocess.CalledProcessError(process.returncode, command)
+        times.append(float(out.strip().splitlines()[-1]))
+    return statistics.mean(times)
+
+
 # ----------------------------------------------------------------------------- small runs
 
 SMALL_RUN_TARGET = 0.45  # seconds, `score -d` on the sample data
@@ -665,11 +681,21 @@ def main() -> None:
                 ]
             )
 
-        bare_s = statistics.median(bare_scoring_seconds(run) for _ in range(args.repeat))
+        (bare_s, _), (both_s, _) = paired(
+            args.repeat,
+            lambda: (bare_scoring_seconds(run), 0.0),
+            lambda: (concurrent_bare_seconds(run), 0.0),
+        )
         (jobs1_s, jobs1_peak), (jobs2_s, jobs2_peak) = paired(
             args.repeat, lambda: score(1), lambda: score(2)
         )
         report("bare scorer loop", bare_s, None, f"{args.score_samples} samples")
+        report(
+            "bare scorer loop, 2 at once",
+            both_s,
+            None,
+            f"each; the machine's ceiling for a split in two: {2 * bare_s / both_s:.2f}x",
+        )
         report(
             "datbench score --jobs 1",
             jobs1_s,

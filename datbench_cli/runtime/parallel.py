@@ -1,8 +1,10 @@
 """Scoring outcomes for many samples, in order, on one core or several.
 
 With ``jobs > 1`` the work list is handed to forked worker processes through a module global
-(inherited copy-on-write, never pickled); only index ranges go out and outcomes come back as
-plain tuples. Each worker applies the per-sample time budget in its own main thread and
+(inherited copy-on-write, never pickled); index ranges go out, each with its items' places
+(a :meth:`WorkList.piece`, a few bytes an item, so that items appended after the fork by a
+:class:`Feed` reach the workers), and outcomes come back as plain tuples. A feed lets the
+pool score the items already matched while the caller matches the rest. Each worker applies the per-sample time budget in its own main thread and
 records, in shared memory, which sample it is on and since when. The parent watches both:
 
 - a sample still running well past its budget (a call into C that the alarm cannot
