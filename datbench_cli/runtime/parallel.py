@@ -4,8 +4,10 @@ With ``jobs > 1`` the work list is handed to forked worker processes through a m
 (inherited copy-on-write, never pickled); index ranges go out, each with its items' places
 (a :meth:`WorkList.piece`, a few bytes an item, so that items appended after the fork by a
 :class:`Feed` reach the workers), and outcomes come back as plain tuples. A feed lets the
-pool score the items already matched while the caller matches the rest. Each worker applies the per-sample time budget in its own main thread and
-records, in shared memory, which sample it is on and since when. The parent watches both:
+pool score the items already matched while the caller matches the rest.
+
+Each worker applies the per-sample time budget in its own main thread and records, in shared
+memory, which sample it is on and since when. The parent watches both:
 
 - a sample still running well past its budget (a call into C that the alarm cannot
   interrupt) gets its worker killed and is recorded as a ``SampleTimeout``, exactly as the
@@ -269,7 +271,7 @@ class Feed:
     matching its samples to their responses), and the pool's workers score the items already
     there meanwhile; ``representatives`` are items (a sample of each dataset, in direct mode)
     whose reference answers warm the scorers up before the workers are forked; ``expected``
-    is at most the number of items in all."""
+    is an upper bound of the number of items in all (it sizes the ranges)."""
 
     steps: Iterator[None]
     representatives: Callable[[], Iterable[WorkItem]]
@@ -609,7 +611,9 @@ class _Pool:
             if worker.task is None:
                 continue
             index, since = self._current(worker)
-            if not since:
+            # The two marks are read one after the other: an index still of the worker's
+            # previous range is looked at again next time.
+            if not since or not worker.task[0] <= index < worker.task[1]:
                 continue
             if self.hard_limit is not None and now - since >= self.hard_limit:
                 outcome = _timed_out()
@@ -649,6 +653,8 @@ def score_all(
     outcome is yielded its item is in ``work``.
     """
     global _WORK, _TIMEOUT, _FINISH
+    if feed is not None and not isinstance(work, WorkList):
+        raise TypeError("a feed appends to a WorkList (its later items reach workers as pieces)")
     forkable = "fork" in multiprocessing.get_all_start_methods()
     steps = feed.steps if feed is not None else None
     if steps is not None:

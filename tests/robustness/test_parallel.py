@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import multiprocessing
+import time
 import unittest
 import warnings
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from unittest import mock
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
 from datbench_cli.batch.response_store import HeldResponses
+from datbench_cli.benchmarks.datbench import evaluator as evaluator_module
 from datbench_cli.benchmarks.datbench.evaluator import compute_report
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.runtime import parallel
@@ -148,6 +150,54 @@ class FedScoringTests(unittest.TestCase):
         self.assertEqual(len(part), 40)
         for k in range(40):
             self.assertEqual(part[k], work[stop - 40 + k])
+
+    def test_a_dataset_name_that_cannot_be_hashed_is_scored_as_with_one_job(self) -> None:
+        rows, responses, judges = vector_samples(4)
+        direct = next(i for i, row in enumerate(rows) if row["eval_mode"] == "direct")
+        rows[direct] = dict(rows[direct], source_info={"dataset": ["x"]})
+        evaluator = DatBenchEvaluator(rows, "math")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            one = compute_report(evaluator, responses, judges, jobs=1)
+            two = compute_report(evaluator, responses, judges, jobs=2)
+        self.assertEqual(one.summary, two.summary)
+        self.assertEqual(
+            [dataclasses.asdict(r) for r in one.results],
+            [dataclasses.asdict(r) for r in two.results],
+        )
+
+    def test_progress_gets_its_total_before_any_count(self) -> None:
+        # Matching made slow (one sample a step, 0.5 ms a step): results arrive long before the
+        # total is known, and no count may go out before it.
+        rows, responses, judges = vector_samples(4)
+        calls: list[tuple[int, int | None]] = []
+        grow = parallel._Ranges.grow
+
+        def slow(ranges: parallel._Ranges) -> None:
+            time.sleep(0.0005)
+            grow(ranges)
+
+        with (
+            warnings.catch_warnings(),
+            mock.patch.object(evaluator_module, "_MATCH_STEP", 1),
+            mock.patch.object(parallel._Ranges, "grow", slow),
+        ):
+            warnings.simplefilter("ignore")
+            compute_report(
+                DatBenchEvaluator(rows, "math"),
+                responses,
+                judges,
+                jobs=2,
+                progress=lambda n, total=None: calls.append((n, total)),
+            )
+        self.assertEqual(calls[0], (0, len(responses)))
+        self.assertTrue(all(total is None for _, total in calls[1:]))
+        self.assertEqual(sum(n for n, _ in calls), len(responses))
+
+    def test_a_feed_needs_a_work_list(self) -> None:
+        work, feed, _ = fed_work(1, 16)
+        with self.assertRaises(TypeError):
+            list(score_all(list(work), 30.0, 2, feed=feed))
 
     def test_a_worker_gets_its_next_range_before_its_results_are_taken_in(self) -> None:
         work, feed, samples = fed_work(4, 1 << 30)

@@ -44,10 +44,12 @@ def responses(count: int = 60) -> list[VLMResponse]:
     return [VLMResponse(f"s{i:03d}", f"so: {i if i % 3 else i + 1}") for i in range(count)]
 
 
-def report_rows(jobs: int, timeout: float | None = 5.0) -> list[dict[str, Any]]:
+def report_rows(jobs: int, timeout: float | None = 5.0, count: int = 60) -> list[dict[str, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = compute_report(evaluator(), responses(), sample_timeout=timeout, jobs=jobs)
+        report = compute_report(
+            evaluator(count), responses(count), sample_timeout=timeout, jobs=jobs
+        )
     return [dataclasses.asdict(r) for r in report.results]
 
 
@@ -100,6 +102,20 @@ class DeadWorkerTests(unittest.TestCase):
 
                 self.assertEqual(within(60, run, how, marker), self.expected)
                 self.assertTrue(marker.exists())  # the worker did die
+
+    def test_a_worker_dying_while_samples_are_still_being_matched_is_replaced(self) -> None:
+        # 700 samples: the pool is forked after the first matching step (256 samples), so the
+        # worker scoring s030 dies while the parent is still matching the rest.
+        expected = report_rows(jobs=1, count=700)
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = Path(tmp) / "died"
+
+            def run() -> list[dict[str, Any]]:
+                with mock.patch.object(parallel, "score_item", dies_on("s030", "kill", marker)):
+                    return report_rows(jobs=2, count=700)
+
+            self.assertEqual(within(60, run), expected)
+            self.assertTrue(marker.exists())
 
     def test_a_worker_dying_twice_stops_the_run_naming_the_sample(self) -> None:
         def run() -> str:

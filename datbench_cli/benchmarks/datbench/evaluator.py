@@ -224,11 +224,12 @@ class DatBenchEvaluator:
         errored = set(errored_ids)
         work = WorkList(samples.sample, profile, store, judges)
         judge_matched = 0
+        matched_all = False
 
         def match(work: WorkList) -> Iterator[None]:
             """Append each answered sample to ``work``, a step at a time (a pool scores the
             items already there meanwhile), counting coverage as it goes."""
-            nonlocal judge_matched
+            nonlocal judge_matched, matched_all
             matched = bytearray(len(store))  # the responses some sample has
             for key in samples.keys():
                 if key.at % _MATCH_STEP == 0:
@@ -264,6 +265,7 @@ class DatBenchEvaluator:
                 judges.forget_ids()
             if progress is not None:
                 progress(0, total=len(work))
+            matched_all = True
 
         def representatives() -> Iterator[WorkItem]:
             for index in samples.dataset_firsts():
@@ -276,10 +278,12 @@ class DatBenchEvaluator:
         report_every = 256
         feed = Feed(match(work), representatives, len(samples))
         # The parent adds each record up from the sample's key and codes: it parses no sample.
-        done = 0
+        done = reported = 0
         for done, record in enumerate(score_all(work, sample_timeout, jobs, finish, feed=feed), 1):
-            if progress is not None and done % report_every == 0:
-                progress(report_every)
+            # Counts only once the total is out: matching ends while the pool scores.
+            if progress is not None and done % report_every == 0 and matched_all:
+                progress(done - reported)
+                reported = done
             index = work.indices[done - 1]
             key = samples.key(index)
             score, _, verdict, error, corrections, details, reasons, _ = record
@@ -305,7 +309,7 @@ class DatBenchEvaluator:
         if done != len(work):
             raise AssertionError(f"{len(work)} samples to score, {done} scored")
         if progress is not None:
-            progress(len(work) % report_every)
+            progress(len(work) - reported)
         judge_expected = work.judge_count()
         del work
         if release_inputs:

@@ -149,7 +149,8 @@ def _firsts(pairs: Iterable[tuple[Any, Any]]) -> Iterator[int]:
     """The place of the first direct-mode pair of each dataset named by a string."""
     seen: set[Any] = set()
     for index, (dataset, mode) in enumerate(pairs):
-        if mode != "judge" and dataset not in seen and isinstance(dataset, str):
+        # A name that is not a string (even an unhashable one) has no scorer to warm up.
+        if mode != "judge" and isinstance(dataset, str) and dataset not in seen:
             seen.add(dataset)
             yield index
 
