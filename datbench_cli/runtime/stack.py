@@ -26,10 +26,22 @@ _REFERENCE_USED = 3
 _lock = threading.Lock()
 _active = 0
 _base_limit = 0
-_used_by_path: dict[tuple[Any, ...], int] = {}
+# Call path (the ids of its frames' code objects) -> (recursion units used there, the code
+# objects themselves: held, so that no id of a key is reused by another code object).
+_used_by_path: dict[tuple[int, ...], tuple[int, tuple[types.CodeType, ...]]] = {}
 
 
-def _path_key(frame: Any) -> tuple[Any, ...]:
+def _path_key(frame: Any) -> tuple[int, ...]:
+    # Ids, not the code objects: hashing a code object hashes its constants every time (about
+    # 15 us a sample for a worker's 30-odd frames, against 3 us for their ids).
+    ids = []
+    while frame is not None:
+        ids.append(id(frame.f_code))
+        frame = frame.f_back
+    return tuple(ids)
+
+
+def _path_codes(frame: Any) -> tuple[types.CodeType, ...]:
     codes = []
     while frame is not None:
         codes.append(frame.f_code)
@@ -45,26 +57,29 @@ def _room(depth: int = 0) -> int:
         return depth
 
 
-def _used_here(key: tuple[Any, ...]) -> int:
-    used = _used_by_path.get(key)
-    if used is None:
-        # The probe starts one frame below the caller's call site.
-        used = sys.getrecursionlimit() - _room() - 1
-        _used_by_path[key] = used
+def _used_here(key: tuple[int, ...], frame: Any) -> int:
+    known = _used_by_path.get(key)
+    if known is not None:
+        return known[0]
+    # The probe starts one frame below the caller's call site.
+    used = sys.getrecursionlimit() - _room() - 1
+    _used_by_path[key] = (used, _path_codes(frame))
     return used
 
 
 def call_with_reference_headroom(function: Callable[..., T], *args: Any) -> T:
     """``function(*args)`` with the recursion room the reference's ``score_sample`` has."""
     global _active, _base_limit
-    key = _path_key(sys._getframe())
+    frame = sys._getframe()
+    key = _path_key(frame)
     with _lock:
         if _active == 0:
             _base_limit = sys.getrecursionlimit()
         _active += 1
-        extra = _used_here(key) - _REFERENCE_USED
+        extra = _used_here(key, frame) - _REFERENCE_USED
         if extra > 0 and sys.getrecursionlimit() < _base_limit + extra:
             sys.setrecursionlimit(_base_limit + extra)
+    del frame  # a frame holding itself would stay as a cycle for the collector
     try:
         return function(*args)
     finally:
