@@ -31,16 +31,6 @@ _base_limit = 0
 _used_by_path: dict[tuple[int, ...], tuple[int, tuple[types.CodeType, ...]]] = {}
 
 
-def _path_key(frame: Any) -> tuple[int, ...]:
-    # Ids, not the code objects: hashing a code object hashes its constants every time (about
-    # 15 us a sample for a worker's 30-odd frames, against 3 us for their ids).
-    ids = []
-    while frame is not None:
-        ids.append(id(frame.f_code))
-        frame = frame.f_back
-    return tuple(ids)
-
-
 def _path_codes(frame: Any) -> tuple[types.CodeType, ...]:
     codes = []
     while frame is not None:
@@ -57,29 +47,30 @@ def _room(depth: int = 0) -> int:
         return depth
 
 
-def _used_here(key: tuple[int, ...], frame: Any) -> int:
+def _used_here(codes: tuple[types.CodeType, ...]) -> int:
+    # Keyed by the code objects' ids: hashing a code object hashes its constants every time
+    # (about 15 us a sample for a worker's 30-odd frames, against 3 us for their ids).
+    key = tuple(map(id, codes))
     known = _used_by_path.get(key)
     if known is not None:
         return known[0]
     # The probe starts one frame below the caller's call site.
     used = sys.getrecursionlimit() - _room() - 1
-    _used_by_path[key] = (used, _path_codes(frame))
+    _used_by_path[key] = (used, codes)
     return used
 
 
 def call_with_reference_headroom(function: Callable[..., T], *args: Any) -> T:
     """``function(*args)`` with the recursion room the reference's ``score_sample`` has."""
     global _active, _base_limit
-    frame = sys._getframe()
-    key = _path_key(frame)
+    codes = _path_codes(sys._getframe())
     with _lock:
         if _active == 0:
             _base_limit = sys.getrecursionlimit()
         _active += 1
-        extra = _used_here(key, frame) - _REFERENCE_USED
+        extra = _used_here(codes) - _REFERENCE_USED
         if extra > 0 and sys.getrecursionlimit() < _base_limit + extra:
             sys.setrecursionlimit(_base_limit + extra)
-    del frame  # a frame holding itself would stay as a cycle for the collector
     try:
         return function(*args)
     finally:
