@@ -111,15 +111,14 @@ class WorkList(Sequence[WorkItem]):
         self._profile = profile
         self._responses = responses
         self._judge_source = judges
-        # About 3 bytes an item: sample and response places as runs (a few bytes a run; in a
-        # run's order they take four bytes each), statuses and datasets as one-byte codes,
-        # judges only where given.
+        # About 2 bytes an item: sample and response places as runs (a few bytes a run; in a
+        # run's order they take four bytes each), statuses as one-byte codes, judges only where
+        # given.
         self.indices = Ascending()
         self._positions = Ascending()
         # The items that have a judge response (ascending) and its position in ``judges``.
         self._judged, self._judge_positions = UIntArray(), UIntArray()
         self._status_names, self._statuses = Codes(), UIntArray()
-        self._dataset_names, self._datasets = Codes(), UIntArray()
         self._judge_modes = bytearray()
         self._last: tuple[int, WorkItem] | None = None
 
@@ -130,7 +129,6 @@ class WorkList(Sequence[WorkItem]):
         judge_mode: bool,
         judge: int | None,
         status: str | None,
-        dataset: Any,
     ) -> None:
         """One item: the sample at ``index`` of ``sample_of``, the response at ``position``
         of ``responses``, its judge response at ``judge`` of ``judges``."""
@@ -140,7 +138,6 @@ class WorkList(Sequence[WorkItem]):
         self.indices.append(index)
         self._positions.append(position)
         self._statuses.append(self._status_names.code(status))
-        self._datasets.append(self._dataset_names.code(dataset))
         self._judge_modes.append(judge_mode)
 
     def __len__(self) -> int:
@@ -176,16 +173,6 @@ class WorkList(Sequence[WorkItem]):
     def judge_count(self) -> int:
         return sum(self._judge_modes)
 
-    def representatives(self) -> Iterator[WorkItem]:
-        """The first direct-mode item of each dataset."""
-        seen: set[int] = set()
-        names = self._dataset_names.names
-        for position, code in enumerate(self._datasets):
-            if not self._judge_modes[position] and isinstance(names[code], str):
-                if code not in seen:
-                    seen.add(code)
-                    yield self[position]
-
     def piece(self, start: int, stop: int) -> tuple:
         """Items ``start`` to ``stop`` as plain values, for a worker forked before they were
         appended: it holds the same samples and responses and builds them (:meth:`part`)."""
@@ -206,7 +193,7 @@ class WorkList(Sequence[WorkItem]):
         indices, positions, modes, judges, statuses = piece
         part = WorkList(self._sample_of, self._profile, self._responses, self._judge_source)
         for k, (index, position) in enumerate(zip(indices, positions, strict=True)):
-            part.append(index, position, bool(modes[k]), judges.get(k), statuses[k], None)
+            part.append(index, position, bool(modes[k]), judges.get(k), statuses[k])
         return part
 
     def longest_direct_output(self) -> int:
@@ -301,11 +288,13 @@ class _Ranges:
     list grows: full chunks while it grows, the rest (in chunks sized by the final length)
     once it is done."""
 
-    def __init__(self, work: Sequence[WorkItem], jobs: int, feed: Feed | None) -> None:
+    def __init__(
+        self, work: Sequence[WorkItem], jobs: int, steps: Iterator[None] | None, expected: int
+    ) -> None:
         self.pending: deque[tuple[int, int]] = deque()
         self._work, self._jobs, self._cut = work, jobs, 0
-        self._steps = feed.steps if feed is not None else None
-        self._chunk = _chunk_size(feed.expected if feed is not None else len(work), jobs)
+        self._steps = steps  # the feed's, while it still appends
+        self._chunk = _chunk_size(expected, jobs)
         self._cut_ranges()
 
     @property
@@ -650,7 +639,8 @@ def score_all(
     memory one sample may add to its worker (``None``: no cap). ``feed``: items still to be
     appended to ``work`` (a :class:`WorkList`), while a pool scores those already there; run
     to its end first where the work is scored in this process. Either way, by the time an
-    outcome is yielded its item is in ``work``.
+    outcome is yielded its item is in ``work``. The scorers are warmed up before a fork from
+    the feed's representatives; without a feed, from the items of ``work`` themselves.
     """
     global _WORK, _TIMEOUT, _FINISH
     if feed is not None and not isinstance(work, WorkList):
@@ -664,8 +654,7 @@ def score_all(
         jobs = 1 if steps is None and len(work) < SMALL_RUN else usable_cpus()
     if steps is not None and jobs == 1:
         steps = _settled(work, steps, math.inf)
-    if steps is None:
-        feed = None
+    expected = feed.expected if feed is not None and steps is not None else len(work)
     if memory_cap is not None and resident_bytes() is None:
         memory_cap = None  # nothing to measure with: the cap cannot be enforced
     if forkable and (jobs == 1 or len(work) < 2 * _MIN_CHUNK):
@@ -682,13 +671,7 @@ def score_all(
                 outcome = score_item(item, timeout)
                 yield outcome if finish is None else finish(item, outcome)
         return
-    if feed is not None:
-        representatives = feed.representatives()
-    elif isinstance(work, WorkList):
-        representatives = work.representatives()
-    else:
-        representatives = work
-    _warm_up(representatives, timeout)
+    _warm_up(feed.representatives() if feed is not None else work, timeout)
     _WORK, _TIMEOUT, _FINISH = work, timeout, finish
     pool = None
     # Everything alive now (the work list, the references' spans, imported modules) lives
@@ -699,7 +682,7 @@ def score_all(
     if freeze:
         gc.freeze()
     try:
-        ranges = _Ranges(work, jobs, feed)
+        ranges = _Ranges(work, jobs, steps, expected)
         pool = _Pool(jobs, memory_cap)
         pool.start(work, timeout)
         done: dict[int, list[tuple]] = {}

@@ -49,20 +49,27 @@ def vector_samples(copies: int) -> tuple[list[dict], list[VLMResponse], list[Jud
     return rows, responses, judges
 
 
+def assert_two_jobs_equal_one(
+    test: unittest.TestCase, rows: list[dict], responses: list[VLMResponse], judges: list
+) -> None:
+    """The report of ``rows`` scored with two jobs is the one-job report, summary and results."""
+    evaluator = DatBenchEvaluator(rows, "math")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = compute_report(evaluator, responses, judges, jobs=1)
+        two = compute_report(evaluator, responses, judges, jobs=2)
+    test.assertEqual(one.summary, two.summary)
+    test.assertEqual(
+        [dataclasses.asdict(r) for r in one.results],
+        [dataclasses.asdict(r) for r in two.results],
+    )
+
+
 class ParallelScoringTests(unittest.TestCase):
     def test_two_jobs_equal_one_job(self) -> None:
         rows, responses, judges = vector_samples(4)
         self.assertGreater(len(rows), 600)  # enough for several chunks
-        evaluator = DatBenchEvaluator(rows, "math")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            one = compute_report(evaluator, responses, judges, jobs=1)
-            two = compute_report(evaluator, responses, judges, jobs=2)
-        self.assertEqual(one.summary, two.summary)
-        self.assertEqual(
-            [dataclasses.asdict(r) for r in one.results],
-            [dataclasses.asdict(r) for r in two.results],
-        )
+        assert_two_jobs_equal_one(self, rows, responses, judges)
 
     def test_the_collector_is_left_as_it_was(self) -> None:
         # The pool freezes what is alive at the fork for its workers' sake; afterwards the
@@ -102,7 +109,7 @@ def fed_work(copies: int, step: int) -> tuple[WorkList, Feed, list[DatBenchSampl
             if index % step == 0:
                 alive.append(bool(multiprocessing.active_children()))
                 yield
-            work.append(index, index, False, None, "ok", samples[index].dataset)
+            work.append(index, index, False, None, "ok")
 
     def representatives() -> Iterator[WorkItem]:
         yield WorkItem(samples[0], "", False, None)
@@ -144,7 +151,7 @@ class FedScoringTests(unittest.TestCase):
         work, feed, samples = fed_work(1, 1 << 30)
         for _ in feed.steps:
             pass
-        work.append(0, 3, True, None, "empty", None)  # a judge-mode item, another status
+        work.append(0, 3, True, None, "empty")  # a judge-mode item, another status
         stop = len(work)
         part = work.part(work.piece(stop - 40, stop))
         self.assertEqual(len(part), 40)
@@ -155,16 +162,7 @@ class FedScoringTests(unittest.TestCase):
         rows, responses, judges = vector_samples(4)
         direct = next(i for i, row in enumerate(rows) if row["eval_mode"] == "direct")
         rows[direct] = dict(rows[direct], source_info={"dataset": ["x"]})
-        evaluator = DatBenchEvaluator(rows, "math")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            one = compute_report(evaluator, responses, judges, jobs=1)
-            two = compute_report(evaluator, responses, judges, jobs=2)
-        self.assertEqual(one.summary, two.summary)
-        self.assertEqual(
-            [dataclasses.asdict(r) for r in one.results],
-            [dataclasses.asdict(r) for r in two.results],
-        )
+        assert_two_jobs_equal_one(self, rows, responses, judges)
 
     def test_progress_gets_its_total_before_any_count(self) -> None:
         # Matching made slow (one sample a step, 0.5 ms a step): results arrive long before the

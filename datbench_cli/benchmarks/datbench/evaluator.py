@@ -247,14 +247,7 @@ class DatBenchEvaluator:
                 judge_mode = key.eval_mode == "judge"
                 judge = judges.last(key.id) if judge_mode else None
                 judge_matched += judge is not None
-                work.append(
-                    key.at,
-                    position,
-                    judge_mode,
-                    judge,
-                    status if with_status else None,
-                    key.dataset,
-                )
+                work.append(key.at, position, judge_mode, judge, status if with_status else None)
             # Every distinct response id no sample has (the last line of an id is the one
             # matched).
             coverage.unknown_response_ids = store.unmatched(matched)
