@@ -62,6 +62,14 @@ class UnknownKeys:
         return f"{path}: unknown key(s) ignored: {', '.join(parts)}"
 
 
+def torn_tail_message(path: Path, number: int) -> str:
+    """The warning for a last line cut off mid-write (by a killed ``send``), which is ignored."""
+    return (
+        f"the last line of {path} (line {number}) is incomplete, as an interrupted writer "
+        "leaves it, and was ignored (rerun `datbench send` to finish)"
+    )
+
+
 def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     """A hint when a line shows the file is of another kind than the command expects."""
     if not judge and ("raw_judge_output" in obj or "verdict" in obj):
@@ -84,11 +92,17 @@ def checked_lines(
     warn: Callable[[str], None] | None = None,
 ) -> Iterator[Line]:
     """Each line of a response file as ``parse`` reads it (errors name file and line);
-    ``warn`` hears once, at the end, about keys of native lines that no reader uses."""
+    ``warn`` hears once, at the end, about keys of native lines that no reader uses. With
+    ``warn``, a last line cut off mid-write is ignored and ``warn`` told so (without, it is an
+    error)."""
     from datbench_cli.batch.responses import is_batch_line
 
+    def torn(number: int) -> None:
+        assert warn is not None
+        warn(torn_tail_message(path, number))
+
     unknown = UnknownKeys(known)
-    for number, obj in iter_jsonl(path):
+    for number, obj in iter_jsonl(path, None if warn is None else torn):
         if not is_batch_line(obj):
             unknown.check(obj, number)
         yield parse(obj, path, number)

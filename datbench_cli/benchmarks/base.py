@@ -97,13 +97,15 @@ class JudgeTasksWritten:
 
 @dataclass
 class JudgeCheck:
-    """What ``check-judge`` found: one count line, the ids whose verdict does not count, and
-    ``problem``, the sentence a failed check says (``None``: passed)."""
+    """What ``check-judge`` found: one count line, the ids whose verdict does not count,
+    ``problem``, the sentence a failed check says (``None``: passed), and the warnings reading
+    the files gave (a torn last line, keys no reader uses, ...)."""
 
     counts: dict[str, int]
     unparsed_ids: list[str]
     line: str
     problem: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -65,6 +65,8 @@ def check_judge(
     check = bench.check_judge(
         run if name is not None else None, path, run.resolve_input(responses, RESPONSES)
     )
+    for warning in check.warnings:
+        out.warn(warning)
     if not quiet:
         out.data(check.line)
     if check.problem:

@@ -270,9 +270,11 @@ class AccountingTests(TempDirCase):
         self.assertEqual(report["summary"]["num_tasks"], 2)
 
     def test_check_judge_counts(self) -> None:
-        counts, unparsed = pipeline.check_judge_file(SAMPLE_JUDGE)
+        warnings: list[str] = []
+        counts, unparsed = pipeline.check_judge_file(SAMPLE_JUDGE, warnings.append)
         self.assertEqual(counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0})
         self.assertEqual(unparsed, [f"{C}::0::r1"])
+        self.assertEqual(warnings, [])
 
 
 if __name__ == "__main__":

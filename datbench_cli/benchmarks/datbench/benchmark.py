@@ -164,11 +164,12 @@ class DatBench:
         from datbench_cli.benchmarks.datbench import stages
         from datbench_cli.benchmarks.datbench.judge_check import PROBLEMS, check_judge_file
 
+        warnings: list[str] = []
         if run is None:
-            account = check_judge_file(path)
+            account = check_judge_file(path, warnings.append)
         else:
             run.read_manifest()
-            account = stages.check_judge(run, path, responses)
+            account = stages.check_judge(run, path, responses, warnings.append)
         counts = {"true": account.true, "false": account.false}
         counts.update({name: len(getattr(account, name)) for name in PROBLEMS})
         return JudgeCheck(
@@ -178,6 +179,7 @@ class DatBench:
             problem=f"judge verdicts that do not count: {account.problems()}"
             if account.failed
             else None,
+            warnings=warnings,
         )
 
     # ------------------------------------------------------------------ summary

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datbench_cli.batch.judge_store import HeldJudges, Judges, unknown_ids
+from datbench_cli.batch.line_keys import torn_tail_message
 from datbench_cli.batch.response_store import HeldResponses, ResponseStore
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
@@ -119,12 +120,17 @@ def account_judges(
     return account
 
 
-def check_judge_file(path: Path) -> JudgeAccount:
+def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     """Outside a run directory: parse each judged id's verdict (errored lines are counted as
     errored, not unparsed). Several lines for one id: the last wins, except that an errored
-    line never replaces an answer. A last line cut off mid-write is ignored."""
+    line never replaces an answer. A last line cut off mid-write is ignored, and ``warn``
+    told so."""
+
+    def torn(number: int) -> None:
+        warn(torn_tail_message(path, number))
+
     verdicts: dict[str, bool | None | str] = {}
-    for line in iter_response_lines(path, "raw_judge_output", "verdict", on_torn_tail=_ignore):
+    for line in iter_response_lines(path, "raw_judge_output", "verdict", on_torn_tail=torn):
         if line.error is not None:
             if line.id not in verdicts or verdicts[line.id] == "errored":
                 verdicts[line.id] = "errored"
@@ -141,7 +147,3 @@ def check_judge_file(path: Path) -> JudgeAccount:
         else:
             account.unparsed.append(ident)
     return account
-
-
-def _ignore(_: int) -> None:
-    return None

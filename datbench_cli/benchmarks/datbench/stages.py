@@ -17,6 +17,7 @@ from typing import Any
 from datbench_cli.batch import run_requests
 from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
 from datbench_cli.batch.judge_store import JudgeStore, load_judge_store
+from datbench_cli.batch.line_keys import torn_tail_message
 from datbench_cli.batch.requests import InferenceUnit, RequestSettings
 from datbench_cli.batch.response_store import ResponseStore, load_response_store
 from datbench_cli.batch.responses import (
@@ -118,10 +119,7 @@ def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn
             "(finish_reason length); they are scored as they are"
         )
     if loaded.torn_tail_line is not None:
-        warn(
-            f"the last line of {path} (line {loaded.torn_tail_line}) is incomplete, as an "
-            "interrupted writer leaves it, and was ignored (rerun `datbench send` to finish)"
-        )
+        warn(torn_tail_message(path, loaded.torn_tail_line))
 
 
 # --------------------------------------------------------------------------- judge tasks
@@ -447,13 +445,17 @@ def score_checked(
     return report
 
 
-def check_judge(run: RunDir, judge_responses: Path, responses: Path) -> JudgeAccount:
+def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn) -> JudgeAccount:
     """``check-judge`` in a DatBench run directory: the judge half of ``score``. Without a
-    response file, the judge tasks written (``judge_tasks.jsonl``) stand for the responses."""
+    response file, the judge tasks written (``judge_tasks.jsonl``) stand for the responses.
+    ``warn`` hears what reading the files set aside, as under ``score``."""
     samples = load_samples(run)
     judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
+    _report_set_aside(judges, "judge responses", judge_responses, warn)
     if responses.is_file():
-        vlm = load_vlm_responses(responses).vlm
+        loaded = load_vlm_responses(responses)
+        _report_set_aside(loaded, "responses", responses, warn)
+        vlm = loaded.vlm
     else:
         tasks = run.path(JUDGE_TASKS)
         if not tasks.is_file():

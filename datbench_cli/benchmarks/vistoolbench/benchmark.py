@@ -181,18 +181,20 @@ class VisToolBench:
         from datbench_cli.benchmarks.vistoolbench import stages
         from datbench_cli.errors import name_ids
 
+        warnings: list[str] = []
         if run is not None:
             run.read_manifest()
-            check, line = stages.check_judge(run, path, responses)
+            check, line = stages.check_judge(run, path, responses, warnings.append)
             problem = None if check.passed else f"judge verdicts that do not count: {check.detail}"
-            return JudgeCheck(counts={}, unparsed_ids=[], line=line, problem=problem)
-        counts, unusable = stages.check_judge_file(path)
+            return JudgeCheck({}, [], line, problem, warnings)
+        counts, unusable = stages.check_judge_file(path, warnings.append)
         return JudgeCheck(
             counts=counts,
             unparsed_ids=unusable,
             line=f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not "
             f"met, {counts['unparsed']} unparsed, {counts['errored']} errored",
             problem=f"unparsed or errored verdicts for: {name_ids(unusable)}" if unusable else None,
+            warnings=warnings,
         )
 
     # ------------------------------------------------------------------ summary

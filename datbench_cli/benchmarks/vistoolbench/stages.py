@@ -372,7 +372,9 @@ def _make_judge_tasks(
     answers = evaluator.collect_answers(read_answer_lines(responses, warn))
     lines = evaluator.create_judge_tasks(answers)
     done = done_judge_ids(
-        skip_done, lambda path: evaluator.judged_ids(answers, _judge_lines(run, path, out)), warn
+        skip_done,
+        lambda path: evaluator.judged_ids(answers, _judge_lines(run, path, out, warn)),
+        warn,
     )
     kept = [line for line in lines if line["id"] not in done]
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, kept), len(lines) - len(kept))
@@ -468,19 +470,19 @@ def score_checked(
     return report
 
 
-def check_judge(run: RunDir, path: Path, responses: Path) -> tuple[Check, str]:
+def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[Check, str]:
     """``check-judge`` in a run directory: the judge half of ``score`` (its check and the
-    counts line)."""
-    report = score(run, responses, path, strict_judge=False, turncase=None)
+    counts line; ``warn`` hears what reading the files found, as under ``score``)."""
+    report = score(run, responses, path, strict_judge=False, turncase=None, warn=warn)
     return judge_check(report), judge_counts_line(report)
 
 
-def check_judge_file(path: Path) -> tuple[dict[str, int], list[str]]:
+def check_judge_file(path: Path, warn: Warn) -> tuple[dict[str, int], list[str]]:
     """Outside a run directory: parse every judge line with ``parse_vtb_verdict``: counts
     (errored lines apart) and the ids that do not count (unparsed or errored)."""
     counts = {"lines": 0, "met": 0, "not_met": 0, "unparsed": 0, "errored": 0}
     unusable = []
-    for line in read_judge_lines(path):
+    for line in read_judge_lines(path, warn):
         counts["lines"] += 1
         parsed = None if line.errored else parse_vtb_verdict(line.verdict, line.raw)
         status: str = "errored" if line.errored else parsed or "unparsed"
