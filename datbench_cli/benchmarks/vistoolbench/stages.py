@@ -472,7 +472,8 @@ def score_checked(
 
 def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[Check, str]:
     """``check-judge`` in a run directory: the judge half of ``score`` (its check and the
-    counts line; ``warn`` hears what reading the files found, as under ``score``)."""
+    counts line). ``warn`` hears what ``score`` would warn of: lines set aside while reading
+    (a torn last line, unknown keys) and the coverage of answers and verdicts."""
     report = score(run, responses, path, strict_judge=False, turncase=None, warn=warn)
     return judge_check(report), judge_counts_line(report)
 
