@@ -62,15 +62,34 @@ class TornTailTests(unittest.TestCase):
         self.assertEqual(
             torn.stdout.replace(str(work), "RUN"), whole.stdout.replace(str(self.runs[name]), "RUN")
         )
-        warning = f"warning: the last line of {work / file} (line {number}) is incomplete"
-        self.assertIn(warning, " ".join(torn.stderr.split()))
+        warning = (
+            f"warning: the last line of {work / file} (line {number}) is incomplete, as an "
+            "interrupted writer leaves it, and was ignored (rerun `datbench send` to finish)"
+        )
+        said = " ".join(torn.stderr.split())
+        self.assertIn(warning, said)
         self.assertNotIn("incomplete", whole.stderr)
+        # Besides that warning, the torn copy says exactly what the whole one says.
+        rest = said.replace(warning, "", 1).replace(str(work), "RUN")
+        self.assertEqual(
+            " ".join(rest.split()),
+            " ".join(whole.stderr.split()).replace(str(self.runs[name]), "RUN"),
+        )
 
     def test_check_judge_in_a_run_directory(self) -> None:
         for name in self.runs:
             for file in ("judge_responses.jsonl", "responses.jsonl"):
                 with self.subTest(name, file=file):
                     self.assert_same_as_whole(name, file, "check-judge")
+
+    def test_check_judge_warns_only_of_what_reading_set_aside(self) -> None:
+        # The sample runs leave turns unanswered and verdicts missing: score's coverage
+        # warnings, which check-judge (the judge half of score) leaves to score, for both.
+        for name, run in self.runs.items():
+            with self.subTest(name):
+                result = run_cli("check-judge", "-d", str(run))
+                self.assertEqual(result.exit_code, 1)  # the samples' unparseable verdicts
+                self.assertNotIn("warning:", result.stderr)
 
     def test_score(self) -> None:
         for name in self.runs:

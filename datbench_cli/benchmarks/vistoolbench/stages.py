@@ -407,16 +407,20 @@ def score(
     strict_judge: bool,
     turncase: str | None,
     warn: Warn = ignore,
+    read_warn: Warn | None = None,
     options: dict[str, Any] | None = None,
 ) -> VisToolBenchReport:
     """The report of a run directory (raises ``StrictJudgeError`` under ``strict_judge``), with
-    its ``provenance`` block (``options``: the command's options, recorded there)."""
+    its ``provenance`` block (``options``: the command's options, recorded there). What reading
+    the response files sets aside (a torn last line, unknown keys) goes to ``read_warn``
+    (default: ``warn``)."""
     check_turncase(turncase)
     manifest = run.read_manifest()
+    reading = warn if read_warn is None else read_warn
     evaluator = _evaluator(run, warn)
-    answers = evaluator.collect_answers(read_answer_lines(responses, warn))
+    answers = evaluator.collect_answers(read_answer_lines(responses, reading))
     judge_lines = (
-        _judge_lines(run, judge_responses, warn=warn) if judge_responses is not None else None
+        _judge_lines(run, judge_responses, warn=reading) if judge_responses is not None else None
     )
     if judge_responses is None:
         warn("no judge responses given: every rubric of an answered turn counts as missing")
@@ -472,9 +476,9 @@ def score_checked(
 
 def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[Check, str]:
     """``check-judge`` in a run directory: the judge half of ``score`` (its check and the
-    counts line). ``warn`` hears what ``score`` would warn of: lines set aside while reading
-    (a torn last line, unknown keys) and the coverage of answers and verdicts."""
-    report = score(run, responses, path, strict_judge=False, turncase=None, warn=warn)
+    counts line). ``warn`` hears what reading the files set aside (a torn last line, unknown
+    keys), as DatBench's does; the coverage warnings of ``score`` are left to ``score``."""
+    report = score(run, responses, path, strict_judge=False, turncase=None, read_warn=warn)
     return judge_check(report), judge_counts_line(report)
 
 
