@@ -239,7 +239,7 @@ def make_export_dataset(workdir: Path, samples: int) -> Path:
     return out
 
 
-BARE_IMPORTS = "import pathlib, shutil, sys; import orjson, pyarrow.parquet as pq"
+BARE_IMPORTS = "import pathlib, sys; import orjson, pyarrow.parquet as pq"
 
 # The floor, as a whole process (as the command it is compared with): read the parquet files
 # with pyarrow, write the image bytes and one JSON line per sample.
@@ -272,11 +272,10 @@ with (target / "tasks.jsonl").open("wb") as tasks:
 # get_inference_tasks, each task's image saved and one JSON line per task (the seed API's own
 # evaluator stands in for the reference's, which the bench does not install).
 REFERENCE_WORKFLOW = """
-import json, pathlib, shutil, sys
+import json, pathlib, sys
 from datasets import load_dataset
 from datbench_cli import DatBenchEvaluator
 source, target = sys.argv[1], pathlib.Path(sys.argv[2])
-shutil.rmtree(target, ignore_errors=True)
 (target / "images").mkdir(parents=True)
 with open(target / "tasks.jsonl", "w") as lines:
     for capability in ("chart", "document", "math"):
@@ -660,10 +659,12 @@ def main() -> None:
         if "reference" in parts:
 
             def reference() -> tuple[float, float]:
-                # A first run's: its Arrow cache built anew, not reused from an earlier bench.
-                cache = work / "reference-cache"
+                # A first run's: its Arrow cache built anew, not reused from an earlier bench;
+                # its output removed before the clock starts, as for the other two.
+                cache, target = work / "reference-cache", work / "reference-run"
                 shutil.rmtree(cache, ignore_errors=True)
-                argv = [PYTHON, "-c", REFERENCE_WORKFLOW, str(dataset), str(work / "reference-run")]
+                shutil.rmtree(target, ignore_errors=True)
+                argv = [PYTHON, "-c", REFERENCE_WORKFLOW, str(dataset), str(target)]
                 return run_measured(argv, {"HF_DATASETS_CACHE": str(cache)})
 
             ref_s, ref_peak = median_of(1, reference)

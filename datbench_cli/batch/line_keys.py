@@ -70,6 +70,11 @@ def torn_tail_message(path: Path, number: int) -> str:
     )
 
 
+def torn_tail_warner(path: Path, warn: Callable[[str], None]) -> Callable[[int], None]:
+    """The ``on_torn_tail`` callback of a reader of ``path`` that tells ``warn``."""
+    return lambda number: warn(torn_tail_message(path, number))
+
+
 def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     """A hint when a line shows the file is of another kind than the command expects."""
     if not judge and ("raw_judge_output" in obj or "verdict" in obj):
@@ -97,12 +102,8 @@ def checked_lines(
     error)."""
     from datbench_cli.batch.responses import is_batch_line
 
-    def torn(number: int) -> None:
-        assert warn is not None
-        warn(torn_tail_message(path, number))
-
     unknown = UnknownKeys(known)
-    for number, obj in iter_jsonl(path, None if warn is None else torn):
+    for number, obj in iter_jsonl(path, None if warn is None else torn_tail_warner(path, warn)):
         if not is_batch_line(obj):
             unknown.check(obj, number)
         yield parse(obj, path, number)

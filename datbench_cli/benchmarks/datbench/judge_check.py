@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datbench_cli.batch.judge_store import HeldJudges, Judges, unknown_ids
-from datbench_cli.batch.line_keys import torn_tail_message
+from datbench_cli.batch.line_keys import torn_tail_warner
 from datbench_cli.batch.response_store import HeldResponses, ResponseStore
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
@@ -125,10 +125,7 @@ def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     errored, not unparsed). Several lines for one id: the last wins, except that an errored
     line never replaces an answer. A last line cut off mid-write is ignored, and ``warn``
     told so."""
-
-    def torn(number: int) -> None:
-        warn(torn_tail_message(path, number))
-
+    torn = torn_tail_warner(path, warn)
     verdicts: dict[str, bool | None | str] = {}
     for line in iter_response_lines(path, "raw_judge_output", "verdict", on_torn_tail=torn):
         if line.error is not None:
