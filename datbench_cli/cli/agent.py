@@ -106,11 +106,12 @@ def agent(
             rich_help_panel=_SANDBOX,
         ),
     ] = True,
-    unsafe_no_network_isolation: Annotated[
+    unsafe_sandbox: Annotated[
         bool,
         typer.Option(
-            "--unsafe-no-network-isolation",
-            help="Run the Python tools even where no network namespace can be made.",
+            "--unsafe-sandbox",
+            help="Run the Python tools WITHOUT bubblewrap (limits only; the code can read and "
+            "change what you can). Recorded in agent.json and shown by score.",
             rich_help_panel=_SANDBOX,
         ),
     ] = False,
@@ -169,7 +170,7 @@ def agent(
         image_transport=image_transport,
         code_tools=code_tools,
         web_tools=web_tools,
-        unsafe_no_network_isolation=unsafe_no_network_isolation,
+        unsafe_sandbox=unsafe_sandbox,
         serp_key_env=serp_api_key_env,
         weather_key_env=openweather_key_env,
         limits=runners.Limits(

@@ -6,7 +6,9 @@ import base64
 import io
 import json
 import os
+import tempfile
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from PIL import Image
@@ -260,18 +262,51 @@ class AgentLoopTests(TempDirCase):
             agent["protocol"]["not_comparable_because"],
         )
 
-    def test_code_tools_are_refused_without_network_isolation(self) -> None:
-        from unittest import mock
-
-        with mock.patch(
-            "datbench_cli.benchmarks.vistoolbench.agent.setup.detect_isolation", return_value=None
-        ):
-            result = run_cli(
-                "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+    def test_code_tools_are_refused_where_bubblewrap_cannot_start(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            fake = Path(folder) / "bwrap"  # bwrap's own message where user namespaces are off
+            fake.write_text(
+                "#!/bin/sh\n[ \"$1\" = --version ] && echo 'bubblewrap 0.8.0' && exit 0\n"
+                "echo 'bwrap: No permissions to creating new namespace, likely because the "
+                "kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"
             )
+            fake.chmod(0o755)
+            with mock.patch(
+                "datbench_cli.benchmarks.vistoolbench.agent.sandbox.shutil.which",
+                return_value=str(fake),
+            ):
+                result = run_cli(
+                    "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1",
+                    "--model", "m",
+                )  # fmt: skip
         self.assertEqual(result.exit_code, 2)
-        self.assertIn("--unsafe-no-network-isolation", result.stderr)
+        self.assertIn("error: bubblewrap cannot create the sandbox's namespaces", result.stderr)
+        self.assertIn("user namespaces", result.stderr)
+        self.assertIn("hint: pass --unsafe-sandbox", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
         self.assertFalse((self.root / "responses.jsonl").exists())
+
+    def test_unsafe_sandbox_is_recorded_and_scored_as_not_isolated(self) -> None:
+        with ToolChatServer() as server:
+            self._scripted(server)
+            result = self._agent(server, "--unsafe-sandbox")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("WITHOUT a sandbox (--unsafe-sandbox)", result.stderr)
+        agent = json.loads((self.root / "agent.json").read_text())
+        self.assertFalse(agent["sandbox"]["isolation"]["isolated"])
+        answers = read_jsonl(self.root / "responses.jsonl")
+        self.assertIn("The lesion is upper-left.", [line["raw_output"] for line in answers])
+
+    def test_isolation_is_recorded(self) -> None:
+        with ToolChatServer() as server:
+            self._scripted(server)
+            self.assertEqual(self._agent(server).exit_code, 0)
+        isolation = json.loads((self.root / "agent.json").read_text())["sandbox"]["isolation"]
+        self.assertTrue(isolation["isolated"])
+        self.assertEqual(isolation["uid"], 65534)
+        self.assertIn("network", isolation["namespaces"])
+        self.assertRegex(isolation["bwrap_version"], r"^\d+\.\d+")
+        self.assertTrue(Path(isolation["bwrap"]).is_file())
 
 
 if __name__ == "__main__":

@@ -446,6 +446,8 @@ def score(
         if not agent["comparable"]:
             reasons = "; ".join(agent["not_comparable_because"])
             warn(f"agent run not comparable with the official protocol: {reasons}")
+        if agent.get("code_isolated") is False:
+            warn("agent run's model code ran without a sandbox (--unsafe-sandbox)")
     return report
 
 

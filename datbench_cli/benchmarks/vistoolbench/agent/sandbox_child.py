@@ -1,18 +1,13 @@
 """The process that runs one piece of model-written code (started by ``sandbox.py``).
 
 Standalone on purpose: it imports only the standard library and the preloaded analysis
-packages, never ``datbench_cli``, and is run with ``python -I`` (no user site, no ``PYTHON*``
-variables) in a private working directory with an almost empty environment. Its settings come
-as one JSON object on stdin; its result goes as one JSON object to the file descriptor named
-there (never stdout, which the model's code may write to directly).
-
-Layers, in order: resource limits (address space, CPU seconds, file size, open files, no core
-files); the preloads; dropping root to a throw-away uid when started as root (so the process
-limit below is enforced and root-only files are unreadable); no new processes or threads
-(``RLIMIT_NPROC`` 0); then an audit hook (PEP 578), which cannot be removed once added, refusing
-sockets, process creation, signals, ``ctypes``, introspection that could reach the hook, and file
-access outside the working directory and the Python installation. The network namespace and the
-wall-clock limit are applied from outside by the parent.
+packages, never ``datbench_cli``, and is run with ``python -I`` inside bubblewrap (see
+``sandbox.py``; the kernel draws the boundary, nothing here does). Its settings come as one
+JSON object on stdin. It copies the turn's files from the read-only ``source_dir`` into the
+writable ``workdir``, applies the resource limits (address space, CPU seconds, file size, open
+files, no core files, no new processes), preloads the tool's packages and runs the code. Its
+result goes to the file descriptor named in the settings (never stdout, which the code may
+write to directly): one JSON line, then the bytes of each file the call wrote or changed.
 """
 
 from __future__ import annotations
@@ -22,9 +17,9 @@ import io
 import json
 import os
 import resource
+import shutil
 import signal
 import sys
-import sysconfig
 import traceback
 from typing import Any
 
@@ -36,49 +31,6 @@ _OFFICIAL_BUILTINS = (
     "print", "range", "len", "min", "max", "abs", "float", "int", "str", "list", "dict", "set",
     "tuple", "enumerate", "zip", "map", "filter", "__import__",
 )  # fmt: skip
-
-_DENIED_EVENTS = (
-    "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-    "subprocess.Popen", "_posixsubprocess.fork_exec", "os.kill", "os.killpg",
-    "signal.pthread_kill", "os.symlink", "os.link", "os.setuid", "os.setgid",
-    "resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
-    "gc.get_referents", "sys._current_frames", "sys.addaudithook", "sys.setprofile",
-    "sys.settrace", "socket.__new__",
-    "socket.socketpair", "socket.connect", "socket.bind", "socket.getaddrinfo", "os.add_dll_directory",
-    "webbrowser.open", "pty.spawn", "os.startfile", "os.putenv", "os.unsetenv",
-    "_thread.start_new_thread",
-)  # fmt: skip
-_DENIED_PREFIXES = ("ctypes.", "socket.", "mmap.", "winreg.")
-# Imported before the hook (libraries may import them), so only their use is refused above.
-_PRELOADED_STDLIB = ("ctypes",)
-# Events naming a path: (position of the path argument, whether it writes).
-_PATH_EVENTS = {
-    "open": (0, None),
-    "os.listdir": (0, False),
-    "os.scandir": (0, False),
-    "os.chdir": (0, False),
-    "os.mkdir": (0, True),
-    "os.remove": (0, True),
-    "os.rmdir": (0, True),
-    "os.rename": (0, True),
-    "os.replace": (0, True),
-    "os.chmod": (0, True),
-    "os.chown": (0, True),
-    "os.truncate": (0, True),
-    "os.utime": (0, True),
-    "os.chflags": (0, True),
-    "os.setxattr": (0, True),
-    "os.removexattr": (0, True),
-    "os.listxattr": (0, False),
-    "os.getxattr": (0, False),
-    "shutil.copyfile": (1, True),
-    "shutil.copytree": (1, True),
-    "shutil.rmtree": (0, True),
-    "shutil.move": (1, True),
-    "glob.glob": (0, False),
-}
-_SECOND_PATH = {"os.rename", "os.replace", "shutil.move", "shutil.copyfile", "shutil.copytree"}
-_READ_EXTRA = ("/dev/null", "/dev/urandom", "/proc/meminfo", "/sys/devices/system/cpu/")
 
 
 class _Capture(io.TextIOBase):
@@ -115,6 +67,9 @@ def _limits(config: dict) -> None:
         ("RLIMIT_FSIZE", config["file_mb"] * mb, config["file_mb"] * mb),
         ("RLIMIT_NOFILE", 64, 64),
         ("RLIMIT_CORE", 0, 0),
+        # Not enforced for host root (the seccomp filter is what holds there); it holds for
+        # --unsafe-sandbox run by an ordinary user.
+        ("RLIMIT_NPROC", 0, 0),
     ):
         resource.setrlimit(getattr(resource, name), (soft, hard))
     # A too-large write raises OSError(EFBIG) in the code instead of killing the process.
@@ -141,8 +96,6 @@ def _preload(names: list[list[str]]) -> dict:
     not installed are skipped."""
     import importlib.util
 
-    for module in _PRELOADED_STDLIB:
-        __import__(module)
     loaded: dict[str, object] = {}
     for alias, target, lazy in names:
         module, _, attribute = target.partition(":")
@@ -162,93 +115,7 @@ def _preload(names: list[list[str]]) -> dict:
     return loaded
 
 
-def _drop_root(uid: int | None) -> None:
-    if uid is None or os.geteuid() != 0:
-        return
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-
-
-def _read_roots() -> list[str]:
-    roots = []
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            roots.append(os.path.realpath(path) + os.sep)
-    return [*roots, *_READ_EXTRA]
-
-
-def _die_with_parent(parent: int) -> None:
-    """Be killed when the agent dies (a SIGKILLed run leaves no code running behind it)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - not Linux: the CPU limit still ends the process
-        return
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-def _install_hook(workdir: str, max_writes: int, read_roots: list[str]) -> None:
-    work = os.path.realpath(workdir) + os.sep
-    writes = [0]
-    realpath, fspath, fsdecode = os.path.realpath, os.fspath, os.fsdecode
-    startswith = str.startswith
-
-    def deny(what: str) -> None:
-        raise PermissionError(f"the sandbox does not allow {what}")
-
-    def inside(path: Any, roots: tuple) -> bool:
-        if isinstance(path, int):
-            return True  # an already open descriptor
-        try:
-            full = realpath(fsdecode(fspath(path)))
-        except (TypeError, ValueError):
-            return False
-        for root in roots:
-            if root.endswith(os.sep):
-                if startswith(full + os.sep, root):
-                    return True
-            elif full == root:
-                return True
-        return False
-
-    allowed_read = (work, *read_roots)
-    allowed_write = (work,)
-
-    def hook(event: str, args: tuple) -> None:
-        if event in _DENIED_EVENTS or startswith(event, _DENIED_PREFIXES):
-            deny(event)
-        spec = _PATH_EVENTS.get(event)
-        if spec is None or not args:
-            return
-        position, writes_flag = spec
-        paths = [args[position]] if len(args) > position else []
-        if event in _SECOND_PATH and len(args) > 1:
-            paths = [args[0], args[1]]
-        if event == "open":
-            mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
-            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-            writes_flag = any(c in mode for c in "wax+") or bool(
-                flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
-            )
-        for path in paths:
-            if path is None:
-                continue
-            roots = allowed_write if writes_flag else allowed_read
-            if not inside(path, roots):
-                deny(f"access to {path!r}")
-        if event == "open" and writes_flag:
-            writes[0] += 1
-            if writes[0] > max_writes:
-                deny(f"writing more than {max_writes} files")
-
-    sys.addaudithook(hook)
-
-
-def _namespace(tool: str, loaded: dict, workdir: str) -> dict:
+def _namespace(tool: str, loaded: dict) -> dict:
     names = {name: getattr(builtins, name) for name in _OFFICIAL_BUILTINS}
     namespace = {"__builtins__": names, "__name__": "__main__"}
     namespace.update(loaded)
@@ -257,24 +124,56 @@ def _namespace(tool: str, loaded: dict, workdir: str) -> dict:
     return namespace
 
 
+def _snapshot(folder: str) -> dict[str, tuple[int, int]]:
+    """Size and modification time of each regular file directly in ``folder``."""
+    found = {}
+    for entry in os.scandir(folder):
+        if entry.is_file(follow_symlinks=False):
+            info = entry.stat(follow_symlinks=False)
+            found[entry.name] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+def _copy_in(source: str, target: str) -> None:
+    """The turn's files, from the sandbox's read-only view into its writable folder."""
+    for name in _snapshot(source):
+        shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+
+
+def _send(result_fd: int, body: dict, folder: str, names: list[str]) -> None:
+    """One JSON line naming each file and its size, then the files' bytes."""
+    sizes = [(name, os.stat(os.path.join(folder, name)).st_size) for name in names]
+    head = json.dumps({**body, "files": sizes}).encode("utf-8", "replace") + b"\n"
+    _write_all(result_fd, head)
+    for name, size in sizes:
+        with open(os.path.join(folder, name), "rb") as handle:
+            while size > 0 and (chunk := handle.read(min(size, 1 << 20))):
+                _write_all(result_fd, chunk)
+                size -= len(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
 def main() -> None:
     config = json.loads(sys.stdin.read())
     result_fd = int(config["result_fd"])
+    source, workdir = config["source_dir"], config["workdir"]
+    copied = source != workdir
+    if copied:
+        _copy_in(source, workdir)
+    before = _snapshot(workdir)
     _limits(config)
     loaded = _preload(config["preload"])
-    read_roots = _read_roots()
-    _drop_root(config.get("uid"))
-    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    _die_with_parent(int(config["parent_pid"]))  # after the uid change, which clears it
     os.environ.clear()
     out, err = _Capture(config["max_output_chars"]), _Capture(config["max_output_chars"])
-    namespace = _namespace(config["tool"], loaded, config["workdir"])
-    code = config["code"]
-    _install_hook(config["workdir"], config["max_files"], read_roots)
+    namespace = _namespace(config["tool"], loaded)
     ok = True
     sys.stdout, sys.stderr = out, err
     try:
-        exec(compile(code, "<llm_code>", "exec"), namespace, {})  # noqa: S102 - sandboxed
+        exec(compile(config["code"], "<llm_code>", "exec"), namespace, {})  # noqa: S102
     except BaseException:  # noqa: BLE001 - every failure is reported to the model
         ok = False
         try:
@@ -282,10 +181,10 @@ def main() -> None:
         except BaseException:  # noqa: BLE001 - e.g. no memory left to format it
             err.write("the code raised an exception that could not be printed\n")
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-    payload = json.dumps({"ok": ok, "stdout": out.value(), "stderr": err.value()})
-    data = payload.encode("utf-8", "replace")
-    while data:
-        data = data[os.write(result_fd, data) :]
+    os.chdir(workdir)
+    after = _snapshot(workdir) if copied else {}
+    written = sorted(name for name, stamp in after.items() if before.get(name) != stamp)
+    _send(result_fd, {"ok": ok, "stdout": out.value(), "stderr": err.value()}, workdir, written)
     os._exit(0)
 
 

@@ -107,7 +107,7 @@ def settings_record(config: Any, manifest: dict[str, Any]) -> dict[str, Any]:
         "context_policy": manifest.get("context_policy"),
         "sandbox": {
             "limits": tools.limits.as_dict(),
-            "isolation": tools.isolation.describe() if tools.isolation else None,
+            "isolation": tools.isolation.describe(tools.limits) if tools.isolation else None,
             "packages": list(tools.packages),
         },
         **config.record,
@@ -139,8 +139,14 @@ def protocol_summary(run_dir: Path) -> dict[str, Any] | None:
     record = jsonio.read_json(path)
     if not isinstance(record, dict) or not isinstance(record.get("protocol"), dict):
         return None
+    sandbox = record.get("sandbox")
+    isolation = sandbox.get("isolation") if isinstance(sandbox, dict) else None
+    if not isinstance(isolation, dict):
+        isolation = None
     return {
         "model": record.get("model"),
         "tools": record.get("tools"),
+        # None: no code tools (or a run recorded before bubblewrap); False: --unsafe-sandbox.
+        "code_isolated": isolation.get("isolated") if isolation else None,
         **record["protocol"],
     }

@@ -1,4 +1,5 @@
-"""From command-line choices to an :class:`AgentConfig`: which tools, how isolated, which keys."""
+"""From command-line choices to an :class:`AgentConfig`: which tools, how isolated (bubblewrap is
+probed here, before the first request), which keys."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ import os
 from datbench_cli.benchmarks.vistoolbench.agent import images, protocol, web
 from datbench_cli.benchmarks.vistoolbench.agent.loop import LoopSettings
 from datbench_cli.benchmarks.vistoolbench.agent.run import AgentConfig
-from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits, detect_isolation
+from datbench_cli.benchmarks.vistoolbench.agent.sandbox import (
+    UNSAFE_HINT,
+    Limits,
+    SandboxUnavailable,
+    detect_isolation,
+)
 from datbench_cli.benchmarks.vistoolbench.agent.settings import available_packages
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings
 from datbench_cli.errors import UsageError
@@ -30,7 +36,7 @@ def build_config(
     image_transport: str,
     code_tools: bool,
     web_tools: bool,
-    unsafe_no_network_isolation: bool,
+    unsafe_sandbox: bool,
     serp_key_env: str,
     weather_key_env: str,
     limits: Limits,
@@ -48,16 +54,16 @@ def build_config(
     available = [protocol.CALCULATOR_TOOL]
     isolation = None
     if code_tools:
-        isolation = detect_isolation(unsafe_no_network_isolation)
-        if isolation is None:
+        try:
+            isolation = detect_isolation(limits, unsafe=unsafe_sandbox)
+        except SandboxUnavailable as exc:
             raise UsageError(
-                "cannot make a network namespace here (needs root or user namespaces), so the "
-                "Python tools cannot be cut off from the network; pass "
-                "--unsafe-no-network-isolation to run them anyway, or --no-code-tools"
-            )
-        if isolation.network != "namespace":
+                f"{exc}, so the Python tools cannot run isolated", hint=UNSAFE_HINT
+            ) from None
+        if isolation.bwrap is None:
             notes.append(
-                "the Python tools run WITHOUT network isolation (--unsafe-no-network-isolation)"
+                "the Python tools run WITHOUT a sandbox (--unsafe-sandbox): model code can read "
+                "and change what this user can"
             )
         available += list(protocol.CODE_TOOLS)
     keys = web.WebKeys()

@@ -9,6 +9,7 @@ a tool message is the Python ``repr`` of the result object, as the official runn
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import tempfile
@@ -148,6 +149,8 @@ class TurnTools:
             protocol.IMAGE_PRELOAD if name == protocol.IMAGE_TOOL else protocol.INTERPRETER_PRELOAD
         )
         result = run_code(code, name, self.workdir, limits, isolation, list(preload))
+        for file_name, data in result.files:
+            self._save(file_name, data)
         created = sorted(
             (entry for entry in self.workdir.iterdir() if entry.name not in before),
             key=lambda entry: entry.name,
@@ -173,6 +176,14 @@ class TurnTools:
             "output_paths": names,
         }
         return observation, outputs, extra
+
+    def _save(self, name: str, data: bytes) -> None:
+        """Write a file the sandbox sent back (never through a link)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        with contextlib.suppress(OSError):
+            fd = os.open(self.workdir / name, flags, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
 
     def _outputs(self, created: list[Path]) -> tuple[list[tuple[str, bytes]], list[str]]:
         """The new ``transformed_image_<i>.png`` files (by number), read safely."""
