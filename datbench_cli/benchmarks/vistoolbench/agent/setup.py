@@ -55,7 +55,7 @@ def build_config(
     isolation = None
     if code_tools:
         try:
-            isolation = detect_isolation(limits, unsafe=unsafe_sandbox)
+            isolation = detect_isolation(unsafe=unsafe_sandbox)
         except SandboxUnavailable as exc:
             raise UsageError(
                 f"{exc}, so the Python tools cannot run isolated", hint=UNSAFE_HINT
