@@ -14,6 +14,7 @@ from unittest import mock
 from PIL import Image
 
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
+from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED
 from tests.cli_helpers import run_cli
 from tests.tool_chat_server import SAVED_IMAGES_PREFIX, ToolChatServer
 from tests.vtb_support import TempDirCase, read_jsonl, write_jsonl
@@ -174,6 +175,7 @@ class AgentLoopTests(TempDirCase):
         self.assertEqual(summary["num_tasks"], 6)
         self.assertEqual(summary["apr"], 1.0)
         self.assertFalse(summary["agent"]["comparable"])
+        self.assertTrue(summary["agent"]["code_isolated"])
         self.assertIn(
             "not comparable with the official protocol",
             run_cli("score", "-d", str(self.root)).stderr,
@@ -297,6 +299,22 @@ class AgentLoopTests(TempDirCase):
         self.assertFalse(agent["sandbox"]["isolation"]["isolated"])
         answers = read_jsonl(self.root / "responses.jsonl")
         self.assertIn("The lesion is upper-left.", [line["raw_output"] for line in answers])
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(self.root)).exit_code, 0)
+        judge = read_jsonl(self.root / "judge_tasks.jsonl")
+        write_jsonl(
+            self.root / "judge_responses.jsonl",
+            [{"id": j["id"], "raw_judge_output": '{"judge_result": "Met"}'} for j in judge],
+        )
+        scored = run_cli("score", "-d", str(self.root), "--json")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        self.assertFalse(
+            json.loads(scored.stdout.strip().splitlines()[-1])["agent"]["code_isolated"]
+        )
+        self.assertIn(NOT_ISOLATED, scored.stderr)
+        page = self.root / "page.html"
+        viewed = run_cli("view", str(self.root), "-o", str(page))
+        self.assertEqual(viewed.exit_code, 0, viewed.stderr)
+        self.assertIn("ran without a sandbox (--unsafe-sandbox)", page.read_text())
 
     def test_isolation_is_recorded(self) -> None:
         with ToolChatServer() as server:

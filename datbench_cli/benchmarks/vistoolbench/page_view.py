@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED
 from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
 from datbench_cli.report_html.blocks import block, compact, interval, number, text
 from datbench_cli.report_html.inputs import Images, RunFiles, by_id, read_lines
@@ -332,6 +333,9 @@ def page_data(files: RunFiles, images: Images) -> dict[str, Any]:
     notes = [f"{k.replace('_', ' ')}: {text(v)} (diagnostic)" for k, v in diagnostics.items()]
     if summary.get("context_policy"):
         notes.append(f"context policy: {text(summary['context_policy'])}")
+    agent = summary.get("agent")
+    if isinstance(agent, dict) and agent.get("code_isolated") is False:
+        notes.append(NOT_ISOLATED)
     return {
         "benchmark": "VisualToolBench",
         "headline": headline(summary),

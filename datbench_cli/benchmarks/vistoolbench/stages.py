@@ -19,7 +19,7 @@ from datbench_cli.benchmarks.base import JudgeTasksWritten
 from datbench_cli.benchmarks.checks import Check, CheckOptions
 from datbench_cli.benchmarks.checks import record as record_checks
 from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
-from datbench_cli.benchmarks.vistoolbench.agent.settings import protocol_summary
+from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED, protocol_summary
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
 from datbench_cli.benchmarks.vistoolbench.checks import judge_check, judge_counts_line, run_checks
 from datbench_cli.benchmarks.vistoolbench.evaluator import (
@@ -447,7 +447,7 @@ def score(
             reasons = "; ".join(agent["not_comparable_because"])
             warn(f"agent run not comparable with the official protocol: {reasons}")
         if agent.get("code_isolated") is False:
-            warn("agent run's model code ran without a sandbox (--unsafe-sandbox)")
+            warn(NOT_ISOLATED)
     return report
 
 

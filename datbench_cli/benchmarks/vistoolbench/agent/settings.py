@@ -19,6 +19,8 @@ from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 
 AGENT_FILE = "agent.json"
+# Said by score and the page of a run whose code tools ran with --unsafe-sandbox.
+NOT_ISOLATED = "agent run not isolated: its model code ran without a sandbox (--unsafe-sandbox)"
 # The settings a continued run must share with the run it continues.
 _DECIDING = (
     "model",
