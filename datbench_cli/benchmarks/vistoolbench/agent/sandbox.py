@@ -440,13 +440,14 @@ def run_code(
     return _outcome(child.returncode, timed_out, raw, report, limits, elapsed)
 
 
-def _parse_report(data: bytes) -> tuple[dict[str, Any], list[tuple[str, bytes]]] | None:
+def _parse_report(data: bytearray) -> tuple[dict[str, Any], list[tuple[str, bytes]]] | None:
     """The child's report: one JSON line, then the bytes of the files it lists."""
-    head, newline, body = data.partition(b"\n")
+    end = data.find(b"\n")
     try:
-        parsed = orjson.loads(head) if newline else None
+        parsed = orjson.loads(memoryview(data)[:end]) if end >= 0 else None
     except orjson.JSONDecodeError:
         return None
+    body = memoryview(data)[end + 1 :]
     if not isinstance(parsed, dict) or not isinstance(parsed.get("files", []), list):
         return None
     files, offset = [], 0
@@ -469,7 +470,7 @@ def _outcome(
     status: int, timed_out: bool, raw: _Drain, report: _Drain, limits: Limits, elapsed: float
 ) -> CodeResult:
     result = CodeResult(False, exit_status=status, elapsed_s=round(elapsed, 3))
-    parsed = None if report.dropped else _parse_report(bytes(report.data))
+    parsed = None if report.dropped or report.is_alive() else _parse_report(report.data)
     if parsed is not None and not timed_out and status == 0:
         body, result.files = parsed
         result.ok = body.get("ok") is True
