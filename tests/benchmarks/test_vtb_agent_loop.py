@@ -273,7 +273,7 @@ class AgentLoopTests(TempDirCase):
                 "kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"
             )
             fake.chmod(0o755)
-            where = "datbench_cli.benchmarks.vistoolbench.agent.sandbox"
+            where = "datbench_cli.benchmarks.vistoolbench.agent.bwrap"
             with (
                 mock.patch(f"{where}.shutil.which", return_value=str(fake)),
                 mock.patch(f"{where}.wheel_bwrap", return_value=str(fake)),

