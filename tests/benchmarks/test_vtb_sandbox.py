@@ -38,6 +38,7 @@ LIMITS = Limits(
     file_mb=4,
     max_output_chars=5000,
     max_dir_mb=16,
+    max_files=8,
     tmp_mb=8,
 )
 # Generous: interpreter start-up plus the limit, on a busy machine.
@@ -298,6 +299,16 @@ class _Attacks(unittest.TestCase):
             )
         total = sum(entry.stat().st_size for entry in self.tools.workdir.iterdir())
         self.assertLessEqual(total, LIMITS.max_dir_mb * 1024 * 1024)
+
+    def test_many_files_are_cut_to_the_limit_saved_images_first(self) -> None:
+        content, _ = self.interpret(
+            "import io\nfor i in range(20):\n    io.open(f'a{i:02}', 'wb').write(b'x')\n"
+            "io.open('transformed_image_0.png', 'wb').write(b'x')"
+        )
+        self.assertIn("kept 8 of the 21 files the code wrote", content)
+        kept = sorted(os.listdir(self.tools.workdir))
+        self.assertEqual(len(kept), 9)  # the turn's image and 8 files
+        self.assertIn("transformed_image_0.png", kept)
 
     def test_printing_100_mb_is_cut(self) -> None:
         content, _ = self.interpret("print('x' * 100_000_000)")

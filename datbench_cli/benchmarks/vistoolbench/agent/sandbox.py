@@ -63,7 +63,8 @@ UNSAFE_HINT = "pass --unsafe-sandbox to run model code without isolation, or --n
 
 @dataclass(frozen=True)
 class Limits:
-    """What one call of model code may use (``max_dir_mb``: the turn folder's size cap)."""
+    """What one call of model code may use (``max_dir_mb``: the turn folder's size cap;
+    ``max_files``: the files one call may add to or change in it)."""
 
     cpu_seconds: int = 60
     wall_seconds: float = 120.0
@@ -71,6 +72,7 @@ class Limits:
     file_mb: int = 64
     max_output_chars: int = 20_000
     max_dir_mb: int = 256
+    max_files: int = 64
     tmp_mb: int = 64
 
     def as_dict(self) -> dict[str, Any]:

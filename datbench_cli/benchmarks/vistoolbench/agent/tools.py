@@ -149,7 +149,15 @@ class TurnTools:
             protocol.IMAGE_PRELOAD if name == protocol.IMAGE_TOOL else protocol.INTERPRETER_PRELOAD
         )
         result = run_code(code, name, self.workdir, limits, isolation, list(preload))
-        for file_name, data in result.files:
+        files = result.files
+        if len(files) > limits.max_files:  # saved images first
+            files = sorted(files, key=lambda item: not _TRANSFORMED.match(item[0]))
+            files = files[: limits.max_files]
+            result.stderr += (
+                f"\nsandbox: kept {limits.max_files} of the {len(result.files)} files the code "
+                "wrote (the limit of one call)"
+            )
+        for file_name, data in files:
             self._save(file_name, data)
         created = sorted(
             (entry for entry in self.workdir.iterdir() if entry.name not in before),
