@@ -161,13 +161,13 @@ def bwrap_argv(
     argv.append("--disable-userns")
     for name, value in env.items():
         argv += ["--setenv", name, value]
+    # /tmp before the binds: a Python installed under /tmp stays visible.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * _MB), "--tmpfs", "/tmp"]
     for path, kind in read_only_binds():
         if kind == "bind":
             argv += ["--ro-bind", path, path]
         else:
             argv += ["--symlink", kind.removeprefix("symlink:"), path]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--size", str(tmp_mb * _MB), "--tmpfs", "/tmp"]
     argv += ["--size", str(turn_mb * _MB), "--tmpfs", TURN]
     argv += ["--ro-bind", str(turn_dir), TURN_IN, "--ro-bind", str(child), CHILD_PATH]
     argv += ["--remount-ro", "/", "--chdir", TURN]
