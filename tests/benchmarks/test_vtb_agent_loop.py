@@ -283,9 +283,15 @@ class AgentLoopTests(TempDirCase):
                     "--model", "m",
                 )  # fmt: skip
         self.assertEqual(result.exit_code, 2)
-        self.assertIn("error: bubblewrap cannot create the sandbox's namespaces", result.stderr)
-        self.assertIn("user namespaces", result.stderr)
-        self.assertIn("hint: pass --unsafe-sandbox", result.stderr)
+        self.assertIn(
+            "error: bubblewrap cannot create the sandbox's user namespace here (bwrap: No "
+            "permissions to creating new namespace, likely because the kernel does not allow "
+            "non-privileged user namespaces), so the Python tools cannot run isolated\n",
+            result.stderr,
+        )
+        self.assertIn("hint: enable unprivileged user namespaces", result.stderr)
+        self.assertIn("or pass --unsafe-sandbox", result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 2, result.stderr)
         self.assertNotIn("Traceback", result.stderr)
         self.assertFalse((self.root / "responses.jsonl").exists())
 

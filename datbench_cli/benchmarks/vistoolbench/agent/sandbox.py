@@ -36,7 +36,7 @@ from datbench_cli.benchmarks.vistoolbench.agent.bwrap import (
     TURN,
     TURN_IN,
     Bwrap,
-    SandboxUnavailable,
+    SandboxUnavailable,  # noqa: F401 - raised by detect_isolation
     bwrap_argv,
     bwrap_candidates,
     explain,
@@ -58,7 +58,6 @@ _ENV = {
     "NUMEXPR_MAX_THREADS": "1",
     "MPLBACKEND": "Agg",
 }
-UNSAFE_HINT = "pass --unsafe-sandbox to run model code without isolation, or --no-code-tools"
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ def probe(bwrap: Bwrap) -> None:
         result = run_code("print(6 * 7)", "python_interpreter", Path(folder), Limits(),
                           Isolation(bwrap), [])  # fmt: skip
     if not (result.ok and result.stdout == "42\n"):
-        raise SandboxUnavailable(explain(result.stderr))
+        raise explain(result.stderr)
 
 
 def detect_isolation(*, unsafe: bool, source: str | None = None) -> Isolation:

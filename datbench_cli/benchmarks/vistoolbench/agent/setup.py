@@ -9,7 +9,6 @@ from datbench_cli.benchmarks.vistoolbench.agent import images, protocol, web
 from datbench_cli.benchmarks.vistoolbench.agent.loop import LoopSettings
 from datbench_cli.benchmarks.vistoolbench.agent.run import AgentConfig
 from datbench_cli.benchmarks.vistoolbench.agent.sandbox import (
-    UNSAFE_HINT,
     Limits,
     SandboxUnavailable,
     detect_isolation,
@@ -58,7 +57,9 @@ def build_config(
             isolation = detect_isolation(unsafe=unsafe_sandbox)
         except SandboxUnavailable as exc:
             raise UsageError(
-                f"{exc}, so the Python tools cannot run isolated", hint=UNSAFE_HINT
+                f"{exc}, so the Python tools cannot run isolated",
+                hint=f"{exc.fix}; or pass --unsafe-sandbox to run them without isolation, "
+                "or --no-code-tools",
             ) from None
         if isolation.bwrap is None:
             notes.append(
