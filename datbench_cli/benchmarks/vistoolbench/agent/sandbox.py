@@ -128,15 +128,16 @@ def detect_isolation(*, unsafe: bool, source: str | None = None) -> Isolation:
     """The isolation of a run: a probed bwrap, or none with ``unsafe`` (the explicit opt-in)."""
     if unsafe:
         return Isolation(None)
+    candidates = bwrap_candidates(source) or [find_bwrap(source)]  # find_bwrap raises
     failures = []
-    for bwrap in bwrap_candidates(source) or [find_bwrap(source)]:
+    for bwrap in candidates:
         try:
             probe(bwrap)
         except SandboxUnavailable as exc:
             failures.append(exc)
             continue
         return Isolation(bwrap)
-    raise failures[0]
+    raise failures[0]  # the system's reason: the wheel's is the same or less telling
 
 
 # --- one call -----------------------------------------------------------------------------
