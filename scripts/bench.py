@@ -891,14 +891,21 @@ def main() -> None:
             )
 
     if "sandbox" in parts:
-        overhead, bare, note = sandbox_overhead(max(args.repeat, 15))
-        report(
-            "sandbox overhead per code call (bwrap - limits only)",
-            overhead,
-            None,
-            f"{overhead * 1000:.0f} ms ({note}; a call without bwrap {bare * 1000:.0f} ms); target < "
-            f"{SANDBOX_TARGET * 1000:.0f} ms: {pass_fail(overhead < SANDBOX_TARGET)}",
-        )
+        from datbench_cli.benchmarks.vistoolbench.agent.sandbox import SandboxUnavailable
+
+        name = "sandbox overhead per code call (bwrap - limits only)"
+        try:
+            overhead, bare, note = sandbox_overhead(max(args.repeat, 15))
+        except SandboxUnavailable as exc:
+            report(name, None, None, f"bubblewrap cannot run here ({exc}): FAIL")
+        else:
+            report(
+                name,
+                overhead,
+                None,
+                f"{overhead * 1000:.0f} ms ({note}; a call without bwrap {bare * 1000:.0f} ms);"
+                f" target < {SANDBOX_TARGET * 1000:.0f} ms: {pass_fail(overhead < SANDBOX_TARGET)}",
+            )
 
     if args.markdown:
         print()
