@@ -158,7 +158,10 @@ class TurnTools:
                 "wrote (the limit of one call)"
             )
         for file_name, data in files:
-            self._save(file_name, data)
+            try:
+                self._save(file_name, data)
+            except OSError as exc:
+                result.stderr += f"\nsandbox: {file_name} was not kept ({exc.strerror})"
         created = sorted(
             (entry for entry in self.workdir.iterdir() if entry.name not in before),
             key=lambda entry: entry.name,
@@ -188,10 +191,8 @@ class TurnTools:
     def _save(self, name: str, data: bytes) -> None:
         """Write a file the sandbox sent back (never through a link)."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-        with contextlib.suppress(OSError):
-            fd = os.open(self.workdir / name, flags, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+        with os.fdopen(os.open(self.workdir / name, flags, 0o600), "wb") as handle:
+            handle.write(data)
 
     def _outputs(self, created: list[Path]) -> tuple[list[tuple[str, bytes]], list[str]]:
         """The new ``transformed_image_<i>.png`` files (by number), read safely."""
