@@ -88,6 +88,11 @@ def bwrap_candidates(source: str | None = None) -> list[Bwrap]:
 
 def find_bwrap(source: str | None = None) -> Bwrap:
     """The first of :func:`bwrap_candidates` (:class:`SandboxUnavailable` if none)."""
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailable(
+            f"the sandbox needs Linux (bubblewrap), and this is {sys.platform}",
+            "run the agent on Linux (a VM or a container that allows user namespaces)",
+        )
     candidates = bwrap_candidates(source)
     if not candidates:
         raise SandboxUnavailable(
