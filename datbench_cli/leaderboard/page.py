@@ -125,8 +125,9 @@ def _table_html(board: dict[str, Any]) -> str:
 
 
 def _clean(svg: str) -> str:
-    """Drop the comments matplotlib writes (they name its version)."""
-    return re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    """Drop the comments and the metadata block matplotlib writes (they name its version)."""
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    return re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
 
 
 def page(board: dict[str, Any]) -> bytes:
