@@ -1,6 +1,6 @@
-"""The runs of a leaderboard: ``[LABEL=]PATH`` arguments read one at a time into compact
-arrays (a report's parsed JSON is dropped before the next is read), labelled, and checked to
-be comparable."""
+"""The runs of a leaderboard: ``[LABEL=]PATH`` arguments read one at a time, a slice of
+results at a time (:mod:`.reports`), into compact arrays, labelled, and checked to be
+comparable."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.benchmarks import BENCHMARKS
-from datbench_cli.compare.inputs import identity, identity_differences, load_run
+from datbench_cli.compare.inputs import RunReport, identity, identity_differences
+from datbench_cli.compare.paired import Sample
 from datbench_cli.compare.spec import Side
 from datbench_cli.errors import InputError, UsageError
+from datbench_cli.leaderboard import reports
 
 _LABEL = re.compile(r"^([^=/\\]+)=(.+)$")
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
@@ -101,40 +103,84 @@ def _coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[st
     return coverage, warnings
 
 
+@dataclass
+class _Columns:
+    """A run's per-sample arrays, built a slice of results at a time."""
+
+    index: list[np.ndarray] = field(default_factory=list)
+    values: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    correct: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    group: list[np.ndarray] = field(default_factory=list)
+    checks: list[np.ndarray] = field(default_factory=list)
+    names: dict[str, int] = field(default_factory=dict)
+
+    def add(self, samples: list[Sample], ids: Ids, side: Side, field_name: str | None) -> None:
+        count = len(samples)
+        self.index.append(
+            np.fromiter((ids.code(s.id) for s in samples), dtype=np.int64, count=count)
+        )
+        names = self.names
+        self.group.append(
+            np.fromiter(
+                (
+                    names.setdefault(s.groups.get(field_name, ""), len(names)) if field_name else 0
+                    for s in samples
+                ),
+                dtype=np.int32,
+                count=count,
+            )
+        )
+        for m in side.metrics:
+            self.values.setdefault(m.key, []).append(
+                np.fromiter((s.values[m.key] for s in samples), dtype=float, count=count)
+            )
+            if m.exact_test:
+                self.correct.setdefault(m.key, []).append(
+                    np.fromiter((s.correct[m.key] for s in samples), dtype=bool, count=count)
+                )
+        self.checks.append(
+            np.fromiter((hash(repr(s.check)) for s in samples), dtype=np.int64, count=count)
+        )
+
+
+def _join(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _read_columns(
+    path: Path, ids: Ids, group_field: dict[str, str | None]
+) -> tuple[RunReport, Side, _Columns]:
+    """The run's head and its columns: streamed where the layout allows, else read whole
+    (which also names the entry of a malformed result exactly)."""
+    for reader in (reports.streamed, reports.whole):
+        try:
+            loaded, slices = reader(path)
+            if loaded.benchmark not in BENCHMARKS:
+                raise InputError(f"unknown benchmark {loaded.benchmark!r}", loaded.report_path)
+            side = BENCHMARKS[loaded.benchmark].pairing()
+            field_name = group_field.setdefault(loaded.benchmark, _group_field(side))
+            columns = _Columns()
+            for entries in slices:
+                columns.add(side.read(entries, loaded.report_path), ids, side, field_name)
+            return loaded, side, columns
+        except reports.NotStreamable:
+            continue
+        except InputError:
+            if reader is reports.whole:
+                raise
+    raise AssertionError("unreachable: the whole reader never raises NotStreamable")
+
+
 def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run:
     """Read one ``[LABEL=]PATH`` argument (``group_field``: benchmark -> the field its
     per-group columns are by, filled in as benchmarks are met)."""
     label, path = split_label(argument)
     if not path.exists():
         raise InputError("no such run directory or report file", path)
-    loaded = load_run(path)
-    if loaded.benchmark not in BENCHMARKS:
-        raise InputError(f"unknown benchmark {loaded.benchmark!r}", loaded.report_path)
-    side = BENCHMARKS[loaded.benchmark].pairing()
-    field_name = group_field.setdefault(loaded.benchmark, _group_field(side))
-    samples = side.read(loaded.results, loaded.report_path)
-    index = np.fromiter((ids.code(s.id) for s in samples), dtype=np.int64, count=len(samples))
+    loaded, side, columns = _read_columns(path, ids, group_field)
+    index = _join(columns.index, np.int64)
     if len(np.unique(index)) != len(index):
         raise InputError("the results hold a sample id more than once", loaded.report_path)
-    names: dict[str, int] = {}
-    group = np.fromiter(
-        (
-            names.setdefault(s.groups.get(field_name or "", ""), len(names)) if field_name else 0
-            for s in samples
-        ),
-        dtype=np.int32,
-        count=len(samples),
-    )
-    values = {
-        m.key: np.fromiter((s.values[m.key] for s in samples), dtype=float, count=len(samples))
-        for m in side.metrics
-    }
-    correct = {
-        m.key: np.fromiter((s.correct[m.key] for s in samples), dtype=bool, count=len(samples))
-        for m in side.metrics
-        if m.exact_test
-    }
-    checks = np.fromiter((hash(repr(s.check)) for s in samples), dtype=np.int64, count=len(samples))
     responders = _models(loaded.report, "responses")
     model = responders.most_common(1)[0][0] if responders else None
     coverage, warnings = _coverage_and_warnings(loaded.report["summary"])
@@ -151,11 +197,13 @@ def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run
         coverage=coverage,
         warnings=warnings,
         index=index,
-        values=values,
-        correct=correct,
-        group=group,
-        group_names=list(names),
-        checks=checks,
+        values={m.key: _join(columns.values.get(m.key, []), float) for m in side.metrics},
+        correct={
+            m.key: _join(columns.correct.get(m.key, []), bool) for m in side.metrics if m.exact_test
+        },
+        group=_join(columns.group, np.int32),
+        group_names=list(columns.names),
+        checks=_join(columns.checks, np.int64),
     )
 
 

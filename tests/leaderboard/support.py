@@ -16,6 +16,7 @@ def datbench_report(
     revision: str = "rev-1",
     model: str | None = None,
     ids: list[str] | None = None,
+    indent: int | None = None,
 ) -> Path:
     """A DatBench report over ``len(correct)`` samples spread over three capabilities (score 1
     for a right answer, 0 otherwise)."""
@@ -40,14 +41,14 @@ def datbench_report(
             "overall_accuracy": sum(correct) / n,
             "checks": [{"name": "coverage", "passed": True, "detail": f"{n} of {n} answered"}],
         },
-        "results": results,
         "provenance": {
             "dataset": {"split": "test", "resolved_revision": revision},
             "inputs": {"responses": {"sha256": "0" * 64, "models": {model: n}}} if model else {},
         },
+        "results": results,  # last, as `score` writes it
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report))
+    path.write_text(json.dumps(report, indent=indent))
     return path
 
 

@@ -197,6 +197,39 @@ class LeaderboardTest(unittest.TestCase):
         self.assertEqual(inside.exit_code, 2)
         self.assertFalse((self.tmp / "a" / "x.csv").exists())
 
+    def test_streamed_reading_equals_whole_reading(self) -> None:
+        # Indented as `score` writes reports: read a slice of entries at a time (20,000
+        # entries: several slices); compact JSON: read whole. Same leaderboard.
+        from datbench_cli.leaderboard import reports
+
+        many = [i % 7 != 0 for i in range(20_000)]
+        pretty = datbench_report(self.tmp / "p" / "report.json", many, indent=2)
+        compact = datbench_report(self.tmp / "c" / "report.json", flipped(many, 300, False))
+        run, slices = reports.streamed(pretty)
+        sizes = [len(s) for s in slices]
+        self.assertGreater(len(sizes), 1)
+        self.assertEqual(sum(sizes), 20_000)
+        self.assertEqual(run.report["summary"]["overall_accuracy"], sum(many) / 20_000)
+        with self.assertRaises(reports.NotStreamable):
+            reports.streamed(compact)
+        streamed = board(f"P={pretty}", f"C={compact}")
+        shutil.copy(pretty, compact)  # the same report, now read twice the streamed way
+        again = board(f"P={pretty}", f"C={compact}")
+        first = {r["label"]: r for r in streamed["runs"]}
+        self.assertAlmostEqual(first["P"]["overall"]["score"], sum(many) / 20_000)
+        self.assertAlmostEqual(first["C"]["overall"]["score"], (sum(many) - 300) / 20_000)
+        self.assertEqual([r["group"] for r in streamed["runs"]], ["a", "b"])
+        self.assertEqual([r["group"] for r in again["runs"]], ["a", "a"])
+
+    def test_malformed_entry_named_exactly(self) -> None:
+        pretty = datbench_report(self.tmp / "p" / "report.json", BASE, indent=2)
+        text = pretty.read_text().replace('"is_correct": true', '"is_correct": "yes"', 1)
+        pretty.write_text(text)
+        result = run_cli("leaderboard", str(pretty), self.report("b", BASE))
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("results[", result.stderr)
+        self.assertIn("is_correct", result.stderr)
+
     def test_labels_must_differ(self) -> None:
         a = self.report("a", BASE)
         b = self.report("b", BASE)
