@@ -38,20 +38,32 @@ def cell(entry: dict[str, Any]) -> str:
 
 def table(board: dict[str, Any]) -> Table:
     """Rank, group letters, label, the headline with its interval, the metrics beside it,
-    samples, coverage, warnings count, then one column per group (capability)."""
+    samples, coverage, warnings count, then one column per group (capability). With a trend
+    the rows follow the checkpoints and a column says which beat every earlier one."""
     head = board["headline"]["label"]
+    trend = board.get("trend")
     headers = ["rank", "group", "run", f"{head} [95%]"]
+    if trend is not None:
+        headers.insert(3, "better than all earlier")
     headers += [f"{m['label']} [95%]" for m in board["beside"]]
     headers += ["n", "coverage", "warnings"]
     fixed = len(headers)
     headers += list(board["groups"])
     rows = []
-    for run in board["runs"]:
+    ordered = board["runs"]
+    if trend is not None:
+        by_label = {run["label"]: run for run in ordered}
+        ordered = [by_label[point["label"]] for point in trend["axis"]]
+    for run in ordered:
+        better = []
+        if trend is not None:
+            better = ["yes" if run["better_than_every_earlier"] else ""]
         rows.append(
             [
                 str(run["rank"]),
                 run["group"],
                 run["label"],
+                *better,
                 cell(run["overall"]),
                 *(cell(run["beside"][m["key"]]["overall"]) for m in board["beside"]),
                 str(run["samples"]),

@@ -142,6 +142,13 @@ class LeaderboardTest(unittest.TestCase):
         self.assertEqual([a["label"] for a in trend["axis"]], ["step1000", "step2000", "step3000"])
         self.assertEqual(trend["better_than_every_earlier"], ["step2000", "step3000"])
         self.assertEqual([r["label"] for r in data["runs"]], ["step3000", "step2000", "step1000"])
+        text = run_cli("leaderboard", f"step3000={better}", f"step1000={worse}", "--trend")
+        lines = text.stdout.splitlines()
+        self.assertIn("better than all earlier", lines[0])
+        self.assertEqual(
+            [line.split("|")[3].strip() for line in lines[2:]], ["step1000", "step3000"]
+        )
+        self.assertIn("better than every earlier checkpoint: step3000", text.stderr)
         missing = run_cli("leaderboard", f"final={base}", f"step1={worse}", "--trend")
         self.assertEqual(missing.exit_code, 2)
         self.assertIn("number in every label", missing.stderr)

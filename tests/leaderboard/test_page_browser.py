@@ -43,13 +43,18 @@ def test_page_in_chromium(driver: Any, tmp_path: Path) -> None:  # noqa: F811
     _open(driver, page)
     rows = driver.find_elements("css selector", "#leaderboard tr")
     assert len(rows) == 1 + len(data["runs"])
-    for row, run in zip(rows[1:], data["runs"], strict=True):
+    headers = [c.text for c in rows[0].find_elements("css selector", "th")]
+    at = headers.index("accuracy [95%]")
+    by_label = {run["label"]: run for run in data["runs"]}
+    axis = [by_label[point["label"]] for point in data["trend"]["axis"]]  # checkpoint order
+    for row, run in zip(rows[1:], axis, strict=True):
         cells = [c.text for c in row.find_elements("css selector", "td")]
         assert cells[0] == str(run["rank"])
         assert cells[1] == run["group"]
         assert cells[2] == run["label"]  # the injected markup, shown as text
+        assert cells[3] == ("yes" if run["better_than_every_earlier"] else "")
         score = run["overall"]
-        assert cells[3] == (
+        assert cells[at] == (
             f"{score['score'] * 100:.1f} [{score['low'] * 100:.1f}, {score['high'] * 100:.1f}]"
         )
     for plot in ("plot-headline", "plot-groups", "plot-trend"):
