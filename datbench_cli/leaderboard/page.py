@@ -14,7 +14,8 @@ from datbench_cli.version import __version__
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
-table{border-collapse:collapse;margin:12px 0}th,td{padding:4px 8px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:12px 0}
+th,td{padding:4px 8px;border-bottom:1px solid #ddd;white-space:nowrap}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .warn{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px}
 .plot svg{max-width:100%;height:auto}
@@ -83,26 +84,37 @@ def groups_plot(board: dict[str, Any]) -> str:
 
 
 def trend_plot(board: dict[str, Any]) -> str:
-    """Overall and every group along the checkpoints, each with its 95% band."""
+    """Overall and every group along the checkpoints, one small panel each, with the 95%
+    band; checkpoints better than every earlier one are ringed."""
     by_label = {r["label"]: r for r in board["runs"]}
     axis = [by_label[a["label"]] for a in board["trend"]["axis"]]
     steps = [r["step"] for r in axis]
+    better = [r["step"] for r in axis if r["better_than_every_earlier"]]
     series = [("overall", [r["overall"] for r in axis])]
     series += [(n, [r["capabilities"][n] for r in axis]) for n in board["groups"]]
-    figure = _figure(8, 4.5)
-    axes = figure.add_subplot()
-    for name, entries in series:
+    columns = min(3, len(series))
+    rows = -(-len(series) // columns)
+    figure = _figure(3.2 * columns, 2.4 * rows)
+    panels = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
+    for k, (name, entries) in enumerate(series):
+        axes = panels[k // columns][k % columns]
         scores = [100 * (e["score"] or 0.0) for e in entries]
         lows = [100 * (e["low"] or 0.0) for e in entries]
         highs = [100 * (e["high"] or 0.0) for e in entries]
-        width = 2.5 if name == "overall" else 1.2
-        (line,) = axes.plot(steps, scores, marker="o", linewidth=width, label=name)
-        axes.fill_between(steps, lows, highs, color=line.get_color(), alpha=0.12)
-    axes.set_ylim(0, 100)
-    axes.set_xlabel("checkpoint (the number in each label)")
-    axes.set_ylabel(f"{board['headline']['label']} (%), 95% band")
-    axes.legend(fontsize="small", loc="best", ncol=2)
-    axes.grid(alpha=0.3)
+        color = "#1f5fa8" if name == "overall" else "#555555"
+        axes.plot(steps, scores, marker="o", color=color)
+        axes.fill_between(steps, lows, highs, color=color, alpha=0.15)
+        if name == "overall" and better:
+            marked = [scores[steps.index(step)] for step in better]
+            axes.scatter(better, marked, s=120, facecolors="none", edgecolors="#c03030")
+        axes.set_title(name, fontsize="medium")
+        axes.set_ylim(0, 100)
+        axes.grid(alpha=0.3)
+    for k in range(len(series), rows * columns):
+        panels[k // columns][k % columns].set_visible(False)
+        panels[k // columns - 1][k % columns].tick_params(labelbottom=True)  # the bottom one
+    figure.supxlabel("checkpoint (the number in each label)")
+    figure.supylabel(f"{board['headline']['label']} (%), 95% band")
     return _svg(figure)
 
 
