@@ -10,13 +10,14 @@ Definitions (written out in ``docs/statistics.md``):
 - CLT standard error: ``sqrt(s^2 / n)`` with ``s^2`` the sample variance (``n - 1``).
 - Clustered standard error (Miller 2024, "Adding Error Bars to Evals", eq. 4):
   ``sqrt(SE_CLT^2 + (1/n^2) * sum_c sum_i sum_{j != i} (s_ic - m)(s_jc - m))``.
-- 95% interval of a mean of scores in [0, 1] (:func:`bounded_interval`): Clopper-Pearson
-  (the exact binomial interval) of ``k = n * mean`` in ``n``; for 0/1 scores this is the exact
-  interval, for partial-credit scores a conservative one (a score in [0, 1] with mean ``m``
-  varies at most as much as a 0/1 score of rate ``m``). With a clustered standard error the
+- 95% interval of a mean of scores in [0, 1] (:func:`bounded_interval`): the Wilson score
+  interval with continuity correction (Newcombe 1998, method 4; scipy's ``wilsoncc``) of
+  ``k = n * mean`` in ``n``: for 0/1 scores the binomial interval, for partial-credit scores a
+  conservative one (a score in [0, 1] with mean ``m`` varies at most as much as a 0/1 score of
+  rate ``m``). Closed form, so ``score`` imports no scipy for it. With a clustered standard error the
   same interval at the effective sample size ``n / deff``, ``deff = max(1, SE_cl^2 / SE^2)``
   (Kish's design effect; Korn and Graubard 1998). It never leaves [0, 1], and 8/8 is not
-  certainty: [0.631, 1].
+  certainty: [0.598, 1].
 - Paired bootstrap: the percentile interval of ``mean(b - a)`` over resamples of sample ids,
   drawn with replacement inside each stratum (source dataset) so a resample keeps the
   benchmark's mix of datasets.
@@ -152,23 +153,30 @@ def _present(codes: np.ndarray) -> np.ndarray:
     return present
 
 
-def clopper_pearson(
+def wilson_cc(
     successes: float | np.ndarray, n: float | np.ndarray, confidence: float = CONFIDENCE
 ) -> tuple[Any, Any]:
-    """The Clopper-Pearson interval of ``successes`` in ``n`` trials (beta quantiles; the same
-    numbers as ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")`` for whole counts,
-    which tests/stats check). ``successes`` and ``n`` may be fractional (an effective sample
-    size) and may be arrays (then arrays come back); 0 successes pin the low end at 0, ``n``
-    successes the high end at 1."""
-    from scipy.special import betaincinv  # scipy.special only: scipy.stats costs ~0.3 s
-
+    """The continuity-corrected Wilson score interval of ``successes`` in ``n`` trials
+    (Newcombe 1998, method 4): the same numbers as
+    ``scipy.stats.binomtest(k, n).proportion_ci(method="wilsoncc")`` for whole counts, which
+    tests/stats check; its coverage stays at or above 95% at every rate for n = 5, 50, 500.
+    ``successes`` and ``n`` may be fractional (an effective sample size, a sum of partial
+    credit) and arrays (then arrays come back); the interval always holds ``successes / n``;
+    0 successes pin the low end at 0, ``n`` successes the high end at 1."""
     x, size = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
     if np.any(~(size > 0)) or np.any(~((x >= 0) & (x <= size))):
         raise ValueError("need 0 <= successes <= n and n > 0")
-    tail = (1 - confidence) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(x <= 0, 0.0, betaincinv(np.maximum(x, 1e-300), size - x + 1, tail))
-        high = np.where(x >= size, 1.0, betaincinv(x + 1, np.maximum(size - x, 1e-300), 1 - tail))
+    z = z_value(confidence)
+    p = x / size
+    spread = 4 * p * size * (1 - p)
+    below = z * np.sqrt(np.maximum(z * z - 2 - 1 / size + spread + 4 * p, 0.0))
+    above = z * np.sqrt(np.maximum(z * z + 2 - 1 / size + spread - 4 * p, 0.0))
+    denominator = 2 * (size + z * z)
+    low = np.where(x <= 0, 0.0, np.maximum((2 * x + z * z - 1 - below) / denominator, 0.0))
+    high = np.where(x >= size, 1.0, np.minimum((2 * x + z * z + 1 + above) / denominator, 1.0))
+    # A fractional count below 1 (or above n - 1) would move a bound past the estimate: the
+    # correction assumes whole counts. The interval always holds the estimate.
+    low, high = np.minimum(low, p), np.maximum(high, p)
     if low.ndim == 0:
         return float(low), float(high)
     return low, high
@@ -185,13 +193,13 @@ def design_effect(se: float | None, se_clustered: float | None) -> float:
 def bounded_interval(
     center: float | None, n: int, deff: float = 1.0, confidence: float = CONFIDENCE
 ) -> list[float] | None:
-    """The 95% interval of a mean ``center`` of ``n`` scores in [0, 1]: Clopper-Pearson of
+    """The 95% interval of a mean ``center`` of ``n`` scores in [0, 1]: :func:`wilson_cc` of
     ``n_eff * center`` in ``n_eff = n / deff`` (``None`` over no samples). Always within
     [0, 1]; see the module docstring for why it holds for partial-credit scores."""
     if center is None or n <= 0:
         return None
     size = n / deff
-    low, high = clopper_pearson(min(max(center, 0.0), 1.0) * size, size, confidence)
+    low, high = wilson_cc(min(max(center, 0.0), 1.0) * size, size, confidence)
     return [low, high]
 
 

@@ -42,7 +42,7 @@ def judge_task_digests(path: Path) -> dict[str, str]:
 def bar_cell(value: float | None, count: int, entry: dict[str, Any] | None = None) -> str:
     """A terminal cell ``61.2 [59.8, 62.6]``: percent, with the 95% interval in percent when
     the ``summary.uncertainty`` entry knows it ("-" over nothing). The interval is the
-    report's (Clopper-Pearson, within [0, 1]); it is not symmetric, so no ``±``."""
+    report's (continuity-corrected Wilson, within [0, 1]); it is not symmetric, so no ``±``."""
     if not count or value is None:
         return "-"
     ci = (entry or {}).get("ci95")

@@ -20,8 +20,8 @@ from datbench_cli.leaderboard.runs import Run, label_number
 ALPHA = 0.05
 
 METHOD = {
-    "interval": "Clopper-Pearson 95% interval of n * mean in n (exact for 0/1 scores, "
-    "conservative for partial credit); within [0, 1]",
+    "interval": "95% Wilson score interval with continuity correction of n * mean in n "
+    "(conservative for partial credit); within [0, 1]",
     "paired": "every run scored the same samples: exact McNemar test on the 0/1 outcomes "
     "(metrics without them: exact sign test on the per-sample differences)",
     "unpaired": "runs scored different samples: two-sample z-test of the means (CLT standard "

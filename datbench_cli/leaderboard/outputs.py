@@ -119,7 +119,7 @@ def notes(board: dict[str, Any]) -> list[str]:
     """The lines under the table: what the letters and intervals mean, which test, whether
     the data differ, and each run's warnings."""
     out = [
-        f"{board['headline']['label']} ranks the runs; [95%] Clopper-Pearson intervals (%); "
+        f"{board['headline']['label']} ranks the runs; [95%] Wilson intervals with continuity correction (%); "
         f"group: runs sharing a letter are not significantly different ({board['test']}, "
         f"p < {board['alpha']:g})",
     ]

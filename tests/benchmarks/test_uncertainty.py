@@ -6,7 +6,7 @@ import math
 import random
 import unittest
 
-from scipy.stats import beta, binomtest
+from scipy.stats import binomtest
 
 from datbench_cli.benchmarks.datbench.censoring import KEYS
 from datbench_cli.benchmarks.datbench.columns import _SUM_CHUNK, ScoreColumns
@@ -14,6 +14,7 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
 from datbench_cli.benchmarks.datbench.uncertainty import item_statistics, uncertainty
 from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty as vtb_uncertainty
 from datbench_cli.metrics.averaging import float_sum
+from datbench_cli.stats import wilson_cc
 from tests.compare_support import scored_sample_report
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES
 
@@ -42,8 +43,8 @@ class DatBenchUncertaintyTest(unittest.TestCase):
         self.assertEqual(entry["n"], 6)
         self.assertEqual(entry["accuracy"], 0.5)
         self.assertAlmostEqual(entry["se"], math.sqrt(0.05), places=15)
-        # Clopper-Pearson of 3 in 6 (what scipy's exact binomial interval gives)
-        exact = binomtest(3, 6).proportion_ci(0.95, method="exact")
+        # the continuity-corrected Wilson interval of 3 in 6, as scipy computes it
+        exact = binomtest(3, 6).proportion_ci(0.95, method="wilsoncc")
         self.assertAlmostEqual(entry["ci95"][0], exact.low, places=9)
         self.assertAlmostEqual(entry["ci95"][1], exact.high, places=9)
         self.assertNotIn("half_width", entry)
@@ -52,8 +53,10 @@ class DatBenchUncertaintyTest(unittest.TestCase):
         # design effect (0.05 + 3/36) / 0.05 = 8/3: 2.25 effective samples, 1.125 right
         self.assertAlmostEqual(entry["design_effect"], 8 / 3, places=12)
         low, high = entry["ci95_clustered"]
-        self.assertAlmostEqual(low, beta.ppf(0.025, 1.125, 2.125), places=9)
-        self.assertAlmostEqual(high, beta.ppf(0.975, 2.125, 1.125), places=9)
+        want = wilson_cc(1.125, 2.25)
+        self.assertAlmostEqual(low, want[0], places=12)
+        self.assertAlmostEqual(high, want[1], places=12)
+        self.assertLess(low, entry["ci95"][0])  # wider than the independent interval
 
     def test_every_group_is_there(self) -> None:
         bars = uncertainty(self.results)
@@ -197,7 +200,7 @@ class TerminalTablesTest(unittest.TestCase):
                 self.assertTrue(0 <= low <= value <= high <= 100, overall)
                 self.assertNotIn("±", overall)
                 self.assertIn("censored", result.stdout)
-                self.assertIn("Clopper-Pearson", result.stdout + result.stderr)
+                self.assertIn("Wilson", result.stdout + result.stderr)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -174,7 +174,7 @@ class LeaderboardTest(unittest.TestCase):
         result = run_cli("leaderboard", f"A={a}", f"B={b}", env={"COLUMNS": "40"})
         lines = result.stdout.splitlines()
         self.assertTrue(lines and all(line.startswith("|") for line in lines))
-        self.assertIn("66.7 [58.5, 74.1]", result.stdout)  # 100/150, no column left out
+        self.assertIn("66.7 [58.4, 74.0]", result.stdout)  # 100/150, no column left out
         self.assertIn("chart", lines[0])
 
     def test_csv_is_tidy(self) -> None:

@@ -257,7 +257,7 @@ class DatBench:
                 rows.append(row(f"  {dataset}{mark}", dstats, "datasets", dataset))
             sections.append(rows)
         legend = [
-            "[low, high] the 95% interval (Clopper-Pearson, within 0-100); MDD80 the smallest paired difference a "
+            "[low, high] the 95% interval (Wilson with continuity correction, within 0-100); MDD80 the smallest paired difference a "
             "comparison with another run of this size detects with 80% power (points); censored: "
             "truncated, empty, refused or errored responses, unclosed <think> or thinking only, "
             "unparsed/missing/stale verdicts; compl. the score without them (the official score "

@@ -18,8 +18,8 @@ _GROUPS = ("turncase", "domain", "eval_focus")
 METHOD = {
     "confidence": stats.CONFIDENCE,
     "se": "CLT: sqrt(sample variance / n) of per-task ARS or APR",
-    "ci95": "Clopper-Pearson interval of n * mean in n (exact for the 0/1 APR, conservative "
-    "for the partial-credit ARS); always within [0, 1]",
+    "ci95": "Wilson score interval with continuity correction of n * mean in n (the 0/1 APR; "
+    "conservative for the partial-credit ARS); always within [0, 1]",
     "mdd80": "minimum detectable paired difference at 80% power, two-sided 5%, "
     "from 2 p (1 - p) / n (a second run of equal score, uncorrelated outcomes)",
 }
