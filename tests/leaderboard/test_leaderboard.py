@@ -237,6 +237,29 @@ class LeaderboardTest(unittest.TestCase):
         self.assertIn("results[", result.stderr)
         self.assertIn("is_correct", result.stderr)
 
+    def test_real_scored_runs_of_both_benchmarks(self) -> None:
+        # Run directories as `score` leaves them (manifest beside, reports read streamed).
+        from datbench_cli.compare.inputs import identity
+        from datbench_cli.leaderboard import reports
+        from tests.compare_support import scored_run
+
+        for benchmark, headline in (("datbench", "accuracy"), ("vistoolbench", "APR")):
+            with self.subTest(benchmark=benchmark):
+                first = scored_run(benchmark, self.tmp / f"{benchmark}-1")
+                second = scored_run(benchmark, self.tmp / f"{benchmark}-2")
+                run, slices = reports.streamed(first)
+                self.assertGreater(sum(len(s) for s in slices), 0)
+                self.assertIn("references_sha256", identity(run))
+                data = board(str(first), str(second))
+                self.assertEqual(data["headline"]["label"], headline)
+                self.assertTrue(data["comparable"])
+                self.assertEqual([r["group"] for r in data["runs"]], ["a", "a"])
+                report = json.loads((first / "report.json").read_text())
+                bars = report["summary"]["uncertainty"]["overall"]
+                entry = bars if benchmark == "datbench" else bars["apr"]
+                self.assertAlmostEqual(data["runs"][0]["overall"]["low"], entry["ci95"][0])
+                self.assertAlmostEqual(data["runs"][0]["overall"]["high"], entry["ci95"][1])
+
     def test_labels_must_differ(self) -> None:
         a = self.report("a", BASE)
         b = self.report("b", BASE)
