@@ -59,6 +59,30 @@ class LettersTest(unittest.TestCase):
         self.assertIsNone(label_number("final"))
 
 
+class RenderTest(unittest.TestCase):
+    """On a terminal: per-group columns go (last first) before anything would be cut, and a
+    line says so; a table that cannot fit is printed whole rather than cut."""
+
+    def test_terminal_drops_group_columns_first(self) -> None:
+        from datbench_cli.leaderboard.outputs import Table, render
+
+        table = Table(
+            ["rank", "run", "score [95%]", "chart", "math"],
+            [["1", "model-a", "66.7 [58.4, 74.0]", "66.0 [51.1, 78.4]", "46.0 [32.1, 60.5]"]],
+            optional=[3, 4],
+            numeric={0, 2, 3, 4},
+        )
+        wide = render(table, 200, terminal=True).splitlines()
+        self.assertIn("46.0 [32.1, 60.5]", wide[2])
+        narrow = render(table, 50, terminal=True).splitlines()
+        self.assertTrue(all(len(line) <= 50 for line in narrow[:3]))
+        self.assertIn("66.7 [58.4, 74.0]", narrow[2])
+        self.assertNotIn("chart", narrow[0])
+        self.assertIn("2 per-group column(s) left out", narrow[-1])
+        tiny = render(table, 10, terminal=True).splitlines()
+        self.assertIn("66.7 [58.4, 74.0]", tiny[2])  # too narrow for anything: nothing cut
+
+
 class LeaderboardTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = Path(tempfile.mkdtemp())
