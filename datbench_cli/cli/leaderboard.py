@@ -13,6 +13,7 @@ from datbench_cli.cli.output import Output
 from datbench_cli.files import jsonio
 from datbench_cli.leaderboard import board as boards
 from datbench_cli.leaderboard import outputs, runs
+from datbench_cli.report_html import check_target
 
 
 @handle_errors
@@ -70,6 +71,8 @@ def leaderboard(
     targets = [p for p in (csv_path, html) if p is not None]
     read, group_by = runs.read_runs(paths)
     outputs.check_targets(targets, [r.given for r in read] + [r.report_path for r in read])
+    if html is not None:
+        check_target(html)  # an existing file that is not a datbench page is refused
     differences = runs.check_comparable(read, allow_different_data)
     board = boards.build(
         read,

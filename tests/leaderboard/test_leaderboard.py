@@ -222,6 +222,14 @@ class LeaderboardTest(unittest.TestCase):
             result = run_cli("leaderboard", a, b, option, a)
             self.assertEqual(result.exit_code, 2, option)
             self.assertEqual(Path(a).read_bytes(), before)
+        notes = self.tmp / "notes.html"
+        notes.write_text("my own notes")
+        refused = run_cli("leaderboard", a, b, "--html", str(notes))
+        self.assertEqual(refused.exit_code, 2)
+        self.assertEqual(notes.read_text(), "my own notes")
+        page = self.tmp / "board.html"
+        for _ in range(2):  # its own page it replaces
+            self.assertEqual(run_cli("leaderboard", a, b, "--html", str(page)).exit_code, 0)
         inside = run_cli(
             "leaderboard", str(self.tmp / "a"), b, "--csv", str(self.tmp / "a" / "x.csv")
         )
