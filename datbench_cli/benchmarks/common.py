@@ -40,12 +40,16 @@ def judge_task_digests(path: Path) -> dict[str, str]:
 
 
 def bar_cell(value: float | None, count: int, entry: dict[str, Any] | None = None) -> str:
-    """A terminal cell ``61.2 ±1.4``: percent, ± the 95% half-width in points when the
-    ``summary.uncertainty`` entry knows it ("-" over nothing)."""
+    """A terminal cell ``61.2 [59.8, 62.6]``: percent, with the 95% interval in percent when
+    the ``summary.uncertainty`` entry knows it ("-" over nothing). The interval is the
+    report's (continuity-corrected Wilson, within [0, 1]); it is not symmetric, so no ``±``."""
     if not count or value is None:
         return "-"
-    half = (entry or {}).get("half_width")
-    return f"{value * 100:.1f}" + (f" ±{half * 100:.1f}" if half is not None else "")
+    ci = (entry or {}).get("ci95")
+    if not isinstance(ci, list | tuple) or len(ci) != 2:
+        return f"{value * 100:.1f}"
+    low, high = (min(max(float(x), 0.0), 1.0) for x in ci)  # older reports: normal intervals
+    return f"{value * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]"
 
 
 def mdd_cell(entry: dict[str, Any] | None) -> str:

@@ -17,6 +17,7 @@ from datbench_cli.cli.compare import compare
 from datbench_cli.cli.export_tasks import export_tasks
 from datbench_cli.cli.html_page import optional_value
 from datbench_cli.cli.import_responses import import_responses
+from datbench_cli.cli.leaderboard import leaderboard
 from datbench_cli.cli.make_judge_tasks import make_judge_tasks
 from datbench_cli.cli.score import score
 from datbench_cli.cli.send import send
@@ -60,6 +61,7 @@ app.command("check-judge", cls=DatbenchCommand)(check_judge)
 app.command("send", cls=DatbenchCommand)(send)
 app.command("view", cls=DatbenchCommand)(view)
 app.command("compare", cls=DatbenchCommand)(compare)
+app.command("leaderboard", cls=DatbenchCommand)(leaderboard)
 app.command("agent", cls=DatbenchCommand)(agent)
 app.command("import-responses", cls=DatbenchCommand)(import_responses)
 

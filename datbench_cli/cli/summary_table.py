@@ -13,9 +13,11 @@ from rich.text import Text
 
 from datbench_cli.benchmarks.base import SummaryTable
 
-# Rich's padding per column (one space each side) and the group column's narrowest width.
+# Rich's padding per column (one space each side), the group column's narrowest width, and
+# the widest it asks for before optional columns go (longer names wrap).
 _PAD = 2
 _MIN_GROUP = 12
+_GROUP_WANTED = 28
 
 
 def _width_needed(summary: SummaryTable, keep: list[int]) -> int:
@@ -24,7 +26,7 @@ def _width_needed(summary: SummaryTable, keep: list[int]) -> int:
     for index in keep:
         cells = [summary.columns[index], *(row[index] for row in rows if index < len(row))]
         longest = max(len(cell) for cell in cells)
-        widths.append(_MIN_GROUP if index == 0 else longest)
+        widths.append(min(max(longest, _MIN_GROUP), _GROUP_WANTED) if index == 0 else longest)
     return sum(widths) + _PAD * len(keep) + len(keep) + 1
 
 

@@ -53,9 +53,9 @@ class RunReport:
         return digest if isinstance(digest, str) else None
 
 
-def load_run(given: Path) -> RunReport:
-    """A report file, or a run directory holding ``report.json``; the manifest
-    (``datbench.json``) is read from the report's folder when it is there."""
+def locate(given: Path) -> tuple[Path, dict[str, Any] | None]:
+    """The report of ``given`` (a report file, or a run directory holding ``report.json``)
+    and the manifest (``datbench.json``) beside it, when it is there."""
     manifest: dict[str, Any] | None = None
     if given.is_dir():
         report_path = given / REPORT
@@ -70,7 +70,13 @@ def load_run(given: Path) -> RunReport:
         if not isinstance(loaded, dict):
             raise InputError("manifest is not a JSON object", manifest_path)
         manifest = loaded
-    report = jsonio.read_json(report_path)
+    return report_path, manifest
+
+
+def checked_run(
+    given: Path, report_path: Path, report: Any, manifest: dict[str, Any] | None
+) -> RunReport:
+    """A parsed report checked for its shape and against its run directory's manifest."""
     if (
         not isinstance(report, dict)
         or not isinstance(report.get("summary"), dict)
@@ -88,6 +94,13 @@ def load_run(given: Path) -> RunReport:
             report_path,
         )
     return run
+
+
+def load_run(given: Path) -> RunReport:
+    """A report file, or a run directory holding ``report.json``, read whole; the manifest
+    (``datbench.json``) is read from the report's folder when it is there."""
+    report_path, manifest = locate(given)
+    return checked_run(given, report_path, jsonio.read_json(report_path), manifest)
 
 
 def _revision(value: Any) -> str | None:

@@ -6,13 +6,15 @@ import math
 import random
 import unittest
 
+from scipy.stats import binomtest
+
 from datbench_cli.benchmarks.datbench.censoring import KEYS
 from datbench_cli.benchmarks.datbench.columns import _SUM_CHUNK, ScoreColumns
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
 from datbench_cli.benchmarks.datbench.uncertainty import item_statistics, uncertainty
 from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty as vtb_uncertainty
 from datbench_cli.metrics.averaging import float_sum
-from datbench_cli.stats import z_value
+from datbench_cli.stats import wilson_cc
 from tests.compare_support import scored_sample_report
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES
 
@@ -41,10 +43,20 @@ class DatBenchUncertaintyTest(unittest.TestCase):
         self.assertEqual(entry["n"], 6)
         self.assertEqual(entry["accuracy"], 0.5)
         self.assertAlmostEqual(entry["se"], math.sqrt(0.05), places=15)
-        self.assertAlmostEqual(entry["half_width"], z_value() * math.sqrt(0.05), places=15)
-        self.assertAlmostEqual(entry["ci95"][0], 0.5 - z_value() * math.sqrt(0.05), places=15)
+        # the continuity-corrected Wilson interval of 3 in 6, as scipy computes it
+        exact = binomtest(3, 6).proportion_ci(0.95, method="wilsoncc")
+        self.assertAlmostEqual(entry["ci95"][0], exact.low, places=9)
+        self.assertAlmostEqual(entry["ci95"][1], exact.high, places=9)
+        self.assertNotIn("half_width", entry)
         self.assertEqual(entry["clusters"], 2)
         self.assertAlmostEqual(entry["se_clustered"], math.sqrt(0.05 + 3 / 36), places=15)
+        # design effect (0.05 + 3/36) / 0.05 = 8/3: 2.25 effective samples, 1.125 right
+        self.assertAlmostEqual(entry["design_effect"], 8 / 3, places=12)
+        low, high = entry["ci95_clustered"]
+        want = wilson_cc(1.125, 2.25)
+        self.assertAlmostEqual(low, want[0], places=12)
+        self.assertAlmostEqual(high, want[1], places=12)
+        self.assertLess(low, entry["ci95"][0])  # wider than the independent interval
 
     def test_every_group_is_there(self) -> None:
         bars = uncertainty(self.results)
@@ -162,7 +174,7 @@ if __name__ == "__main__":
 
 
 class TerminalTablesTest(unittest.TestCase):
-    """``score`` shows ``61.2 ±1.4`` cells for both benchmarks."""
+    """``score`` shows ``61.2 [59.8, 62.6]`` cells (intervals within 0-100) for both benchmarks."""
 
     def test_both_benchmarks(self) -> None:
         import re
@@ -182,11 +194,13 @@ class TerminalTablesTest(unittest.TestCase):
                 overall = next(
                     line for line in result.stdout.splitlines() if line.startswith("overall")
                 )
-                self.assertRegex(overall, r"\d+\.\d ±\d+\.\d")
+                found = re.search(r"(\d+\.\d) \[(\d+\.\d), (\d+\.\d)\]", overall)
+                assert found is not None, overall
+                value, low, high = (float(x) for x in found.groups())
+                self.assertTrue(0 <= low <= value <= high <= 100, overall)
+                self.assertNotIn("±", overall)
                 self.assertIn("censored", result.stdout)
-                self.assertTrue(
-                    re.search(r"95% interval half-width", result.stdout + result.stderr)
-                )
+                self.assertIn("Wilson", result.stdout + result.stderr)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

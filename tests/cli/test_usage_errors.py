@@ -15,7 +15,16 @@ from datbench_cli.errors import DatbenchWarning
 from tests.cli_helpers import SAMPLE, run_cli
 from tests.run_builders import run_real_cli
 
-COMMANDS = ("export-tasks", "make-judge-tasks", "score", "check-judge", "send", "view", "compare")
+COMMANDS = (
+    "export-tasks",
+    "make-judge-tasks",
+    "score",
+    "check-judge",
+    "send",
+    "view",
+    "compare",
+    "leaderboard",
+)
 BOX = re.compile("[\u2500-\u257f]")
 
 

@@ -35,13 +35,6 @@ class CltSeTest(unittest.TestCase):
         self.assertIsNone(stats.clt_se([1.0]))
         self.assertIsNone(stats.mean([]))
 
-    def test_interval(self) -> None:
-        low, high = stats.interval(0.5, 0.1)
-        self.assertAlmostEqual(low, 0.5 - 0.1959963984540054, places=12)
-        self.assertAlmostEqual(high, 0.5 + 0.1959963984540054, places=12)
-        self.assertIsNone(stats.interval(None, 0.1))
-        self.assertIsNone(stats.interval(0.5, None))
-
 
 class RankedClustersTest(unittest.TestCase):
     """Integer cluster codes that sort as the names do give the very numbers the names give."""

@@ -186,7 +186,7 @@ class DatBench:
 
     def summary_table(self, report: Report) -> SummaryTable:
         """Overall, then every capability of the export with its source datasets under it:
-        coverage (answered / exported), samples, mean score with its 95% half-width, direct and
+        coverage (answered / exported), samples, mean score with its 95% interval, direct and
         judge, MDD80 and censoring; datasets with a known reference defect are marked."""
         from datbench_cli.benchmarks.common import bar_cell, mdd_cell
         from datbench_cli.benchmarks.datbench.summary import GroupStats
@@ -257,7 +257,7 @@ class DatBench:
                 rows.append(row(f"  {dataset}{mark}", dstats, "datasets", dataset))
             sections.append(rows)
         legend = [
-            "± the 95% interval half-width (CLT); MDD80 the smallest paired difference a "
+            "[low, high] the 95% interval (Wilson with continuity correction, within 0-100); MDD80 the smallest paired difference a "
             "comparison with another run of this size detects with 80% power (points); censored: "
             "truncated, empty, refused or errored responses, unclosed <think> or thinking only, "
             "unparsed/missing/stale verdicts; compl. the score without them (the official score "
@@ -266,7 +266,7 @@ class DatBench:
         if marked:
             legend.append("* known reference defect, kept for parity (docs/known-defects.md)")
         return SummaryTable(
-            title="DatBench results (mean score, %, ±95% interval"
+            title="DatBench results (mean score, %, [95% interval]"
             + (f"; {s['profile']} profile)" if "profile" in s else ")"),
             columns=[
                 "group",

@@ -2,9 +2,11 @@
 dataset's own per-item statistics (``eval_metrics``) say.
 
 - ``summary["uncertainty"]``: for overall, direct, judge, each capability and each source
-  dataset the sample count, accuracy, CLT standard error, 95% interval and its half-width, and
+  dataset the sample count, accuracy, CLT standard error, 95% interval (Wilson with continuity correction, within
+  [0, 1]), and
   the minimum detectable paired difference at 80% power; overall and capabilities also carry
-  the standard error clustered by source dataset (Miller 2024, eq. 4).
+  the standard error clustered by source dataset (Miller 2024, eq. 4), its design effect and
+  the interval at the effective sample size.
 - ``summary["item_statistics"]``: per capability, accuracy on ``eval_metrics.is_frontier``
   items vs the rest, and the discrimination-weighted accuracy, only where rows carry them.
 - ``summary["censoring"]``: see :mod:`datbench_cli.benchmarks.datbench.censoring`.
@@ -29,7 +31,10 @@ UNCERTAINTY_METHOD = {
     "confidence": stats.CONFIDENCE,
     "se": "CLT: sqrt(sample variance / n) of per-sample scores",
     "se_clustered": "clustered by source dataset (Miller 2024, Adding Error Bars to Evals, eq. 4)",
-    "ci95": "accuracy +- 1.96 se (ci95_clustered: with se_clustered)",
+    "ci95": "Wilson score interval with continuity correction of n * accuracy in n "
+    "(conservative for partial credit); always within [0, 1]",
+    "ci95_clustered": "the same at the effective sample size n / design_effect, "
+    "design_effect = max(1, se_clustered^2 / se^2) (Kish; Korn and Graubard 1998)",
     "mdd80": "minimum detectable paired difference at 80% power, two-sided 5%, "
     "from 2 p (1 - p) / n (a second run of equal accuracy, uncorrelated outcomes)",
 }

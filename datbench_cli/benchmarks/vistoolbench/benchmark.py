@@ -201,7 +201,7 @@ class VisToolBench:
 
     def summary_table(self, report: Report) -> SummaryTable:
         """Overall, per turncase, per domain and per eval focus: turns answered (overall and per
-        turncase, every turncase of the export), tasks, APR and ARS (± the 95% half-width),
+        turncase, every turncase of the export), tasks, APR and ARS (with the 95% interval),
         censored tasks and APR/ARS without them."""
         from datbench_cli.benchmarks.common import bar_cell
 
@@ -253,7 +253,7 @@ class VisToolBench:
                 ]
             )
         return SummaryTable(
-            title=f"VisualToolBench results (%, ±95% interval, {summary['context_policy']}"
+            title=f"VisualToolBench results (%, [95% interval], {summary['context_policy']}"
             + (f"; {summary['profile']} profile)" if "profile" in summary else ")"),
             columns=[
                 "group",
@@ -266,9 +266,9 @@ class VisToolBench:
                 "compl. ARS",
             ],
             sections=sections,
-            optional=[5, 6, 7],
+            optional=[1, 5, 6, 7],  # dropped last first on a narrow terminal
             legend=[
-                "± the 95% interval half-width (CLT, per task); censored: tasks with a "
+                "[low, high] the 95% interval (Wilson with continuity correction, per task, within 0-100); censored: tasks with a "
                 "truncated, empty, refused, errored or missing answer or an unparsed/missing/"
                 "stale verdict; compl. leaves them out (the official APR and ARS keep them)"
             ],

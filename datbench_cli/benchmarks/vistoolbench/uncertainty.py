@@ -2,7 +2,7 @@
 APR, overall and per turncase, domain and eval focus (``summary["uncertainty"]``).
 
 Each group holds ``{"n", "ars": {...}, "apr": {...}}`` with the entries of
-:func:`datbench_cli.stats.describe` (``mean``, ``se``, ``ci95``, ``half_width``, ``mdd80``) over
+:func:`datbench_cli.stats.describe` (``mean``, ``se``, ``ci95``, ``mdd80``) over
 the per-task scores. Definitions: ``docs/statistics.md``.
 """
 
@@ -18,7 +18,8 @@ _GROUPS = ("turncase", "domain", "eval_focus")
 METHOD = {
     "confidence": stats.CONFIDENCE,
     "se": "CLT: sqrt(sample variance / n) of per-task ARS or APR",
-    "ci95": "mean +- 1.96 se",
+    "ci95": "Wilson score interval with continuity correction of n * mean in n (the 0/1 APR; "
+    "conservative for the partial-credit ARS); always within [0, 1]",
     "mdd80": "minimum detectable paired difference at 80% power, two-sided 5%, "
     "from 2 p (1 - p) / n (a second run of equal score, uncorrelated outcomes)",
 }

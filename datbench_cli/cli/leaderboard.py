@@ -1,0 +1,99 @@
+"""``datbench leaderboard [LABEL=]PATH ...``: many runs ranked, with intervals and
+significance letters (the logic lives in :mod:`datbench_cli.leaderboard`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from datbench_cli.cli.common import QuietOpt, handle_errors
+from datbench_cli.cli.output import Output
+from datbench_cli.files import jsonio
+from datbench_cli.leaderboard import board as boards
+from datbench_cli.leaderboard import outputs, runs
+from datbench_cli.report_html import check_target
+
+
+@handle_errors
+def leaderboard(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[LABEL=]PATH...",
+            help="Runs: run directories or report files, each optionally labelled "
+            "(step1000=runs/ckpt-1000); the label defaults to the model or folder name.",
+            show_default=False,
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the leaderboard as one JSON object on stdout.")
+    ] = False,
+    csv_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            metavar="FILE",
+            help="Also write a tidy CSV (run, capability, metric, value, low, high).",
+            show_default=False,
+        ),
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="Also write a self-contained page (tables and plots).",
+            show_default=False,
+        ),
+    ] = None,
+    trend: Annotated[
+        bool,
+        typer.Option(
+            "--trend",
+            help="Labels carry a number (step1000=...): order the runs by it, draw curves, "
+            "and name the checkpoints significantly better than every earlier one.",
+        ),
+    ] = False,
+    allow_different_data: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different-data",
+            help="Rank runs over different exports, profiles or judges (marked everywhere).",
+        ),
+    ] = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Rank runs of one benchmark: headline score and per-capability scores with 95%
+    intervals, ranks and compact-letter significance groups (paired tests, Holm)."""
+    out = Output(quiet)
+    targets = [p for p in (csv_path, html) if p is not None]
+    read, group_by = runs.read_runs(paths)
+    outputs.check_targets(targets, [r.given for r in read] + [r.report_path for r in read])
+    if html is not None:
+        check_target(html)  # an existing file that is not a datbench page is refused
+    differences = runs.check_comparable(read, allow_different_data)
+    board = boards.build(
+        read,
+        group_by,
+        differences,
+        allow_different_data=allow_different_data,
+        trend=trend,
+    )
+    if csv_path is not None:
+        outputs.write(csv_path, outputs.csv_text(board).encode())
+    if html is not None:
+        from datbench_cli.leaderboard.page import page
+
+        outputs.write(html, page(board))
+    if as_json:
+        out.data(jsonio.dumps(board).decode())
+        return
+    if not quiet:
+        out.data(outputs.render(outputs.table(board), out.width, not out.plain))
+    for line in outputs.notes(board):
+        out.info(line)
+    for path, what in ((csv_path, "CSV"), (html, "page")):
+        if path is not None:
+            out.info(f"{what} written to {path}")

@@ -1,0 +1,219 @@
+"""The leaderboard's terminal table (headers and rows of preformatted strings), the lines
+under it, and its tidy CSV; and the guard every output file goes through."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.errors import UsageError
+from datbench_cli.files import jsonio
+
+
+@dataclass
+class Table:
+    """Headers and rows of text cells; ``optional``: the columns (per-group ones) a narrow
+    terminal drops, last first, before any number would be cut; ``numeric``: right-aligned."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    optional: list[int] = field(default_factory=list)
+    numeric: set[int] = field(default_factory=set)
+
+
+def _points(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}"
+
+
+def cell(entry: dict[str, Any]) -> str:
+    """``61.2 [59.8, 62.6]`` (percent), ``-`` over no samples."""
+    if entry.get("score") is None:
+        return "-"
+    return f"{_points(entry['score'])} [{_points(entry['low'])}, {_points(entry['high'])}]"
+
+
+def table(board: dict[str, Any]) -> Table:
+    """Rank, group letters, label, the headline with its interval, the metrics beside it,
+    samples, coverage, warnings count, then one column per group (capability). With a trend
+    the rows follow the checkpoints and a column says which beat every earlier one."""
+    head = board["headline"]["label"]
+    trend = board.get("trend")
+    headers = ["rank", "group", "run", f"{head} [95%]"]
+    if trend is not None:
+        headers.insert(3, "better than all earlier")
+    headers += [f"{m['label']} [95%]" for m in board["beside"]]
+    headers += ["n", "coverage", "warnings"]
+    fixed = len(headers)
+    headers += list(board["groups"])
+    rows = []
+    ordered = board["runs"]
+    if trend is not None:
+        by_label = {run["label"]: run for run in ordered}
+        ordered = [by_label[point["label"]] for point in trend["axis"]]
+    for run in ordered:
+        better = []
+        if trend is not None:
+            better = ["yes" if run["better_than_every_earlier"] else ""]
+        rows.append(
+            [
+                str(run["rank"]),
+                run["group"],
+                run["label"],
+                *better,
+                cell(run["overall"]),
+                *(cell(run["beside"][m["key"]]["overall"]) for m in board["beside"]),
+                str(run["samples"]),
+                run["coverage"] or "-",
+                str(len(run["warnings"])),
+                *(cell(run["capabilities"][name]) for name in board["groups"]),
+            ]
+        )
+    numeric = {0, *range(3, len(headers))} - {fixed - 2}
+    return Table(headers, rows, list(range(fixed, len(headers))), numeric)
+
+
+def _widths(t: Table, keep: list[int]) -> list[int]:
+    return [max(len(t.headers[i]), *(len(row[i]) for row in t.rows)) for i in keep]
+
+
+def render(t: Table, width: int, terminal: bool) -> str:
+    """Off a terminal: a markdown table at its natural width. On one: aligned columns, the
+    optional ones dropped (last first) until the table fits; a number is never cut (a table
+    still too wide is printed whole and the terminal wraps it)."""
+    keep = list(range(len(t.headers)))
+    if terminal:
+        for index in reversed(t.optional):
+            if sum(_widths(t, keep)) + 2 * (len(keep) - 1) <= width:
+                break
+            keep.remove(index)
+    widths = _widths(t, keep)
+
+    def line(cells: list[str]) -> str:
+        parts = [
+            cells[i].rjust(w) if i in t.numeric else cells[i].ljust(w)
+            for i, w in zip(keep, widths, strict=True)
+        ]
+        return "  ".join(parts).rstrip() if terminal else "| " + " | ".join(parts) + " |"
+
+    if terminal:
+        rule = ["-" * w for w in widths]
+        out = [line(t.headers), "  ".join(rule)]
+    else:
+        rule = [
+            ("-" * (w - 1) + ":") if i in t.numeric else "-" * w
+            for i, w in zip(keep, widths, strict=True)
+        ]
+        out = [line(t.headers), "| " + " | ".join(rule) + " |"]
+    out += [line(row) for row in t.rows]
+    dropped = len(t.headers) - len(keep)
+    if dropped:
+        out.append(f"({dropped} per-group column(s) left out at this width; --csv has them all)")
+    return "\n".join(out)
+
+
+def notes(board: dict[str, Any]) -> list[str]:
+    """The lines under the table: what the letters and intervals mean, which test, whether
+    the data differ, and each run's warnings."""
+    out = [
+        f"{board['headline']['label']} ranks the runs; [95%] Wilson intervals with continuity correction (%); "
+        f"group: runs sharing a letter are not significantly different ({board['test']}, "
+        f"p < {board['alpha']:g})",
+    ]
+    if not board["paired"]:
+        out.append("the runs did not score the same samples: tests are unpaired")
+    if board["differences"]:
+        out.append("DIFFERENT DATA (--allow-different-data): " + "; ".join(board["differences"]))
+    trend = board.get("trend")
+    if trend is not None:
+        better = trend["better_than_every_earlier"]
+        out.append(
+            "trend: "
+            + " -> ".join(a["label"] for a in trend["axis"])
+            + "; significantly better than every earlier checkpoint: "
+            + (", ".join(better) if better else "none")
+        )
+    for run in board["runs"]:
+        for warning in run["warnings"]:
+            out.append(f"{run['label']}: {warning}")
+    return out
+
+
+def csv_rows(board: dict[str, Any]) -> Iterable[list[Any]]:
+    """Tidy long form: one row per run, group (``overall`` or a capability), metric; values
+    as fractions; ``different_data`` true on every row when the runs were allowed to differ."""
+    yield [
+        "run",
+        "rank",
+        "group_letters",
+        "capability",
+        "metric",
+        "value",
+        "low",
+        "high",
+        "n",
+        "different_data",
+    ]
+    different = bool(board["differences"])
+    metrics = [board["headline"], *board["beside"]]
+    for run in board["runs"]:
+        for metric in metrics:
+            block = (
+                {"overall": run["overall"], "capabilities": run["capabilities"]}
+                if metric is board["headline"]
+                else run["beside"][metric["key"]]
+            )
+            named = [("overall", block["overall"]), *block["capabilities"].items()]
+            for name, entry in named:
+                yield [
+                    run["label"],
+                    run["rank"],
+                    run["group"],
+                    name,
+                    metric["label"],
+                    entry["score"],
+                    entry["low"],
+                    entry["high"],
+                    entry["n"],
+                    different,
+                ]
+
+
+def csv_text(board: dict[str, Any]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in csv_rows(board):
+        writer.writerow(["" if v is None else v for v in row])
+    return buffer.getvalue()
+
+
+def check_targets(targets: list[Path], inputs: list[Path]) -> None:
+    """Refuse an output that is an input (a report, or a file inside a run directory given),
+    a symlink, or the same file as another output."""
+    resolved_inputs = [p.resolve() for p in inputs]
+    seen: set[Path] = set()
+    for target in targets:
+        if jsonio.is_stream_output(target):
+            continue
+        if target.is_symlink():
+            raise UsageError(f"{target} is a symlink; not writing through it")
+        where = target.resolve()
+        if where in seen:
+            raise UsageError(f"{target} is named for two outputs")
+        seen.add(where)
+        for given in resolved_inputs:
+            if where == given:
+                raise UsageError(f"{target} is an input of this leaderboard; not overwriting it")
+            if given in where.parents:
+                raise UsageError(
+                    f"{target} is inside the run directory {given}, an input; "
+                    "write the leaderboard elsewhere"
+                )
+
+
+def write(path: Path, data: bytes) -> None:
+    """A temp file renamed into place."""
+    jsonio.write_bytes_atomic(jsonio.user_output(path), data)

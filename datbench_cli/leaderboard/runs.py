@@ -1,0 +1,281 @@
+"""The runs of a leaderboard: ``[LABEL=]PATH`` arguments read one at a time, a slice of
+results at a time (:mod:`.reports`), into compact arrays, labelled, and checked to be
+comparable."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from datbench_cli.benchmarks import BENCHMARKS
+from datbench_cli.compare.inputs import RunReport, identity, identity_differences
+from datbench_cli.compare.paired import Sample
+from datbench_cli.compare.spec import Side
+from datbench_cli.errors import InputError, UsageError
+from datbench_cli.leaderboard import reports
+
+_LABEL = re.compile(r"^([^=/\\]+)=(.+)$")
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+@dataclass
+class Ids:
+    """Every sample id seen, numbered in order of first appearance (shared by all runs)."""
+
+    codes: dict[str, int] = field(default_factory=dict)
+
+    def code(self, sample_id: str) -> int:
+        return self.codes.setdefault(sample_id, len(self.codes))
+
+
+@dataclass
+class Run:
+    """One run as the leaderboard needs it: per sample (in the order of ``index``, the shared
+    id codes) each metric's score, the 0/1 outcome of metrics with an exact test, the group
+    (capability) and a hash of what must agree between runs for the same id."""
+
+    label: str
+    given: Path
+    report_path: Path
+    benchmark: str
+    profile: str
+    identity: dict[str, Any]
+    model: str | None
+    judge_models: list[str]
+    coverage: str | None
+    warnings: list[str]
+    index: np.ndarray
+    values: dict[str, np.ndarray]
+    correct: dict[str, np.ndarray]
+    group: np.ndarray  # codes into ``group_names``
+    group_names: list[str]
+    checks: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.index)
+
+
+def split_label(argument: str) -> tuple[str | None, Path]:
+    """``LABEL=PATH`` -> (label, path); a bare PATH (or one that exists as written) ->
+    (None, path)."""
+    found = _LABEL.match(argument)
+    if found is None or Path(argument).exists():
+        return None, Path(argument)
+    return found.group(1).strip() or None, Path(found.group(2))
+
+
+def label_number(label: str) -> float | None:
+    """The number a label carries (``step1000`` -> 1000; the last number in it), if any."""
+    numbers = _NUMBER.findall(label)
+    return float(numbers[-1]) if numbers else None
+
+
+def _models(report: dict[str, Any], name: str) -> Counter[str]:
+    block = report.get("provenance")
+    inputs = block.get("inputs") if isinstance(block, dict) else None
+    entry = inputs.get(name) if isinstance(inputs, dict) else None
+    models = entry.get("models") if isinstance(entry, dict) else None
+    if not isinstance(models, dict):
+        return Counter()
+    return Counter({str(k): int(v) for k, v in models.items() if isinstance(v, int)})
+
+
+def _coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[str]]:
+    coverage = None
+    warnings = []
+    checks = summary.get("checks")
+    for check in checks if isinstance(checks, list) else []:
+        if not isinstance(check, dict):
+            continue
+        if check.get("name") == "coverage":
+            coverage = str(check.get("detail"))
+        if check.get("passed") is False:
+            warnings.append(f"check {check.get('name')} failed: {check.get('detail')}")
+    censored = ((summary.get("censoring") or {}).get("overall") or {}).get("censored")
+    if isinstance(censored, int) and censored:
+        warnings.append(f"{censored} censored (truncated, empty, refused, errored, unjudged)")
+    return coverage, warnings
+
+
+@dataclass
+class _Columns:
+    """A run's per-sample arrays, built a slice of results at a time."""
+
+    index: list[np.ndarray] = field(default_factory=list)
+    values: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    correct: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    group: list[np.ndarray] = field(default_factory=list)
+    checks: list[np.ndarray] = field(default_factory=list)
+    names: dict[str, int] = field(default_factory=dict)
+
+    def add(self, samples: list[Sample], ids: Ids, side: Side, field_name: str | None) -> None:
+        count = len(samples)
+        self.index.append(
+            np.fromiter((ids.code(s.id) for s in samples), dtype=np.int64, count=count)
+        )
+        names = self.names
+        self.group.append(
+            np.fromiter(
+                (
+                    names.setdefault(s.groups.get(field_name, ""), len(names)) if field_name else 0
+                    for s in samples
+                ),
+                dtype=np.int32,
+                count=count,
+            )
+        )
+        for m in side.metrics:
+            self.values.setdefault(m.key, []).append(
+                np.fromiter((s.values[m.key] for s in samples), dtype=float, count=count)
+            )
+            if m.exact_test:
+                self.correct.setdefault(m.key, []).append(
+                    np.fromiter((s.correct[m.key] for s in samples), dtype=bool, count=count)
+                )
+        self.checks.append(
+            np.fromiter((hash(repr(s.check)) for s in samples), dtype=np.int64, count=count)
+        )
+
+
+def _join(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _read_columns(
+    path: Path, ids: Ids, group_field: dict[str, str | None]
+) -> tuple[RunReport, Side, _Columns]:
+    """The run's head and its columns: streamed where the layout allows, else read whole
+    (which also names the entry of a malformed result exactly)."""
+    for reader in (reports.streamed, reports.whole):
+        try:
+            loaded, slices = reader(path)
+            if loaded.benchmark not in BENCHMARKS:
+                raise InputError(f"unknown benchmark {loaded.benchmark!r}", loaded.report_path)
+            side = BENCHMARKS[loaded.benchmark].pairing()
+            field_name = group_field.setdefault(loaded.benchmark, _group_field(side))
+            columns = _Columns()
+            for entries in slices:
+                columns.add(side.read(entries, loaded.report_path), ids, side, field_name)
+            return loaded, side, columns
+        except reports.NotStreamable:
+            continue
+        except InputError:
+            if reader is reports.whole:
+                raise
+    raise AssertionError("unreachable: the whole reader never raises NotStreamable")
+
+
+def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run:
+    """Read one ``[LABEL=]PATH`` argument (``group_field``: benchmark -> the field its
+    per-group columns are by, filled in as benchmarks are met)."""
+    label, path = split_label(argument)
+    if not path.exists():
+        raise InputError("no such run directory or report file", path)
+    loaded, side, columns = _read_columns(path, ids, group_field)
+    index = _join(columns.index, np.int64)
+    if len(np.unique(index)) != len(index):
+        raise InputError("the results hold a sample id more than once", loaded.report_path)
+    responders = _models(loaded.report, "responses")
+    model = responders.most_common(1)[0][0] if responders else None
+    coverage, warnings = _coverage_and_warnings(loaded.report["summary"])
+    folder = loaded.report_path.parent.name if path.is_file() else path.name
+    return Run(
+        label=label or model or folder or str(path),
+        given=path,
+        report_path=loaded.report_path,
+        benchmark=loaded.benchmark,
+        profile=loaded.profile,
+        identity=identity(loaded),
+        model=model,
+        judge_models=sorted(_models(loaded.report, "judge_responses")),
+        coverage=coverage,
+        warnings=warnings,
+        index=index,
+        values={m.key: _join(columns.values.get(m.key, []), float) for m in side.metrics},
+        correct={
+            m.key: _join(columns.correct.get(m.key, []), bool) for m in side.metrics if m.exact_test
+        },
+        group=_join(columns.group, np.int32),
+        group_names=list(columns.names),
+        checks=_join(columns.checks, np.int64),
+    )
+
+
+def _group_field(side: Side) -> str | None:
+    """The field of the benchmark's first grouped comparison table (DatBench: capability;
+    VisualToolBench: turncase)."""
+    return next((spec.group for spec in side.tables if spec.group is not None), None)
+
+
+def read_runs(arguments: list[str]) -> tuple[list[Run], str | None]:
+    """Every run, labelled uniquely, and the field the per-group columns are by."""
+    if len(arguments) < 2:
+        raise UsageError("name at least two runs (PATH or LABEL=PATH)")
+    ids = Ids()
+    fields: dict[str, str | None] = {}
+    runs = [read_run(argument, ids, fields) for argument in arguments]
+    _unique_labels(runs, arguments)
+    return runs, fields.get(runs[0].benchmark)
+
+
+def _unique_labels(runs: list[Run], arguments: list[str]) -> None:
+    counts = Counter(run.label for run in runs)
+    for run, argument in zip(runs, arguments, strict=True):
+        if counts[run.label] > 1 and split_label(argument)[0] is None:
+            run.label = run.given.name if run.given.is_dir() else str(run.given)
+    seen = Counter(run.label for run in runs)
+    twice = [label for label, count in seen.items() if count > 1]
+    if twice:
+        raise UsageError(
+            f"the label {twice[0]!r} names more than one run",
+            hint="label runs explicitly: LABEL=PATH",
+        )
+
+
+def differences(runs: list[Run]) -> list[str]:
+    """Why the runs are not comparable, one phrase each (empty: comparable). Each run is
+    compared with the first."""
+    first = runs[0]
+    out: list[str] = []
+    for run in runs[1:]:
+        _, data = identity_differences(first.identity, run.identity)
+        out += [f"{run.label}: {d}" for d in data]
+        if run.profile != first.profile:
+            out.append(f"{run.label}: profile {run.profile} vs {first.profile}")
+        if run.judge_models and first.judge_models and run.judge_models != first.judge_models:
+            out.append(
+                f"{run.label}: judge {', '.join(run.judge_models)} vs "
+                f"{', '.join(first.judge_models)}"
+            )
+        shared, at_first, at_run = np.intersect1d(
+            first.index, run.index, assume_unique=True, return_indices=True
+        )
+        mismatched = int(np.count_nonzero(first.checks[at_first] != run.checks[at_run]))
+        if mismatched:
+            out.append(
+                f"{run.label}: {mismatched} of {len(shared)} shared samples differ in their "
+                "reference answer or group"
+            )
+    return out
+
+
+def check_comparable(runs: list[Run], allow_different_data: bool) -> list[str]:
+    """Refuse runs of different benchmarks always, and runs over different data, profiles or
+    judges unless allowed; returns the differences (marked in every output when allowed)."""
+    benchmarks = sorted({run.benchmark for run in runs})
+    if len(benchmarks) > 1:
+        raise UsageError(f"cannot rank runs of different benchmarks ({', '.join(benchmarks)})")
+    found = differences(runs)
+    if found and not allow_different_data:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise UsageError(
+            f"the runs are not comparable: {found[0]}{more}",
+            hint="pass --allow-different-data to rank them anyway (every output marks it)",
+        )
+    return found

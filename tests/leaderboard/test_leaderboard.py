@@ -1,0 +1,304 @@
+"""``datbench leaderboard`` on synthetic runs of known differences: identical runs share a
+letter, a run 30 answers worse on 150 samples ranks below and shares none, incomparable runs
+are refused (and accepted with the flag, then marked), ``--trend``, both benchmarks, the
+outputs (JSON shape, tidy CSV, markdown off a terminal), and outputs never onto an input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from datbench_cli.leaderboard.letters import compact_letters
+from datbench_cli.leaderboard.runs import label_number, split_label
+from tests.cli_helpers import run_cli
+from tests.leaderboard.support import datbench_report, flipped, vistoolbench_report
+
+BASE = [i % 9 not in (0, 4, 8) for i in range(150)]  # 100 of 150 right, 2/3 per capability
+
+
+def board(*args: str) -> dict[str, Any]:
+    result = run_cli("leaderboard", *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+class LettersTest(unittest.TestCase):
+    def test_piepho_examples(self) -> None:
+        self.assertEqual(compact_letters(3, []), ["a", "a", "a"])
+        self.assertEqual(compact_letters(3, [(0, 2)]), ["a", "ab", "b"])
+        self.assertEqual(compact_letters(3, [(0, 1), (1, 2), (0, 2)]), ["a", "b", "c"])
+        self.assertEqual(compact_letters(4, [(0, 3), (1, 3)]), ["a", "a", "ab", "b"])
+        self.assertEqual(compact_letters(0, []), [])
+
+    def test_letters_say_exactly_the_differences(self) -> None:
+        # every pair shares a letter if and only if it is not significantly different
+        import itertools
+        import random
+
+        rng = random.Random(5)
+        for _ in range(200):
+            count = rng.randint(2, 7)
+            pairs = [p for p in itertools.combinations(range(count), 2) if rng.random() < 0.4]
+            letters = compact_letters(count, pairs)
+            for i, j in itertools.combinations(range(count), 2):
+                share = bool(set(letters[i]) & set(letters[j]))
+                self.assertEqual(share, (i, j) not in pairs, (count, pairs, letters))
+
+    def test_labels(self) -> None:
+        self.assertEqual(
+            split_label("step1000=runs/ckpt-1000"), ("step1000", Path("runs/ckpt-1000"))
+        )
+        self.assertEqual(split_label("runs/a=b"), (None, Path("runs/a=b")))
+        self.assertEqual(label_number("step1000"), 1000.0)
+        self.assertEqual(label_number("ckpt-2.5"), 2.5)
+        self.assertIsNone(label_number("final"))
+
+
+class RenderTest(unittest.TestCase):
+    """On a terminal: per-group columns go (last first) before anything would be cut, and a
+    line says so; a table that cannot fit is printed whole rather than cut."""
+
+    def test_terminal_drops_group_columns_first(self) -> None:
+        from datbench_cli.leaderboard.outputs import Table, render
+
+        table = Table(
+            ["rank", "run", "score [95%]", "chart", "math"],
+            [["1", "model-a", "66.7 [58.4, 74.0]", "66.0 [51.1, 78.4]", "46.0 [32.1, 60.5]"]],
+            optional=[3, 4],
+            numeric={0, 2, 3, 4},
+        )
+        wide = render(table, 200, terminal=True).splitlines()
+        self.assertIn("46.0 [32.1, 60.5]", wide[2])
+        narrow = render(table, 50, terminal=True).splitlines()
+        self.assertTrue(all(len(line) <= 50 for line in narrow[:3]))
+        self.assertIn("66.7 [58.4, 74.0]", narrow[2])
+        self.assertNotIn("chart", narrow[0])
+        self.assertIn("2 per-group column(s) left out", narrow[-1])
+        tiny = render(table, 10, terminal=True).splitlines()
+        self.assertIn("66.7 [58.4, 74.0]", tiny[2])  # too narrow for anything: nothing cut
+
+
+class LeaderboardTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp())
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def report(self, name: str, correct: list[bool], **kwargs: Any) -> str:
+        return str(datbench_report(self.tmp / name / "report.json", correct, **kwargs))
+
+    def test_identical_share_a_letter_worse_shares_none(self) -> None:
+        a = self.report("a", BASE, model="model-a")
+        b = self.report("b", BASE, model="model-b")
+        worse = self.report("worse", flipped(BASE, 30, False))
+        data = board(a, b, f"worse={worse}")
+        runs = {r["label"]: r for r in data["runs"]}
+        self.assertEqual(set(runs), {"model-a", "model-b", "worse"})  # labels: model, given
+        self.assertTrue(data["paired"])
+        self.assertIn("McNemar", data["test"])
+        self.assertEqual(runs["model-a"]["group"], runs["model-b"]["group"])
+        self.assertEqual(runs["model-a"]["rank"], 1)
+        self.assertEqual(runs["model-b"]["rank"], 1)
+        self.assertEqual(runs["worse"]["rank"], 3)
+        self.assertEqual(data["runs"][-1]["label"], "worse")
+        self.assertFalse(set(runs["worse"]["group"]) & set(runs["model-a"]["group"]))
+        for run in data["runs"]:
+            for entry in [run["overall"], *run["capabilities"].values()]:
+                self.assertTrue(0 <= entry["low"] <= entry["score"] <= entry["high"] <= 1)
+        self.assertAlmostEqual(runs["worse"]["overall"]["score"], 70 / 150)
+        self.assertEqual(set(runs["worse"]["capabilities"]), {"chart", "math", "spatial"})
+
+    def test_small_difference_is_not_significant(self) -> None:
+        a = self.report("a", BASE)
+        b = self.report("b", flipped(BASE, 2, False))
+        data = board(a, b)
+        self.assertEqual([r["group"] for r in data["runs"]], ["a", "a"])
+        self.assertEqual([r["rank"] for r in data["runs"]], [1, 2])
+
+    def test_unpaired_when_samples_differ(self) -> None:
+        a = self.report("a", BASE)
+        ids = [f"other{i}" for i in range(150)]
+        b = self.report("b", flipped(BASE, 60, False), ids=ids)
+        data = board(a, b)
+        self.assertFalse(data["paired"])
+        self.assertIn("unpaired", data["test"])
+        self.assertNotEqual(data["runs"][0]["group"], data["runs"][1]["group"])
+
+    def test_incomparable_refused_then_marked(self) -> None:
+        a = self.report("a", BASE)
+        other = self.report("other", BASE, revision="rev-2")
+        refused = run_cli("leaderboard", a, other)
+        self.assertEqual(refused.exit_code, 2)
+        error = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+        self.assertEqual(len(error), 1)
+        self.assertIn("revision differs", error[0])
+        self.assertIn("--allow-different-data", refused.stderr)
+        out = self.tmp / "out.csv"
+        allowed = run_cli("leaderboard", a, other, "--allow-different-data", "--csv", str(out))
+        self.assertEqual(allowed.exit_code, 0, allowed.stderr)
+        self.assertIn("DIFFERENT DATA", allowed.stderr)
+        rows = list(csv.DictReader(out.open()))
+        self.assertTrue(rows and all(r["different_data"] == "True" for r in rows))
+        data = board(a, other, "--allow-different-data")
+        self.assertFalse(data["comparable"])
+        self.assertTrue(data["differences"])
+
+    def test_other_benchmark_always_refused(self) -> None:
+        a = self.report("a", BASE)
+        v = str(vistoolbench_report(self.tmp / "v" / "report.json", BASE))
+        for extra in ([], ["--allow-different-data"]):
+            result = run_cli("leaderboard", a, v, *extra)
+            self.assertEqual(result.exit_code, 2)
+            self.assertIn("different benchmarks", result.stderr)
+
+    def test_trend(self) -> None:
+        worse = self.report("c1", flipped(BASE, 30, False))
+        base = self.report("c2", BASE)
+        better = self.report("c3", flipped(BASE, 30, True))
+        data = board(f"step3000={better}", f"step1000={worse}", f"step2000={base}", "--trend")
+        trend = data["trend"]
+        self.assertEqual([a["label"] for a in trend["axis"]], ["step1000", "step2000", "step3000"])
+        self.assertEqual(trend["better_than_every_earlier"], ["step2000", "step3000"])
+        self.assertEqual([r["label"] for r in data["runs"]], ["step3000", "step2000", "step1000"])
+        text = run_cli("leaderboard", f"step3000={better}", f"step1000={worse}", "--trend")
+        lines = text.stdout.splitlines()
+        self.assertIn("better than all earlier", lines[0])
+        self.assertEqual(
+            [line.split("|")[3].strip() for line in lines[2:]], ["step1000", "step3000"]
+        )
+        self.assertIn("better than every earlier checkpoint: step3000", text.stderr)
+        missing = run_cli("leaderboard", f"final={base}", f"step1={worse}", "--trend")
+        self.assertEqual(missing.exit_code, 2)
+        self.assertIn("number in every label", missing.stderr)
+
+    def test_vistoolbench(self) -> None:
+        a = str(vistoolbench_report(self.tmp / "a" / "report.json", BASE))
+        b = str(vistoolbench_report(self.tmp / "b" / "report.json", flipped(BASE, 30, False)))
+        data = board(f"A={a}", f"B={b}")
+        self.assertEqual(data["headline"]["label"], "APR")
+        self.assertEqual([m["label"] for m in data["beside"]], ["ARS"])
+        self.assertEqual(data["group_by"], "turncase")
+        first, second = data["runs"]
+        self.assertEqual((first["label"], second["label"]), ("A", "B"))
+        self.assertFalse(set(first["group"]) & set(second["group"]))
+        ars = first["beside"]["ars"]["overall"]
+        self.assertTrue(0 <= ars["low"] <= ars["score"] <= ars["high"] <= 1)
+        text = run_cli("leaderboard", f"A={a}", f"B={b}").stdout
+        self.assertIn("ARS [95%]", text)
+
+    def test_terminal_table_off_a_terminal_is_markdown(self) -> None:
+        a = self.report("a", BASE)
+        b = self.report("b", flipped(BASE, 30, False))
+        result = run_cli("leaderboard", f"A={a}", f"B={b}", env={"COLUMNS": "40"})
+        lines = result.stdout.splitlines()
+        self.assertTrue(lines and all(line.startswith("|") for line in lines))
+        self.assertIn("66.7 [58.4, 74.0]", result.stdout)  # 100/150, no column left out
+        self.assertIn("chart", lines[0])
+
+    def test_csv_is_tidy(self) -> None:
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        out = self.tmp / "board.csv"
+        result = run_cli("leaderboard", f"A={a}", f"B={b}", "--csv", str(out))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        rows = list(csv.DictReader(out.open()))
+        self.assertEqual(len(rows), 2 * 4)  # 2 runs x (overall + 3 capabilities) x 1 metric
+        overall = next(r for r in rows if r["run"] == "A" and r["capability"] == "overall")
+        self.assertAlmostEqual(float(overall["value"]), 100 / 150)
+        self.assertTrue(0 <= float(overall["low"]) <= float(overall["high"]) <= 1)
+        self.assertEqual(overall["metric"], "accuracy")
+
+    def test_never_writes_onto_an_input(self) -> None:
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        before = Path(a).read_bytes()
+        for option in ("--csv", "--html"):
+            result = run_cli("leaderboard", a, b, option, a)
+            self.assertEqual(result.exit_code, 2, option)
+            self.assertEqual(Path(a).read_bytes(), before)
+        notes = self.tmp / "notes.html"
+        notes.write_text("my own notes")
+        refused = run_cli("leaderboard", a, b, "--html", str(notes))
+        self.assertEqual(refused.exit_code, 2)
+        self.assertEqual(notes.read_text(), "my own notes")
+        page = self.tmp / "board.html"
+        for _ in range(2):  # its own page it replaces
+            self.assertEqual(run_cli("leaderboard", a, b, "--html", str(page)).exit_code, 0)
+        inside = run_cli(
+            "leaderboard", str(self.tmp / "a"), b, "--csv", str(self.tmp / "a" / "x.csv")
+        )
+        self.assertEqual(inside.exit_code, 2)
+        self.assertFalse((self.tmp / "a" / "x.csv").exists())
+
+    def test_streamed_reading_equals_whole_reading(self) -> None:
+        # Indented as `score` writes reports: read a slice of entries at a time (20,000
+        # entries: several slices); compact JSON: read whole. Same leaderboard.
+        from datbench_cli.leaderboard import reports
+
+        many = [i % 7 != 0 for i in range(20_000)]
+        pretty = datbench_report(self.tmp / "p" / "report.json", many, indent=2)
+        compact = datbench_report(self.tmp / "c" / "report.json", flipped(many, 300, False))
+        run, slices = reports.streamed(pretty)
+        sizes = [len(s) for s in slices]
+        self.assertGreater(len(sizes), 1)
+        self.assertEqual(sum(sizes), 20_000)
+        self.assertEqual(run.report["summary"]["overall_accuracy"], sum(many) / 20_000)
+        with self.assertRaises(reports.NotStreamable):
+            reports.streamed(compact)
+        streamed = board(f"P={pretty}", f"C={compact}")
+        shutil.copy(pretty, compact)  # the same report, now read twice the streamed way
+        again = board(f"P={pretty}", f"C={compact}")
+        first = {r["label"]: r for r in streamed["runs"]}
+        self.assertAlmostEqual(first["P"]["overall"]["score"], sum(many) / 20_000)
+        self.assertAlmostEqual(first["C"]["overall"]["score"], (sum(many) - 300) / 20_000)
+        self.assertEqual([r["group"] for r in streamed["runs"]], ["a", "b"])
+        self.assertEqual([r["group"] for r in again["runs"]], ["a", "a"])
+
+    def test_malformed_entry_named_exactly(self) -> None:
+        pretty = datbench_report(self.tmp / "p" / "report.json", BASE, indent=2)
+        text = pretty.read_text().replace('"is_correct": true', '"is_correct": "yes"', 1)
+        pretty.write_text(text)
+        result = run_cli("leaderboard", str(pretty), self.report("b", BASE))
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("results[", result.stderr)
+        self.assertIn("is_correct", result.stderr)
+
+    def test_real_scored_runs_of_both_benchmarks(self) -> None:
+        # Run directories as `score` leaves them (manifest beside, reports read streamed).
+        from datbench_cli.compare.inputs import identity
+        from datbench_cli.leaderboard import reports
+        from tests.compare_support import scored_run
+
+        for benchmark, headline in (("datbench", "accuracy"), ("vistoolbench", "APR")):
+            with self.subTest(benchmark=benchmark):
+                first = scored_run(benchmark, self.tmp / f"{benchmark}-1")
+                second = scored_run(benchmark, self.tmp / f"{benchmark}-2")
+                run, slices = reports.streamed(first)
+                self.assertGreater(sum(len(s) for s in slices), 0)
+                self.assertIn("references_sha256", identity(run))
+                data = board(str(first), str(second))
+                self.assertEqual(data["headline"]["label"], headline)
+                self.assertTrue(data["comparable"])
+                self.assertEqual([r["group"] for r in data["runs"]], ["a", "a"])
+                report = json.loads((first / "report.json").read_text())
+                bars = report["summary"]["uncertainty"]["overall"]
+                entry = bars if benchmark == "datbench" else bars["apr"]
+                self.assertAlmostEqual(data["runs"][0]["overall"]["low"], entry["ci95"][0])
+                self.assertAlmostEqual(data["runs"][0]["overall"]["high"], entry["ci95"][1])
+
+    def test_labels_must_differ(self) -> None:
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        result = run_cli("leaderboard", f"x={a}", f"x={b}")
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("more than one run", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
