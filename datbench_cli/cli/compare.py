@@ -12,6 +12,7 @@ from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.compare_table import comparison_notes, comparison_tables
 from datbench_cli.cli.html_page import EmbedImagesOpt
 from datbench_cli.cli.output import Output
+from datbench_cli.cli.tables import show
 from datbench_cli.compare.comparison import compare as compare_runs
 from datbench_cli.compare.comparison import gate
 from datbench_cli.errors import CheckFailed
@@ -100,8 +101,7 @@ def compare(
     if as_json:
         out.data(jsonio.dumps(comparison).decode())
     else:
-        for table in comparison_tables(comparison):
-            out.table(table)
+        show(out, comparison_tables(comparison))
         for note in comparison_notes(comparison):
             out.info(note)
         if html is not None:

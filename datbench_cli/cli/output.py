@@ -26,7 +26,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 from datbench_cli.runtime import interrupt
@@ -46,25 +45,6 @@ def plain(text: str, *, one_line: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``); ``one_line``
     escapes newlines and tabs too (table cells)."""
     return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
-
-
-def _plain_cell(cell: Any) -> Any:
-    if isinstance(cell, str):
-        return Text(plain(cell, one_line=True))
-    if isinstance(cell, Text):
-        return Text(plain(cell.plain, one_line=True), style=cell.style)
-    return cell
-
-
-def _plain_table(table: Table) -> Table:
-    """Every text cell and the title of ``table`` as plain :class:`Text` (never markup), with
-    control characters escaped."""
-    table.title = _plain_cell(table.title) if table.title is not None else None
-    for column in table.columns:
-        cells = getattr(column, "_cells", None)
-        if isinstance(cells, list):
-            column._cells = [_plain_cell(c) for c in cells]
-    return table
 
 
 class RateColumn(ProgressColumn):
@@ -111,20 +91,15 @@ class Output:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
 
-    def table(self, table: Table) -> None:
-        """A rich table on stdout (the human summary), every cell plain text."""
-        if not self.quiet:
-            self.out.print(_plain_table(table))
-
     @property
     def width(self) -> int:
-        """The width tables on stdout are laid out for."""
+        """The width tables on stdout are laid out for (80 when piped without ``COLUMNS``)."""
         return self.out.width
 
     @property
-    def plain(self) -> bool:
-        """Whether stdout is not a terminal (tables are then drawn without boxes)."""
-        return not self.out.is_terminal
+    def terminal(self) -> bool:
+        """Whether stdout is a terminal (off one, tables are markdown at natural width)."""
+        return self.out.is_terminal
 
     @contextmanager
     def progress(

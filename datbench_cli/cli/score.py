@@ -20,7 +20,8 @@ from datbench_cli.cli.common import (
 )
 from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
-from datbench_cli.cli.summary_table import render
+from datbench_cli.cli.summary_table import text_table
+from datbench_cli.cli.tables import show
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
 from datbench_cli.report_html import check_target, run_page, write_page
@@ -158,9 +159,8 @@ def score(
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
-        table = bench.summary_table(report)
-        out.table(render(table, out.width, out.plain))
-        for note in [*table.legend, *bench.summary_notes(report)]:
+        show(out, [text_table(bench.summary_table(report))])
+        for note in bench.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
         if html is not None:

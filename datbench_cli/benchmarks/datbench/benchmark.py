@@ -257,14 +257,23 @@ class DatBench:
                 rows.append(row(f"  {dataset}{mark}", dstats, "datasets", dataset))
             sections.append(rows)
         legend = [
-            "± the 95% interval half-width (CLT); MDD80 the smallest paired difference a "
-            "comparison with another run of this size detects with 80% power (points); censored: "
-            "truncated, empty, refused or errored responses, unclosed <think> or thinking only, "
-            "unparsed/missing/stale verdicts; compl. the score without them (the official score "
-            "keeps them); docs/statistics.md"
+            ("±", "± the 95% interval half-width (CLT); docs/statistics.md"),
+            (
+                "MDD80",
+                "MDD80: the smallest paired difference a comparison with another run of this "
+                "size detects with 80% power (points)",
+            ),
+            (
+                "censored",
+                "censored: truncated, empty, refused or errored responses, unclosed <think> or "
+                "thinking only, unparsed/missing/stale verdicts",
+            ),
+            ("compl.", "compl.: the score without the censored (the official score keeps them)"),
         ]
         if marked:
-            legend.append("* known reference defect, kept for parity (docs/known-defects.md)")
+            legend.append(
+                ("*", "* known reference defect, kept for parity (docs/known-defects.md)")
+            )
         return SummaryTable(
             title="DatBench results (mean score, %, ±95% interval"
             + (f"; {s['profile']} profile)" if "profile" in s else ")"),

@@ -268,9 +268,16 @@ class VisToolBench:
             sections=sections,
             optional=[5, 6, 7],
             legend=[
-                "± the 95% interval half-width (CLT, per task); censored: tasks with a "
-                "truncated, empty, refused, errored or missing answer or an unparsed/missing/"
-                "stale verdict; compl. leaves them out (the official APR and ARS keep them)"
+                ("±", "± the 95% interval half-width (CLT, per task)"),
+                (
+                    "censored",
+                    "censored: tasks with a truncated, empty, refused, errored or missing answer "
+                    "or an unparsed/missing/stale verdict",
+                ),
+                (
+                    "compl. APR",
+                    "compl.: leaves the censored out (the official APR and ARS keep them)",
+                ),
             ],
         )
 
