@@ -153,6 +153,10 @@ def agent(
 ) -> None:
     """Answer every exported VisualToolBench turn with the official tool loop.
 
+    \b
+    Example:
+      datbench agent -d vtb/ --base-url http://127.0.0.1:8000/v1 --model MODEL
+
     Writes responses.jsonl (what make-judge-tasks and score read), trajectories.jsonl (one per
     turn) and agent.json (settings, tools, comparability). Rerunning continues where a stopped
     run left off. Exit 1 when some turns errored (rerun to retry them).

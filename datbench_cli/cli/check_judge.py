@@ -44,10 +44,17 @@ def check_judge(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """The judge half of `score --strict-judge`: in a run directory, account for the verdict of
-    every judge task (true, false, missing, unparsed, stale, errored; unknown ids) and exit 1
-    when any does not count; outside one, parse each verdict with the parser of the benchmark
-    the judge ids belong to (or --benchmark; exit 1 on unparsed or errored)."""
+    """Check that every judge verdict is understood and counts (exit 1 when one does not).
+
+    \b
+    Example:
+      datbench check-judge -d run/
+
+    In a run directory: account for the verdict of every judge task (true, false, missing,
+    unparsed, stale, errored; unknown ids), failing exactly when `score --strict-judge` would.
+    Outside one: parse each verdict with the parser of the benchmark the judge ids belong to
+    (or --benchmark; exit 1 on unparsed or errored).
+    """
     out = Output(quiet)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)

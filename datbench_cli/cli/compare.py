@@ -84,8 +84,15 @@ def compare(
     embed_images: EmbedImagesOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Compare two runs sample by sample: paired differences with bootstrap intervals,
-    McNemar's exact test, flips, Holm-adjusted p-values."""
+    """Compare two runs sample by sample: is B better or worse than A, beyond noise?
+
+    \b
+    Example:
+      datbench compare run-a/ run-b/ --fail-if-worse 0.02
+
+    Paired differences with bootstrap intervals, McNemar's exact test and flips,
+    Holm-adjusted p-values, per capability and per dataset.
+    """
     out = Output(quiet)
     if html is not None:
         check_target(html)

@@ -63,9 +63,15 @@ def make_judge_tasks(
 ) -> None:
     """Write one judge request per judge-mode sample that has a response.
 
-    With --format openai, also writes requests/judge_tasks.openai.00001.jsonl (and further
-    numbered parts): text-only OpenAI batch requests holding the filled-in judge prompt
-    (vistoolbench: the rendered rubric prompt, in JSON output mode).
+    \b
+    Example:
+      datbench make-judge-tasks -d run/
+
+    Reads responses.jsonl, writes judge_tasks.jsonl: what your judge answers into
+    judge_responses.jsonl. With --format openai, also writes
+    requests/judge_tasks.openai.00001.jsonl (and further numbered parts): text-only OpenAI
+    batch requests holding the filled-in judge prompt (vistoolbench: the rendered rubric
+    prompt, in JSON output mode).
     """
     out = Output(quiet)
     settings = request_settings(

@@ -128,8 +128,16 @@ def score(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Score the responses and write the report (--fail-under gates on the benchmark's
-    headline number: DatBench overall_accuracy, VisualToolBench APR)."""
+    """Score a run's responses and judge verdicts: write report.json, print a summary table.
+
+    \b
+    Example:
+      datbench score -d run/ --strict-judge --fail-under 0.6
+
+    Exit 1 when a check fails: coverage (unless --allow-missing), --strict-judge, --strict, or
+    --fail-under, which gates on the benchmark's headline number (DatBench overall_accuracy,
+    VisualToolBench APR). The report is written either way.
+    """
     out = Output(quiet)
     threshold = fail_under_threshold(fail_under)
     run = run_directory(run_dir, responses, judge_responses)

@@ -118,10 +118,16 @@ def send(
     ] = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Send request lines to an OpenAI-compatible server and append batch output lines.
+    """Send request files to an OpenAI-compatible server and append its answers.
 
-    Ids already answered in the output file are skipped, so an interrupted run continues where
-    it stopped when the same command is run again. Exit 1 when some requests still failed.
+    \b
+    Example:
+      datbench send run/requests/tasks.*.jsonl --base-url http://localhost:8000/v1
+
+    Answers go to responses.jsonl (judge requests: judge_responses.jsonl) in the run
+    directory, as batch output lines. Ids already answered there are skipped, so an interrupted
+    run continues where it stopped when the same command is run again. Exit 1 when some
+    requests still failed.
     """
     out = Output(quiet)
     check_request_paths(requests)

@@ -30,7 +30,12 @@ def view(
     embed_images: EmbedImagesOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Write one self-contained HTML page (summary and sample browser) from a report."""
+    """Write one self-contained HTML page (summary and sample browser) from a report.
+
+    \b
+    Example:
+      datbench view run/
+    """
     out = Output(quiet)
     target = report_or_run_dir
     folder = target if target.is_dir() else target.parent
