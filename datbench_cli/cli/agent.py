@@ -17,7 +17,13 @@ from datbench_cli.benchmarks.runners import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_WEATHER_KEY_ENV,
 )
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.common import (
+    DirOpt,
+    QuietOpt,
+    RunDirArg,
+    handle_errors,
+    positional_directory,
+)
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, name_ids
 from datbench_cli.files.rundir import RunDir
@@ -148,6 +154,7 @@ def agent(
         float,
         typer.Option(min=0, help="Longest wait before a retry, seconds.", rich_help_panel=_SERVER),
     ] = 60.0,
+    run_dir_arg: RunDirArg = None,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
@@ -155,14 +162,14 @@ def agent(
 
     \b
     Example:
-      datbench agent -d vtb/ --base-url http://127.0.0.1:8000/v1 --model MODEL
+      datbench agent vtb/ --base-url http://127.0.0.1:8000/v1 --model MODEL
 
     Writes responses.jsonl (what make-judge-tasks and score read), trajectories.jsonl (one per
     turn) and agent.json (settings, tools, comparability). Rerunning continues where a stopped
     run left off. Exit 1 when some turns errored (rerun to retry them).
     """
     out = Output(quiet)
-    run = RunDir(run_dir)
+    run = RunDir(positional_directory(run_dir, run_dir_arg))
     runners.require_agent(run)
     config, notes = runners.build_agent_config(
         model=model,

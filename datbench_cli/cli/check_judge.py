@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from datbench_cli import benchmarks
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.common import DirOpt, QuietOpt, directory_given, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
@@ -19,7 +19,8 @@ def check_judge(
     judge_responses: Annotated[
         Path | None,
         typer.Argument(
-            help=f"Judge responses (default: {JUDGE_RESPONSES} in the run directory).",
+            help=f"Judge responses (default: {JUDGE_RESPONSES} in the run directory), or the "
+            "run directory itself (as -d).",
             show_default=False,
         ),
     ] = None,
@@ -56,6 +57,7 @@ def check_judge(
     (or --benchmark; exit 1 on unparsed or errored).
     """
     out = Output(quiet)
+    run_dir, judge_responses = directory_given(run_dir, judge_responses)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
     name = run.benchmark()

@@ -263,6 +263,38 @@ def events(out: Output) -> Events:
     return Events(info=out.info, warn=out.warn, progress=out.progress)
 
 
+def directory_given(run_dir: Path, given: Path | None) -> tuple[Path, Path | None]:
+    """``(run directory, file)`` from ``-d`` and the file argument of a command: a directory
+    given where the file goes is the run directory (``datbench score run/`` is
+    ``datbench score -d run/``)."""
+    if given is None or not given.is_dir():
+        return run_dir, given
+    if run_dir != Path(".") and run_dir.resolve() != given.resolve():
+        raise UsageError(
+            f"two run directories: {given} and -d {run_dir}",
+            hint=f"pass one: -d {given}, or {given} alone",
+        )
+    return given, None
+
+
+RunDirArg = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="RUN_DIR", help="The run directory (the same as -d).", show_default=False
+    ),
+]
+
+
+def positional_directory(run_dir: Path, given: Path | None) -> Path:
+    """The run directory of a command that takes it positionally or with ``-d``."""
+    chosen, rest = directory_given(run_dir, given)
+    if rest is not None:
+        raise UsageError(
+            f"{rest} is not a directory", hint="pass the run directory made by export-tasks"
+        )
+    return chosen
+
+
 def run_directory(run_dir: Path, *given: Path | None) -> RunDir:
     """The run directory of a command; when ``--dir`` holds no manifest but a file given on
     the command line sits in a run directory, the error says to pass that one."""

@@ -19,6 +19,7 @@ from datbench_cli.cli.common import (
     QuietOpt,
     RequestFormat,
     TemperatureOpt,
+    directory_given,
     events,
     handle_errors,
     request_settings,
@@ -33,7 +34,9 @@ def make_judge_tasks(
     responses: Annotated[
         Path | None,
         typer.Argument(
-            help=f"VLM responses (default: {RESPONSES} in the run directory).", show_default=False
+            help=f"VLM responses (default: {RESPONSES} in the run directory), or the run "
+            "directory itself (as -d).",
+            show_default=False,
         ),
     ] = None,
     out_path: Annotated[
@@ -83,6 +86,7 @@ def make_judge_tasks(
         max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
     )
+    run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, skip_done)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     target = run.output_path(out_path, JUDGE_TASKS)

@@ -14,6 +14,7 @@ from datbench_cli.cli.common import (
     DirOpt,
     QuietOpt,
     benchmark_options,
+    directory_given,
     events,
     handle_errors,
     run_directory,
@@ -34,7 +35,9 @@ def score(
     responses: Annotated[
         Path | None,
         typer.Argument(
-            help=f"VLM responses (default: {RESPONSES} in the run directory).", show_default=False
+            help=f"VLM responses (default: {RESPONSES} in the run directory), or the run "
+            "directory itself (as -d).",
+            show_default=False,
         ),
     ] = None,
     judge_responses: Annotated[
@@ -140,6 +143,7 @@ def score(
     """
     out = Output(quiet)
     threshold = fail_under_threshold(fail_under)
+    run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, judge_responses)
     # A shared lock: several scores of one export may run at once, an export may not.
     with run.lock("score", shared=True):
