@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -209,20 +210,33 @@ def agent(
     for note in notes:
         out.warn(note)
     out.info(f"tools: {', '.join(config.tools.available)}")
-    progress: dict[str, int] = {}
+    progress: dict[str, int] = {"done": 0}
+    bar: list[Callable[..., None]] = []
 
     def on_plan(result: runners.AgentResult, pending: int) -> None:
         progress["pending"] = pending
+        if bar:
+            bar[0](0, total=pending)
         out.info(
             f"{result.turns} turn(s): {result.already_done} already answered by this agent, "
             f"{result.answered_elsewhere} by another runner, running {pending}"
         )
 
+    def advance_counted(n: int = 1, total: int | None = None) -> None:
+        progress["done"] += n
+        bar[0](n, total)
+
     try:
         with out.progress("turns", None, rate_unit="turn") as advance:
+            bar.append(advance)
             result = runners.run_agent(
-                run, config, client, warn=out.warn, advance=advance, on_plan=on_plan
+                run, config, client, warn=out.warn, advance=advance_counted, on_plan=on_plan
             )
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"{progress['done']} turn(s) finished in this run are kept in {run.root} "
+            "(trajectories.jsonl, responses.jsonl); run the same command again to continue"
+        ) from None
     finally:
         client.close()
     for message in result.repaired:

@@ -211,8 +211,10 @@ def handle_errors(command: F) -> F:
             if exc.hint:
                 error_line(exc.hint, label="hint")
             raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            error_line("interrupted; files already written are complete, nothing half-written")
+        except KeyboardInterrupt as exc:
+            # A command may say what it kept: raise KeyboardInterrupt("kept ...; rerun ...").
+            kept = str(exc) or "files already written are complete, nothing half-written"
+            error_line(f"interrupted; {kept}")
             raise typer.Exit(130) from None
         except OSError as exc:
             # The file system refused (disk full, read-only, permissions) where no stage named

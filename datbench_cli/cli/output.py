@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -63,6 +63,17 @@ class RateColumn(ProgressColumn):
         return Text(f"{speed:.1f} {self.unit}/s")
 
 
+class StatusColumn(ProgressColumn):
+    """A line of live counts ("12 answered, 0 failed, 3 retrying"), read at each refresh."""
+
+    def __init__(self, status: Callable[[], str]) -> None:
+        super().__init__()
+        self.status = status
+
+    def render(self, task: Task) -> Text:
+        return Text(plain(self.status(), one_line=True))
+
+
 class Output:
     """The two streams of a command, with its quiet setting."""
 
@@ -103,12 +114,16 @@ class Output:
 
     @contextmanager
     def progress(
-        self, description: str, total: int | None, rate_unit: str | None = None
+        self,
+        description: str,
+        total: int | None,
+        rate_unit: str | None = None,
+        status: Callable[[], str] | None = None,
     ) -> Iterator[Any]:
         """A progress bar on stderr, shown only when stderr is a terminal; yields
         ``advance(n=1, total=None)`` (``total`` sets the bar's length once it is known).
 
-        ``rate_unit`` adds a rate column ("12.3 req/s").
+        ``rate_unit`` adds a rate column ("12.3 req/s"); ``status`` a column of live counts.
         """
         enabled = self.err.is_terminal and not self.quiet and not os.environ.get("NO_COLOR")
         columns: tuple[ProgressColumn, ...] = (
@@ -118,6 +133,7 @@ class Output:
             *((RateColumn(rate_unit),) if rate_unit else ()),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
+            *((StatusColumn(status),) if status else ()),
         )
         with Progress(*columns, console=self.err, disable=not enabled, transient=True) as bar:
             task = bar.add_task(description, total=total)

@@ -163,7 +163,13 @@ def score(
             fail_under=threshold,
         )
         target = run.output_path(out_path, REPORT, [request.responses, judge_path])
-        report = bench.score(run, request, events(out))
+        try:
+            report = bench.score(run, request, events(out))
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"nothing was written ({target} is as it was); scoring starts over when the "
+                "same command runs again"
+            ) from None
         report.save(target)
         if html is not None:
             page = page_path(html, run.root)

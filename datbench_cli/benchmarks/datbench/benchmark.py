@@ -128,7 +128,10 @@ class DatBench:
             allow_missing=request.allow_missing,
             fail_under=request.fail_under,
         )
-        with events.progress("scoring", None, "samples") as advance:
+        # The export's sample count until the samples to score are known (a total from the
+        # start, not "0/?" while the files are read).
+        expected = (run.read_manifest().get("counts") or {}).get("samples")
+        with events.progress("scoring", expected, "samples") as advance:
             return stages.score_checked(
                 run,
                 request.responses,
