@@ -165,6 +165,12 @@ def agent(
     Example:
       datbench agent vtb/ --base-url http://127.0.0.1:8000/v1 --model MODEL
 
+    The official runs used this tool-calling loop: Python image processing whose saved images
+    are shown back to the model, a Python interpreter, web search, web-page text, historical
+    weather and a calculator, at most 20 tool-calling rounds, a system prompt urging
+    crop/zoom/enhance, images as JPEG q85 and temperature 0 (1.0 for reasoning models); the
+    final assistant text of each turn is what gets judged.
+
     Writes responses.jsonl (what make-judge-tasks and score read), trajectories.jsonl (one per
     turn) and agent.json (settings, tools, comparability). Rerunning continues where a stopped
     run left off. Exit 1 when some turns errored (rerun to retry them).
