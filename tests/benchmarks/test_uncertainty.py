@@ -180,7 +180,7 @@ class TerminalTablesTest(unittest.TestCase):
                 result = run_cli("score", "-d", str(run), "--allow-missing")
                 self.assertEqual(result.exit_code, 0, result.stderr)
                 overall = next(
-                    line for line in result.stdout.splitlines() if line.startswith("overall")
+                    line for line in result.stdout.splitlines() if line.startswith("| overall")
                 )
                 self.assertRegex(overall, r"\d+\.\d ±\d+\.\d")
                 self.assertIn("censored", result.stdout)
