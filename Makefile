@@ -1,4 +1,5 @@
-# datbench: `make demo` and `make test` each set up .venv themselves.
+# datbench: `make install` sets up .venv (and says how to put datbench on PATH); `make demo` and
+# `make test` set it up themselves when needed.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,12 +9,16 @@ DEMO_DIR ?= demo-run
 .PHONY: help install demo suite test ci lint format sample-data bench fuzz clean
 
 help:
+	@echo "make install - create .venv with datbench installed (editable) and its test tools"
 	@echo "make demo   - export the bundled sample data, build judge tasks, score the example responses"
 	@echo "make test   - run the test suite"
+	@echo "make suite  - the suite on one interpreter only (.venv)"
 	@echo "make ci     - the suite on Python 3.11 and 3.13 (what CI runs)"
 	@echo "make lint   - ruff check + ruff format --check + mypy (type check of datbench_cli)"
 	@echo "make bench  - speed and memory ratios, in a runtime-only venv (BENCH_ARGS='--samples 1500')"
 	@echo "make fuzz   - the property tests and kill loops with many more examples (minutes)"
+	@echo "make format - ruff format + ruff check --fix"
+	@echo "make sample-data - regenerate sample_data/ from the vectors in tests/data"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +28,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+	@echo "datbench is installed in $(VENV)/ (editable: edits to datbench_cli/ take effect at once)."
+	@echo "Put it on PATH in this shell with:"
+	@echo "    source $(VENV)/bin/activate"
+	@echo "then try: datbench --help"
 
 DATBENCH := $(VENV)/bin/datbench
 SAMPLE := sample_data/datbench
@@ -44,6 +53,10 @@ demo: $(STAMP)
 	$(DATBENCH) make-judge-tasks --dir $(DEMO_DIR)-vistoolbench
 	cp sample_data/vistoolbench/judge_responses.jsonl $(DEMO_DIR)-vistoolbench/judge_responses.jsonl
 	$(DATBENCH) score --allow-missing --dir $(DEMO_DIR)-vistoolbench  # the sample leaves 2 turns unanswered
+	@echo ""
+	@echo "demo: done; the runs are in $(DEMO_DIR)/ and $(DEMO_DIR)-vistoolbench/. Next, put datbench on"
+	@echo "demo: PATH (source $(VENV)/bin/activate) and write the page of the first run:"
+	@echo "    datbench view $(DEMO_DIR)/"
 
 # The suite on one interpreter (PYTHON, in VENV).
 suite: $(STAMP)

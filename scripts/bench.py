@@ -601,7 +601,7 @@ def main() -> None:
     parser.add_argument(
         "--markdown",
         action="store_true",
-        help="print the result table as Markdown (the README's performance table)",
+        help="print the result table as Markdown (docs/performance.md's table)",
     )
     args = parser.parse_args()
     start_spawner()  # while this process is small (see SPAWNER)

@@ -1,10 +1,10 @@
-"""The README's table of what the corrected profile changes on the bundled sample data.
+"""docs/exactness.md's table of what the corrected profile changes on the bundled sample data.
 
 Scores the sample run with both profiles, runs ``datbench compare reference.json
 corrected.json --json`` and renders its overall, capability and (for every dataset a fix
 applies to) dataset rows as Markdown. ``python scripts/corrections_table.py`` rewrites the block
-between the README's markers; ``--check`` exits 1 when the README differs from what compare
-gives now (the test suite runs that check).
+between the markers of docs/exactness.md; ``--check`` exits 1 when that page differs from
+what compare gives now (the test suite runs that check).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "datbench"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "exactness.md"
 START = "<!-- corrections-table:start -->"
 END = "<!-- corrections-table:end -->"
 
@@ -95,20 +95,23 @@ def current_table() -> str:
 
 
 def readme_table(text: str) -> str:
-    """The table between the README's markers."""
+    """The table between the page's markers."""
     start, end = text.index(START) + len(START), text.index(END)
     return text[start:end].strip("\n")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/exactness.md is stale")
     args = parser.parse_args()
     table = current_table()
     text = README.read_text(encoding="utf-8")
     if args.check:
         if readme_table(text) != table:
-            print("README's corrections table differs from compare's numbers", file=sys.stderr)
+            print(
+                "docs/exactness.md's corrections table differs from compare's numbers",
+                file=sys.stderr,
+            )
             return 1
         return 0
     start, end = text.index(START) + len(START), text.index(END)

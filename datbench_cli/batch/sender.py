@@ -360,11 +360,19 @@ def _attempt(answer: Answer) -> _Attempt:
 class _Client:
     """POSTs request bodies with retries; shared by the worker threads."""
 
-    def __init__(self, config: SendConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        config: SendConfig,
+        sleep: Callable[[float], None] = time.sleep,
+        counts: SendResult | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> None:
         from datbench_cli.batch.transport import Transport  # the HTTP stack, only when sending
 
         self.config = config
         self.sleep = sleep
+        self.counts = counts if counts is not None else SendResult()
+        self.on_retry = on_retry
         self.base = BaseUrl.parse(config.base_url)
         self.transport = Transport(config.base_url, config.concurrency)
         self._gate_lock = threading.Lock()
@@ -407,35 +415,46 @@ class _Client:
         return f"{target} answered {attempt.problem}{hint}"
 
     def send(self, custom_id: str, url: str, body: dict[str, Any]) -> _Reply:
-        """Send one request until it is answered, fails for good, or the run must stop."""
+        """Send one request until it is answered, fails for good, or the run must stop; from
+        its first retry until it ends it is counted in ``counts.retrying``."""
         if self.config.model:
             body = {**body, "model": self.config.model}
         data = jsonio.dumps(body)
         target = self.base.endpoint(url)
         number = 0
-        while True:
-            self._wait_gate()
-            attempt = self._post(target, data)
-            if attempt.status in _FATAL_STATUSES or attempt.status in _REDIRECTS:
-                return _Reply(fatal=self._fatal(target, attempt))
-            if attempt.status == 200 and attempt.problem is None:
-                return _Reply(_output_line(custom_id, attempt))
-            retryable = attempt.status in (None, 408, 429) or (attempt.status or 0) >= 500
-            retryable = retryable or attempt.code == "invalid_response"
-            if attempt.code == "response_too_large":
-                retryable = False
-            if not retryable:
-                return _Reply(_output_line(custom_id, attempt))
-            if number >= self.config.max_retries:
-                if attempt.code == "connect_error":
-                    return _Reply(fatal=f"cannot reach {target} ({attempt.problem})")
-                return _Reply(_output_line(custom_id, attempt))
-            delay = self._delay(attempt, number)
-            if attempt.status == 429:
+        try:
+            while True:
+                self._wait_gate()
+                attempt = self._post(target, data)
+                if attempt.status in _FATAL_STATUSES or attempt.status in _REDIRECTS:
+                    return _Reply(fatal=self._fatal(target, attempt))
+                if attempt.status == 200 and attempt.problem is None:
+                    return _Reply(_output_line(custom_id, attempt))
+                retryable = attempt.status in (None, 408, 429) or (attempt.status or 0) >= 500
+                retryable = retryable or attempt.code == "invalid_response"
+                if attempt.code == "response_too_large":
+                    retryable = False
+                if not retryable:
+                    return _Reply(_output_line(custom_id, attempt))
+                if number >= self.config.max_retries:
+                    if attempt.code == "connect_error":
+                        return _Reply(fatal=f"cannot reach {target} ({attempt.problem})")
+                    return _Reply(_output_line(custom_id, attempt))
+                delay = self._delay(attempt, number)
                 with self._gate_lock:
-                    self._not_before = max(self._not_before, time.monotonic() + delay)
-            self.sleep(delay)
-            number += 1
+                    if attempt.status == 429:
+                        self._not_before = max(self._not_before, time.monotonic() + delay)
+                    if number == 0:
+                        self.counts.retrying += 1
+                if self.on_retry is not None:
+                    problem = attempt.problem or f"HTTP {attempt.status}"
+                    self.on_retry(target, problem, attempt.code, delay)
+                self.sleep(delay)
+                number += 1
+        finally:
+            if number:
+                with self._gate_lock:
+                    self.counts.retrying -= 1
 
 
 def _output_line(custom_id: str, attempt: _Attempt) -> dict[str, Any]:
@@ -470,6 +489,13 @@ class SendResult:
     answered: int = 0
     truncated: int = 0
     failed_ids: list[str] = field(default_factory=list)
+    # Requests waiting to be tried again right now (a live count, for progress displays).
+    retrying: int = 0
+
+
+# Called from a worker thread when a request is about to be tried again: (endpoint, what went
+# wrong, its code such as "connect_error", seconds until the next attempt).
+OnRetry = Callable[[str, str, str | None, float], None]
 
 
 class _Workers:
@@ -529,11 +555,17 @@ def send_requests(
     *,
     advance: Callable[[int], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    counts: SendResult | None = None,
+    on_retry: OnRetry | None = None,
 ) -> SendResult:
     """Send every request of ``paths`` not answered in ``output`` (per ``plan``), appending the
-    output lines; raise :class:`SendAborted` after writing what finished when the run must stop."""
-    client = _Client(config, sleep)
-    result = SendResult()
+    output lines; raise :class:`SendAborted` after writing what finished when the run must stop.
+
+    ``counts``: the result to fill, which a caller may read while the run goes on;
+    ``on_retry``: told of each retry as it is decided.
+    """
+    result = counts if counts is not None else SendResult()
+    client = _Client(config, sleep, result, on_retry)
     sent: set[str] = set(plan.answered_ids)
     fatal: str | None = None
     in_flight = 0

@@ -114,14 +114,15 @@ class SummaryTable:
     name, the rest are right-aligned numbers) and sections of rows of text cells.
 
     ``optional``: columns (by index) that a narrow terminal may drop, last first, before any
-    number would be cut; ``legend``: lines printed under the table (what a row mark means).
+    number would be cut; ``legend``: ``(column header, text)`` lines printed under the table
+    when that column is shown (a header naming no column: always).
     """
 
     title: str
     columns: list[str]
     sections: list[list[list[str]]]
     optional: list[int] = field(default_factory=list)
-    legend: list[str] = field(default_factory=list)
+    legend: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +18,13 @@ from datbench_cli.benchmarks.runners import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_WEATHER_KEY_ENV,
 )
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.common import (
+    DirOpt,
+    QuietOpt,
+    RunDirArg,
+    handle_errors,
+    positional_directory,
+)
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, name_ids
 from datbench_cli.files.rundir import RunDir
@@ -149,17 +156,28 @@ def agent(
         float,
         typer.Option(min=0, help="Longest wait before a retry, seconds.", rich_help_panel=_SERVER),
     ] = 60.0,
+    run_dir_arg: RunDirArg = None,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
     """Answer every exported VisualToolBench turn with the official tool loop.
+
+    \b
+    Example:
+      datbench agent vtb/ --base-url http://127.0.0.1:8000/v1 --model MODEL
+
+    The official runs used this tool-calling loop: Python image processing whose saved images
+    are shown back to the model, a Python interpreter, web search, web-page text, historical
+    weather and a calculator, at most 20 tool-calling rounds, a system prompt urging
+    crop/zoom/enhance, images as JPEG q85 and temperature 0 (1.0 for reasoning models); the
+    final assistant text of each turn is what gets judged.
 
     Writes responses.jsonl (what make-judge-tasks and score read), trajectories.jsonl (one per
     turn) and agent.json (settings, tools, comparability). Rerunning continues where a stopped
     run left off. Exit 1 when some turns errored (rerun to retry them).
     """
     out = Output(quiet)
-    run = RunDir(run_dir)
+    run = RunDir(positional_directory(run_dir, run_dir_arg))
     runners.require_agent(run)
     config, notes = runners.build_agent_config(
         model=model,
@@ -199,20 +217,33 @@ def agent(
     for note in notes:
         out.warn(note)
     out.info(f"tools: {', '.join(config.tools.available)}")
-    progress: dict[str, int] = {}
+    progress: dict[str, int] = {"done": 0}
+    bar: list[Callable[..., None]] = []
 
     def on_plan(result: runners.AgentResult, pending: int) -> None:
         progress["pending"] = pending
+        if bar:
+            bar[0](0, total=pending)
         out.info(
             f"{result.turns} turn(s): {result.already_done} already answered by this agent, "
             f"{result.answered_elsewhere} by another runner, running {pending}"
         )
 
+    def advance_counted(n: int = 1, total: int | None = None) -> None:
+        progress["done"] += n
+        bar[0](n, total)
+
     try:
         with out.progress("turns", None, rate_unit="turn") as advance:
+            bar.append(advance)
             result = runners.run_agent(
-                run, config, client, warn=out.warn, advance=advance, on_plan=on_plan
+                run, config, client, warn=out.warn, advance=advance_counted, on_plan=on_plan
             )
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"{progress['done']} turn(s) finished in this run are kept in {run.root} "
+            "(trajectories.jsonl, responses.jsonl); run the same command again to continue"
+        ) from None
     finally:
         client.close()
     for message in result.repaired:

@@ -6,7 +6,8 @@ import contextlib
 import os
 import sys
 import traceback
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -27,7 +28,6 @@ from datbench_cli.version import __version__
 
 app = typer.Typer(
     name="datbench",
-    help="Evaluate vision-language models on DatBench: export tasks, build judge tasks, score.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -50,20 +50,41 @@ def root(
         typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
     ] = False,
 ) -> None:
-    """Evaluate vision-language models on DatBench: export tasks, build judge tasks, score."""
+    """Evaluate vision-language models on DatBench and VisualToolBench.
+
+    Each command is one stage of a file-based pipeline over a run directory, listed below in
+    the order you run them: your model answers after export-tasks (or send does), your judge
+    after make-judge-tasks (or send does).
+
+    \b
+    Example, on the bundled sample data:
+      datbench export-tasks all --source sample_data/datbench -d run/
+      cp sample_data/datbench/responses.jsonl run/        # your model
+      datbench make-judge-tasks -d run/
+      cp sample_data/datbench/judge_responses.jsonl run/  # your judge
+      datbench score -d run/ --html
+
+    `datbench COMMAND --help` shows what a command does, an example and its options.
+    """
     quiet_other_libraries()
 
 
-app.command("export-tasks", cls=DatbenchCommand)(export_tasks)
-app.command("make-judge-tasks", cls=DatbenchCommand)(make_judge_tasks)
-app.command("score", cls=DatbenchCommand)(score)
-app.command("check-judge", cls=DatbenchCommand)(check_judge)
-app.command("send", cls=DatbenchCommand)(send)
-app.command("view", cls=DatbenchCommand)(view)
-app.command("compare", cls=DatbenchCommand)(compare)
-app.command("leaderboard", cls=DatbenchCommand)(leaderboard)
-app.command("agent", cls=DatbenchCommand)(agent)
-app.command("import-responses", cls=DatbenchCommand)(import_responses)
+# The stages in the order they are run (`datbench --help` lists them so), each with the one
+# line `datbench --help` shows for it, whole.
+STAGES: list[tuple[str, Callable[..., Any], str]] = [
+    ("export-tasks", export_tasks, "1. Export a benchmark's tasks, images and references."),
+    ("send", send, "2. Answer the tasks (or judge tasks) with an OpenAI-compatible server."),
+    ("agent", agent, "2. VisualToolBench: answer every turn with the official tool loop."),
+    ("import-responses", import_responses, "2. Import the official runner's answers."),
+    ("make-judge-tasks", make_judge_tasks, "3. Write the judge requests for judge-mode samples."),
+    ("check-judge", check_judge, "4. Check that every judge verdict is understood."),
+    ("score", score, "5. Score the run: report.json and a summary table."),
+    ("view", view, "6. Write the HTML page of a report."),
+    ("compare", compare, "7. Compare two runs sample by sample, beyond noise."),
+    ("leaderboard", leaderboard, "8. Rank many runs with intervals and significance groups."),
+]
+for name, function, summary in STAGES:
+    app.command(name, cls=DatbenchCommand, short_help=summary)(function)
 
 
 def main() -> None:

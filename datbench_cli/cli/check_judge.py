@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from datbench_cli import benchmarks
-from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
+from datbench_cli.cli.common import DirOpt, QuietOpt, directory_given, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
@@ -19,7 +19,8 @@ def check_judge(
     judge_responses: Annotated[
         Path | None,
         typer.Argument(
-            help=f"Judge responses (default: {JUDGE_RESPONSES} in the run directory).",
+            help=f"Judge responses (default: {JUDGE_RESPONSES} in the run directory), or the "
+            "run directory itself (as -d).",
             show_default=False,
         ),
     ] = None,
@@ -44,11 +45,19 @@ def check_judge(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """The judge half of `score --strict-judge`: in a run directory, account for the verdict of
-    every judge task (true, false, missing, unparsed, stale, errored; unknown ids) and exit 1
-    when any does not count; outside one, parse each verdict with the parser of the benchmark
-    the judge ids belong to (or --benchmark; exit 1 on unparsed or errored)."""
+    """Check that every judge verdict is understood and counts (exit 1 when one does not).
+
+    \b
+    Example:
+      datbench check-judge -d run/
+
+    In a run directory: account for the verdict of every judge task (true, false, missing,
+    unparsed, stale, errored; unknown ids), failing exactly when `score --strict-judge` would.
+    Outside one: parse each verdict with the parser of the benchmark the judge ids belong to
+    (or --benchmark; exit 1 on unparsed or errored).
+    """
     out = Output(quiet)
+    run_dir, judge_responses = directory_given(run_dir, judge_responses)
     run = RunDir(run_dir)
     path = run.resolve_input(judge_responses, JUDGE_RESPONSES)
     name = run.benchmark()

@@ -211,8 +211,10 @@ def handle_errors(command: F) -> F:
             if exc.hint:
                 error_line(exc.hint, label="hint")
             raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            error_line("interrupted; files already written are complete, nothing half-written")
+        except KeyboardInterrupt as exc:
+            # A command may say what it kept: raise KeyboardInterrupt("kept ...; rerun ...").
+            kept = str(exc) or "files already written are complete, nothing half-written"
+            error_line(f"interrupted; {kept}")
             raise typer.Exit(130) from None
         except OSError as exc:
             # The file system refused (disk full, read-only, permissions) where no stage named
@@ -261,6 +263,38 @@ def benchmark_options(ctx: typer.Context, benchmark: Benchmark, command: str) ->
 def events(out: Output) -> Events:
     """The library's callbacks, printing through ``out``."""
     return Events(info=out.info, warn=out.warn, progress=out.progress)
+
+
+def directory_given(run_dir: Path, given: Path | None) -> tuple[Path, Path | None]:
+    """``(run directory, file)`` from ``-d`` and the file argument of a command: a directory
+    given where the file goes is the run directory (``datbench score run/`` is
+    ``datbench score -d run/``)."""
+    if given is None or not given.is_dir():
+        return run_dir, given
+    if run_dir != Path(".") and run_dir.resolve() != given.resolve():
+        raise UsageError(
+            f"two run directories: {given} and -d {run_dir}",
+            hint=f"pass one: -d {given}, or {given} alone",
+        )
+    return given, None
+
+
+RunDirArg = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="RUN_DIR", help="The run directory (the same as -d).", show_default=False
+    ),
+]
+
+
+def positional_directory(run_dir: Path, given: Path | None) -> Path:
+    """The run directory of a command that takes it positionally or with ``-d``."""
+    chosen, rest = directory_given(run_dir, given)
+    if rest is not None:
+        raise UsageError(
+            f"{rest} is not a directory", hint="pass the run directory made by export-tasks"
+        )
+    return chosen
 
 
 def run_directory(run_dir: Path, *given: Path | None) -> RunDir:

@@ -12,6 +12,7 @@ from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.compare_table import comparison_notes, comparison_tables
 from datbench_cli.cli.html_page import EmbedImagesOpt
 from datbench_cli.cli.output import Output
+from datbench_cli.cli.tables import show
 from datbench_cli.compare.comparison import compare as compare_runs
 from datbench_cli.compare.comparison import gate
 from datbench_cli.errors import CheckFailed
@@ -83,8 +84,15 @@ def compare(
     embed_images: EmbedImagesOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Compare two runs sample by sample: paired differences with bootstrap intervals,
-    McNemar's exact test, flips, Holm-adjusted p-values."""
+    """Compare two runs sample by sample: is B better or worse than A, beyond noise?
+
+    \b
+    Example:
+      datbench compare run-a/ run-b/ --fail-if-worse 0.02
+
+    Paired differences with bootstrap intervals, McNemar's exact test and flips,
+    Holm-adjusted p-values, per capability and per dataset.
+    """
     out = Output(quiet)
     if html is not None:
         check_target(html)
@@ -100,8 +108,7 @@ def compare(
     if as_json:
         out.data(jsonio.dumps(comparison).decode())
     else:
-        for table in comparison_tables(comparison):
-            out.table(table)
+        show(out, comparison_tables(comparison))
         for note in comparison_notes(comparison):
             out.info(note)
         if html is not None:

@@ -1,13 +1,13 @@
-"""The terminal view of a comparison: one rich table per grouping, from the comparison data
+"""The terminal view of a comparison: one table per grouping, from the comparison data
 alone (no statistics computed here), and the lines under it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
+from datbench_cli.cli.tables import TextTable
 from datbench_cli.errors import name_ids
 
 
@@ -37,27 +37,47 @@ def _p(value: float | None) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
 
 
-def comparison_tables(comparison: dict[str, Any]) -> list[Table]:
+def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
     """A table per grouping: both means (percent), B - A with its 95% paired-bootstrap
-    interval (points), McNemar's b/c and Holm-adjusted p, MDD80, and * on significant rows."""
+    interval (points), McNemar's b/c and Holm-adjusted p, MDD80, and * on significant rows;
+    MDD80, b/c and p go first when the width is short."""
     metrics = comparison["metrics"]
+    headers = ["group", "n"]
+    optional: list[int] = []
+    for metric in metrics:
+        label = metric["label"]
+        headers += [f"{label} A", f"{label} B", f"Δ {label} [95%]"]
+        if metric["exact_test"]:
+            optional.append(len(headers) + 1)  # p Holm dropped last
+            optional.append(len(headers))
+            headers += ["b/c", "p Holm"]
+        optional.append(len(headers))
+        headers.append("MDD80")
+    headers.append("")
+    settings = comparison["settings"]
+    legend = [
+        (
+            "",
+            "percent; * = significant (Holm p < 0.05, or an interval excluding 0 where there "
+            "is no exact test)",
+        ),
+        *(
+            (
+                f"Δ {m['label']} [95%]",
+                "Δ = B - A in points with its 95% paired-bootstrap interval "
+                f"({settings['resamples']} resamples, seed {settings['seed']})",
+            )
+            for m in metrics
+        ),
+        ("b/c", "b/c = right->wrong / wrong->right (McNemar exact)"),
+        ("p Holm", "p Holm = McNemar's p, Holm-adjusted per table"),
+        ("MDD80", "MDD80 = smallest difference detectable at 80% power"),
+    ]
     tables = []
     for spec in comparison["tables"]:
-        table = Table(title=f"B vs A, {spec['title']}", title_justify="left")
-        table.add_column("group", no_wrap=True)
-        table.add_column("n", justify="right")
-        for metric in metrics:
-            label = metric["label"]
-            table.add_column(f"{label} A", justify="right")
-            table.add_column(f"{label} B", justify="right")
-            table.add_column(f"Δ {label} [95%]", justify="right", no_wrap=True)
-            if metric["exact_test"]:
-                table.add_column("b/c", justify="right")
-                table.add_column("p Holm", justify="right")
-            table.add_column("MDD80", justify="right")
-        table.add_column("", no_wrap=True)
+        rows: list[list[str] | None] = []
         for row in spec["rows"]:
-            cells: list[Any] = [plain(row["name"]), str(row["n"])]
+            cells: list[str] = [str(row["name"]), str(row["n"])]
             marked = False
             for metric in metrics:
                 block = row["metrics"][metric["key"]]
@@ -68,8 +88,16 @@ def comparison_tables(comparison: dict[str, Any]) -> list[Table]:
                 cells.append(_points(block["mdd80"]))
                 marked = marked or block["significant"]
             cells.append("*" if marked else "")
-            table.add_row(*cells)
-        tables.append(table)
+            rows.append(cells)
+        tables.append(
+            TextTable(
+                headers=headers,
+                rows=rows,
+                optional=optional,
+                legend=legend,
+                title=f"B vs A, {spec['title']}",
+            )
+        )
     return tables
 
 
@@ -105,14 +133,6 @@ def comparison_notes(comparison: dict[str, Any]) -> list[str]:
             "could not verify that both runs used the same export (no manifest or provenance "
             "on both sides); compare run directories to check"
         )
-    settings = comparison["settings"]
-    notes.append(
-        "percent; Δ = B - A in points with its 95% paired-bootstrap interval "
-        f"({settings['resamples']} resamples, seed {settings['seed']}); b/c = right->wrong / "
-        "wrong->right (McNemar exact, p Holm-adjusted per table); MDD80 = smallest difference "
-        "detectable at 80% power; * = significant (Holm p < 0.05, or an interval excluding 0 "
-        "where there is no exact test)"
-    )
     gate = comparison.get("gate")
     if gate is not None:
         verdict = "FAIL" if gate["failed"] else "pass"

@@ -154,14 +154,16 @@ def export_tasks(
     shard_index: ShardIndexOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Export inference tasks, images and scoring references into a run directory.
+    """Export a benchmark's tasks, images and scoring references into a run directory.
 
-    vistoolbench: one task line per task, one inference unit per turn (answer it under the
-    turn's id, `<task id>::<k>`). Official runs used a tool-calling agent (Python image
-    processing whose saved images are shown back to the model, a Python interpreter, web
-    search, web-page text, historical weather, a calculator), at most 20 tool-calling rounds, a
-    system prompt urging crop/zoom/enhance, images as JPEG q85 and temperature 0 (1.0 for
-    reasoning models); the final assistant text of each turn is what gets judged.
+    \b
+    Example:
+      datbench export-tasks all --source sample_data/datbench -d run/
+
+    Writes tasks.jsonl (what your model answers), images/, references.jsonl (what score reads)
+    and datbench.json (the manifest). TARGETS are capabilities, `all`, or `vistoolbench`: one
+    task line per task, answered turn by turn under `<task id>::<k>` (`datbench agent` answers
+    them with the official tool loop).
 
     With --format openai, also writes requests/tasks.openai.00001.jsonl (and further numbered
     parts): OpenAI batch request lines for vLLM run-batch, a hosted batch API or `datbench send`

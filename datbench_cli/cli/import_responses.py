@@ -39,7 +39,12 @@ def import_responses(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Turn the official runner's answers into responses.jsonl lines, matching tasks by id."""
+    """Turn the official runner's answers into responses.jsonl lines, matching tasks by id.
+
+    \b
+    Example:
+      datbench import-responses results.json -d vtb/
+    """
     out = Output(quiet)
     run = RunDir(run_dir)
     target = run.resolve_input(out_path, RESPONSES)

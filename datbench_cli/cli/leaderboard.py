@@ -8,8 +8,10 @@ from typing import Annotated
 
 import typer
 
+from datbench_cli.cli import tables
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
+from datbench_cli.cli.summary_table import text_table
 from datbench_cli.files import jsonio
 from datbench_cli.leaderboard import board as boards
 from datbench_cli.leaderboard import outputs, runs
@@ -91,7 +93,7 @@ def leaderboard(
         out.data(jsonio.dumps(board).decode())
         return
     if not quiet:
-        out.data(outputs.render(outputs.table(board), out.width, not out.plain))
+        tables.show(out, [text_table(outputs.table(board))])
     for line in outputs.notes(board):
         out.info(line)
     for path, what in ((csv_path, "CSV"), (html, "page")):

@@ -19,6 +19,7 @@ from datbench_cli.cli.common import (
     QuietOpt,
     RequestFormat,
     TemperatureOpt,
+    directory_given,
     events,
     handle_errors,
     request_settings,
@@ -33,7 +34,9 @@ def make_judge_tasks(
     responses: Annotated[
         Path | None,
         typer.Argument(
-            help=f"VLM responses (default: {RESPONSES} in the run directory).", show_default=False
+            help=f"VLM responses (default: {RESPONSES} in the run directory), or the run "
+            "directory itself (as -d).",
+            show_default=False,
         ),
     ] = None,
     out_path: Annotated[
@@ -63,9 +66,15 @@ def make_judge_tasks(
 ) -> None:
     """Write one judge request per judge-mode sample that has a response.
 
-    With --format openai, also writes requests/judge_tasks.openai.00001.jsonl (and further
-    numbered parts): text-only OpenAI batch requests holding the filled-in judge prompt
-    (vistoolbench: the rendered rubric prompt, in JSON output mode).
+    \b
+    Example:
+      datbench make-judge-tasks -d run/
+
+    Reads responses.jsonl, writes judge_tasks.jsonl: what your judge answers into
+    judge_responses.jsonl. With --format openai, also writes
+    requests/judge_tasks.openai.00001.jsonl (and further numbered parts): text-only OpenAI
+    batch requests holding the filled-in judge prompt (vistoolbench: the rendered rubric
+    prompt, in JSON output mode).
     """
     out = Output(quiet)
     settings = request_settings(
@@ -77,6 +86,7 @@ def make_judge_tasks(
         max_tokens_field=max_tokens_field,
         max_file_mb=max_file_mb,
     )
+    run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, skip_done)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
     target = run.output_path(out_path, JUDGE_TASKS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,7 +26,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 from datbench_cli.runtime import interrupt
@@ -48,25 +47,6 @@ def plain(text: str, *, one_line: bool = False) -> str:
     return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
 
 
-def _plain_cell(cell: Any) -> Any:
-    if isinstance(cell, str):
-        return Text(plain(cell, one_line=True))
-    if isinstance(cell, Text):
-        return Text(plain(cell.plain, one_line=True), style=cell.style)
-    return cell
-
-
-def _plain_table(table: Table) -> Table:
-    """Every text cell and the title of ``table`` as plain :class:`Text` (never markup), with
-    control characters escaped."""
-    table.title = _plain_cell(table.title) if table.title is not None else None
-    for column in table.columns:
-        cells = getattr(column, "_cells", None)
-        if isinstance(cells, list):
-            column._cells = [_plain_cell(c) for c in cells]
-    return table
-
-
 class RateColumn(ProgressColumn):
     """Items per second (or per minute when slow)."""
 
@@ -81,6 +61,17 @@ class RateColumn(ProgressColumn):
         if speed < 1:
             return Text(f"{speed * 60:.1f} {self.unit}/min")
         return Text(f"{speed:.1f} {self.unit}/s")
+
+
+class StatusColumn(ProgressColumn):
+    """A line of live counts ("12 answered, 0 failed, 3 retrying"), read at each refresh."""
+
+    def __init__(self, status: Callable[[], str]) -> None:
+        super().__init__()
+        self.status = status
+
+    def render(self, task: Task) -> Text:
+        return Text(plain(self.status(), one_line=True))
 
 
 class Output:
@@ -111,29 +102,28 @@ class Output:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
 
-    def table(self, table: Table) -> None:
-        """A rich table on stdout (the human summary), every cell plain text."""
-        if not self.quiet:
-            self.out.print(_plain_table(table))
-
     @property
     def width(self) -> int:
-        """The width tables on stdout are laid out for."""
+        """The width tables on stdout are laid out for (80 when piped without ``COLUMNS``)."""
         return self.out.width
 
     @property
-    def plain(self) -> bool:
-        """Whether stdout is not a terminal (tables are then drawn without boxes)."""
-        return not self.out.is_terminal
+    def terminal(self) -> bool:
+        """Whether stdout is a terminal (off one, tables are markdown at natural width)."""
+        return self.out.is_terminal
 
     @contextmanager
     def progress(
-        self, description: str, total: int | None, rate_unit: str | None = None
+        self,
+        description: str,
+        total: int | None,
+        rate_unit: str | None = None,
+        status: Callable[[], str] | None = None,
     ) -> Iterator[Any]:
         """A progress bar on stderr, shown only when stderr is a terminal; yields
         ``advance(n=1, total=None)`` (``total`` sets the bar's length once it is known).
 
-        ``rate_unit`` adds a rate column ("12.3 req/s").
+        ``rate_unit`` adds a rate column ("12.3 req/s"); ``status`` a column of live counts.
         """
         enabled = self.err.is_terminal and not self.quiet and not os.environ.get("NO_COLOR")
         columns: tuple[ProgressColumn, ...] = (
@@ -143,6 +133,7 @@ class Output:
             *((RateColumn(rate_unit),) if rate_unit else ()),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
+            *((StatusColumn(status),) if status else ()),
         )
         with Progress(*columns, console=self.err, disable=not enabled, transient=True) as bar:
             task = bar.add_task(description, total=total)

@@ -14,13 +14,15 @@ from datbench_cli.cli.common import (
     DirOpt,
     QuietOpt,
     benchmark_options,
+    directory_given,
     events,
     handle_errors,
     run_directory,
 )
 from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
-from datbench_cli.cli.summary_table import render
+from datbench_cli.cli.summary_table import text_table
+from datbench_cli.cli.tables import show
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
 from datbench_cli.report_html import check_target, run_page, write_page
@@ -33,7 +35,9 @@ def score(
     responses: Annotated[
         Path | None,
         typer.Argument(
-            help=f"VLM responses (default: {RESPONSES} in the run directory).", show_default=False
+            help=f"VLM responses (default: {RESPONSES} in the run directory), or the run "
+            "directory itself (as -d).",
+            show_default=False,
         ),
     ] = None,
     judge_responses: Annotated[
@@ -127,10 +131,19 @@ def score(
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Score the responses and write the report (--fail-under gates on the benchmark's
-    headline number: DatBench overall_accuracy, VisualToolBench APR)."""
+    """Score a run's responses and judge verdicts: write report.json, print a summary table.
+
+    \b
+    Example:
+      datbench score -d run/ --strict-judge --fail-under 0.6
+
+    Exit 1 when a check fails: coverage (unless --allow-missing), --strict-judge, --strict, or
+    --fail-under, which gates on the benchmark's headline number (DatBench overall_accuracy,
+    VisualToolBench APR). The report is written either way.
+    """
     out = Output(quiet)
     threshold = fail_under_threshold(fail_under)
+    run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, judge_responses)
     # A shared lock: several scores of one export may run at once, an export may not.
     with run.lock("score", shared=True):
@@ -150,7 +163,13 @@ def score(
             fail_under=threshold,
         )
         target = run.output_path(out_path, REPORT, [request.responses, judge_path])
-        report = bench.score(run, request, events(out))
+        try:
+            report = bench.score(run, request, events(out))
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"nothing was written ({target} is as it was); scoring starts over when the "
+                "same command runs again"
+            ) from None
         report.save(target)
         if html is not None:
             page = page_path(html, run.root)
@@ -158,9 +177,8 @@ def score(
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:
-        table = bench.summary_table(report)
-        out.table(render(table, out.width, out.plain))
-        for note in [*table.legend, *bench.summary_notes(report)]:
+        show(out, [text_table(bench.summary_table(report))])
+        for note in bench.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
         if html is not None:

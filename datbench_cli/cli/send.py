@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from datbench_cli.batch.sender import (
     DEFAULT_MAX_RESPONSE_BYTES,
     OutputFile,
     SendConfig,
+    SendResult,
     check_request_paths,
     plan_send,
     send_requests,
@@ -118,10 +120,16 @@ def send(
     ] = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Send request lines to an OpenAI-compatible server and append batch output lines.
+    """Send request files to an OpenAI-compatible server and append its answers.
 
-    Ids already answered in the output file are skipped, so an interrupted run continues where
-    it stopped when the same command is run again. Exit 1 when some requests still failed.
+    \b
+    Example:
+      datbench send run/requests/tasks.*.jsonl --base-url http://localhost:8000/v1
+
+    Answers go to responses.jsonl (judge requests: judge_responses.jsonl) in the run
+    directory, as batch output lines. Ids already answered there are skipped, so an interrupted
+    run continues where it stopped when the same command is run again. Exit 1 when some
+    requests still failed.
     """
     out = Output(quiet)
     check_request_paths(requests)
@@ -165,8 +173,38 @@ def _send(
         f"{plan.total - len(plan.duplicate_ids)} request(s): {plan.already_answered} already "
         f"answered in {target}, sending {plan.pending} to {base_url}"
     )
-    with out.progress("sending", plan.pending, rate_unit="req") as advance:
-        result = send_requests(requests, output, config, plan, advance=advance)
+    live = SendResult()
+    told: set[str] = set()
+    told_lock = threading.Lock()
+
+    def on_retry(endpoint: str, problem: str, code: str | None, delay: float) -> None:
+        # Said at once, once per kind of trouble; the counts show how it goes on.
+        with told_lock:
+            if (code or problem) in told:
+                return
+            told.add(code or problem)
+        if code == "connect_error":
+            out.warn(
+                f"{endpoint}: {problem}: is the server running? Retrying each request up to "
+                f"{config.max_retries} times (Ctrl-C stops; answers so far are kept)"
+            )
+        else:
+            out.warn(f"{endpoint}: {problem}; retrying (up to {config.max_retries} times)")
+
+    def status() -> str:
+        return f"{live.answered} answered, {len(live.failed_ids)} failed, {live.retrying} retrying"
+
+    try:
+        with out.progress("sending", plan.pending, rate_unit="req", status=status) as advance:
+            result = send_requests(
+                requests, output, config, plan, advance=advance, counts=live, on_retry=on_retry
+            )
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"kept in {target}: {_lines(target)} whole line(s) ({live.answered} answered in "
+            "this run); run the same command again to send the rest (failed ones are tried "
+            "again)"
+        ) from None
     if not out.quiet:
         out.data(
             f"{result.answered} answered ({result.truncated} cut at max_tokens), "
@@ -178,3 +216,12 @@ def _send(
             f"{len(result.failed_ids)} request(s) failed: {name_ids(result.failed_ids)}; "
             "run the same command again to retry them"
         )
+
+
+def _lines(path: Path) -> int:
+    """The number of whole lines in ``path`` (0 when it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    except OSError:
+        return 0

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.cli.common import QuietOpt, handle_errors
+from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors, positional_directory
 from datbench_cli.cli.html_page import EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.report_html import run_page, write_page
@@ -16,8 +16,12 @@ from datbench_cli.report_html import run_page, write_page
 @handle_errors
 def view(
     report_or_run_dir: Annotated[
-        Path, typer.Argument(help="A report file or a run directory.", show_default=False)
-    ],
+        Path | None,
+        typer.Argument(
+            help="A report file or a run directory (default: the -d directory).",
+            show_default=False,
+        ),
+    ] = None,
     out_path: Annotated[
         Path | None,
         typer.Option(
@@ -28,11 +32,19 @@ def view(
         ),
     ] = None,
     embed_images: EmbedImagesOpt = False,
+    run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
 ) -> None:
-    """Write one self-contained HTML page (summary and sample browser) from a report."""
+    """Write one self-contained HTML page (summary and sample browser) from a report.
+
+    \b
+    Example:
+      datbench view run/
+    """
     out = Output(quiet)
-    target = report_or_run_dir
+    target = run_dir if report_or_run_dir is None else report_or_run_dir
+    if report_or_run_dir is not None and run_dir != Path(".") and target.is_dir():
+        positional_directory(run_dir, target)  # two different run directories: an error
     folder = target if target.is_dir() else target.parent
     path = page_path(out_path, folder)
     write_page(path, run_page(target, path, embed_images=embed_images))

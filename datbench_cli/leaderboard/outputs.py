@@ -1,4 +1,4 @@
-"""The leaderboard's terminal table (headers and rows of preformatted strings), the lines
+"""The leaderboard's terminal table (laid out by the CLI's table module), the lines
 under it, and its tidy CSV; and the guard every output file goes through."""
 
 from __future__ import annotations
@@ -6,23 +6,12 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.benchmarks.base import SummaryTable
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
-
-
-@dataclass
-class Table:
-    """Headers and rows of text cells; ``optional``: the columns (per-group ones) a narrow
-    terminal drops, last first, before any number would be cut; ``numeric``: right-aligned."""
-
-    headers: list[str]
-    rows: list[list[str]]
-    optional: list[int] = field(default_factory=list)
-    numeric: set[int] = field(default_factory=set)
 
 
 def _points(value: float | None) -> str:
@@ -36,7 +25,7 @@ def cell(entry: dict[str, Any]) -> str:
     return f"{_points(entry['score'])} [{_points(entry['low'])}, {_points(entry['high'])}]"
 
 
-def table(board: dict[str, Any]) -> Table:
+def table(board: dict[str, Any]) -> SummaryTable:
     """Rank, group letters, label, the headline with its interval, the metrics beside it,
     samples, coverage, warnings count, then one column per group (capability). With a trend
     the rows follow the checkpoints and a column says which beat every earlier one."""
@@ -72,47 +61,14 @@ def table(board: dict[str, Any]) -> Table:
                 *(cell(run["capabilities"][name]) for name in board["groups"]),
             ]
         )
-    numeric = {0, *range(3, len(headers))} - {fixed - 2}
-    return Table(headers, rows, list(range(fixed, len(headers))), numeric)
-
-
-def _widths(t: Table, keep: list[int]) -> list[int]:
-    return [max(len(t.headers[i]), *(len(row[i]) for row in t.rows)) for i in keep]
-
-
-def render(t: Table, width: int, terminal: bool) -> str:
-    """Off a terminal: a markdown table at its natural width. On one: aligned columns, the
-    optional ones dropped (last first) until the table fits; a number is never cut (a table
-    still too wide is printed whole and the terminal wraps it)."""
-    keep = list(range(len(t.headers)))
-    if terminal:
-        for index in reversed(t.optional):
-            if sum(_widths(t, keep)) + 2 * (len(keep) - 1) <= width:
-                break
-            keep.remove(index)
-    widths = _widths(t, keep)
-
-    def line(cells: list[str]) -> str:
-        parts = [
-            cells[i].rjust(w) if i in t.numeric else cells[i].ljust(w)
-            for i, w in zip(keep, widths, strict=True)
-        ]
-        return "  ".join(parts).rstrip() if terminal else "| " + " | ".join(parts) + " |"
-
-    if terminal:
-        rule = ["-" * w for w in widths]
-        out = [line(t.headers), "  ".join(rule)]
-    else:
-        rule = [
-            ("-" * (w - 1) + ":") if i in t.numeric else "-" * w
-            for i, w in zip(keep, widths, strict=True)
-        ]
-        out = [line(t.headers), "| " + " | ".join(rule) + " |"]
-    out += [line(row) for row in t.rows]
-    dropped = len(t.headers) - len(keep)
-    if dropped:
-        out.append(f"({dropped} per-group column(s) left out at this width; --csv has them all)")
-    return "\n".join(out)
+    # The run's label names the row; the per-group columns go first on a narrow terminal.
+    order = [2, 0, 1, *range(3, len(headers))]
+    return SummaryTable(
+        title="",
+        columns=[headers[i] for i in order],
+        sections=[[[row[i] for i in order] for row in rows]],
+        optional=list(range(fixed, len(headers))),
+    )
 
 
 def notes(board: dict[str, Any]) -> list[str]:

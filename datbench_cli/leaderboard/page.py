@@ -118,20 +118,25 @@ def trend_plot(board: dict[str, Any]) -> str:
     return _svg(figure)
 
 
+# The table's columns of text (left-aligned); the others hold numbers.
+_TEXT_COLUMNS = {"run", "group", "coverage"}
+
+
 def _table_html(board: dict[str, Any]) -> str:
     t = table(board)
+    numeric = [h not in _TEXT_COLUMNS for h in t.columns]
     head = "".join(
-        f'<th class="{"num" if i in t.numeric else ""}">{html.escape(h)}</th>'
-        for i, h in enumerate(t.headers)
+        f'<th class="{"num" if numeric[i] else ""}">{html.escape(h)}</th>'
+        for i, h in enumerate(t.columns)
     )
     rows = "".join(
         "<tr>"
         + "".join(
-            f'<td class="{"num" if i in t.numeric else ""}">{html.escape(c)}</td>'
+            f'<td class="{"num" if numeric[i] else ""}">{html.escape(c)}</td>'
             for i, c in enumerate(row)
         )
         + "</tr>"
-        for row in t.rows
+        for row in t.sections[0]
     )
     return f'<div class="scroll"><table id="leaderboard"><tr>{head}</tr>{rows}</table></div>'
 

@@ -27,6 +27,9 @@
       td.appendChild(b);
     } else if (value !== null && typeof value === "object" && "t" in value) {
       td.textContent = value.t;
+    } else if (value !== null && typeof value === "object" && "p" in value) {
+      td.textContent = (value.s && value.p > 0 ? "+" : "") + pct(value.p);
+      td.dataset.value = String(value.p);
     } else {
       td.textContent = num(value);
     }
@@ -183,6 +186,15 @@
     [["desc", "high first"], ["asc", "low first"]].forEach(function (d) { var o = el("option", null, d[1]); o.value = d[0]; dir.appendChild(o); });
     dir.addEventListener("change", function () { state.dir = dir.value; render(); });
     dl.appendChild(dir); box.appendChild(dl);
+    var fail = B.failure, ffi = fail ? facetIndex(fail.facet) : -1;
+    if (ffi >= 0 && B.facets[ffi].values.indexOf(fail.value) >= 0) {
+      var wanted = B.facets[ffi].values.indexOf(fail.value), count = 0;
+      B.records.forEach(function (r) { if (r.f[ffi] === wanted) count += 1; });
+      var button = el("button", null, "Failures only (" + count + ")");
+      button.type = "button"; button.id = "failures";
+      button.addEventListener("click", function () { filterTo(fail.facet, fail.value); });
+      box.appendChild(button);
+    }
   }
   function filterTo(facet, value) {
     var sel = document.getElementById("filter-" + facet);
@@ -264,6 +276,39 @@
     }
     return d;
   }
+  // The collapsed row's line: question, output and expected answer, each the first block
+  // under one of the headings B.line names (A's question and answer, both outputs on a compare).
+  var LINE_HEADINGS = {};
+  if (B.line) Object.keys(B.line).forEach(function (k) {
+    LINE_HEADINGS[k] = B.line[k].map(function (h) { return B.headings.indexOf(h); }).filter(function (i) { return i >= 0; });
+  });
+  function firstText(list, wanted) {
+    for (var i = 0; list && i < list.length; i++) {
+      var b = list[i];
+      if (b.t !== undefined && wanted.indexOf(b.h) >= 0) return b.t;
+      if (b.sub) { var t = firstText(b.sub, wanted); if (t !== null) return t; }
+    }
+    return null;
+  }
+  function oneLine(t) { return t.replace(/\s+/g, " ").trim(); }
+  function line(r) {
+    if (!B.line) return null;
+    var box = el("div", "line");
+    var main = r.v || r.va;
+    var parts = [["q", "question", main], ["o", r.v ? "output" : "output A", r.v || r.va], ["o", "output B", r.vb], ["e", "expected", main]];
+    parts.forEach(function (p) {
+      if (!p[2]) return;
+      var key = p[1].split(" ")[0];
+      var t = firstText(p[2], LINE_HEADINGS[key] || []);
+      if (t === null) return;
+      var span = el("span", p[0]);
+      span.appendChild(el("span", "k", p[1]));
+      span.appendChild(document.createTextNode(oneLine(t)));
+      span.title = t;
+      box.appendChild(span);
+    });
+    return box.childNodes.length ? box : null;
+  }
   function item(r) {
     var li = el("li", "rec");
     li.dataset.id = r.id;
@@ -280,13 +325,16 @@
     });
     B.sorts.forEach(function (s, si) {
       var v = r.n[si];
-      if (v !== null && v !== undefined) head.appendChild(el("span", "badge", s.label + " " + num(v)));
+      if (v !== null && v !== undefined) head.appendChild(el("span", "badge", s.label + " " + (s.percent ? pct(v) : num(v))));
     });
     var open = null;
-    head.addEventListener("click", function () {
+    function toggle() {
       if (open) { li.removeChild(open); open = null; } else { open = detail(r); li.appendChild(open); }
-    });
+    }
+    head.addEventListener("click", toggle);
     li.appendChild(head);
+    var summary = line(r);
+    if (summary) { summary.addEventListener("click", toggle); li.appendChild(summary); }
     return li;
   }
   function pager(id, total) {

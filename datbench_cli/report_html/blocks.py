@@ -3,8 +3,9 @@
 A record (one sample or task in the browser) is ``{"id", "f": facets, "n": sort numbers,
 "v": blocks}``; a block is ``{"h": heading}`` plus one of ``t`` (text; ``s``: searchable),
 ``img`` (sources), ``kv`` (key/value rows), ``tbl`` (``{"c": columns, "r": rows}``) or ``sub``
-(nested blocks). A table cell is a value or ``{"t": text, "facet": key, "value": v}`` (a link
-that filters the browser). Everything the page shows as text is set as text.
+(nested blocks). A table cell is a value, ``{"t": text, "facet": key, "value": v}`` (a link
+that filters the browser) or ``{"p": fraction}`` (shown in percent, the one unit of the page;
+``"s": 1`` signed). Everything the page shows as text is set as text.
 """
 
 from __future__ import annotations
@@ -43,6 +44,19 @@ def kv(heading: str, mapping: dict[str, Any]) -> dict[str, Any] | None:
 def link(shown: Any, facet: str, value: Any) -> dict[str, Any]:
     """A table cell that filters the browser to ``facet == value`` when clicked."""
     return {"t": text(shown), "facet": facet, "value": value}
+
+
+def percent(value: Any, signed: bool = False) -> Any:
+    """A fraction as a percent cell (the fraction itself stays in the data); anything that is
+    not a number as it is."""
+    if number(value) is None:
+        return value
+    return {"p": value, "s": 1} if signed else {"p": value}
+
+
+def percent_text(value: float, signed: bool = False) -> str:
+    """A fraction as the page writes it: ``61.18%`` (``+3.29%`` signed)."""
+    return f"{value * 100:+.2f}%" if signed else f"{value * 100:.2f}%"
 
 
 def number(value: Any) -> float | None:

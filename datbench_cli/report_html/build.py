@@ -152,6 +152,8 @@ def _compare_page(
                 "facets": compare_view.facets(data_a["browser"]["facets"], result_label),
                 "sorts": compare_view.sorts(data_a["browser"]["sorts"]),
                 "records": records,
+                "line": data_a["browser"].get("line"),
+                "failure": {"facet": "change", "value": "right->wrong"},
             }
         ),
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datbench_cli.report_html.blocks import number, text
+from datbench_cli.report_html.blocks import number, percent, percent_text, text
 
 _OK = {"correct", "pass"}
 _BAD = {"incorrect", "fail"}
@@ -58,7 +58,7 @@ def facets(run_facets: list[dict[str, Any]], result_label: str) -> list[dict[str
 def sorts(run_sorts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each run sort, for A and for B."""
     return [
-        {"key": f"{s['key']}_{side}", "label": f"{s['label']} ({side.upper()})"}
+        dict(s, key=f"{s['key']}_{side}", label=f"{s['label']} ({side.upper()})")
         for s in run_sorts
         for side in ("a", "b")
     ]
@@ -70,7 +70,7 @@ def _ci(value: Any) -> str:
         and len(value) == 2
         and all(number(v) is not None for v in value)
     ):
-        return f"[{value[0]:+.4f}, {value[1]:+.4f}]"
+        return f"[{percent_text(value[0], True)}, {percent_text(value[1], True)}]"
     return text(value)
 
 
@@ -91,7 +91,8 @@ def side_notes(comparison: dict[str, Any], path_a: Any, path_b: Any) -> list[str
 
 
 def comparison_tables(comparison: dict[str, Any]) -> list[dict[str, Any]]:
-    """``datbench compare``'s tables as page tables (every number as the JSON has it)."""
+    """``datbench compare``'s tables as page tables (every number as the JSON has it; means
+    and differences shown in percent, the fraction kept beside)."""
     labels = {m.get("key"): m.get("label", m.get("key")) for m in comparison.get("metrics") or []}
     out = []
     for table in comparison.get("tables") or []:
@@ -107,9 +108,9 @@ def comparison_tables(comparison: dict[str, Any]) -> list[dict[str, Any]]:
                         {"t": text(name), "facet": group, "value": name} if group else text(name),
                         row.get("n"),
                         labels.get(key, key),
-                        m.get("a"),
-                        m.get("b"),
-                        m.get("difference"),
+                        percent(m.get("a")),
+                        percent(m.get("b")),
+                        percent(m.get("difference"), signed=True),
                         _ci(m.get("ci95")),
                         mcnemar.get("p_holm", m.get("p_holm")),
                         "yes" if m.get("significant") else "no",
@@ -141,7 +142,12 @@ def headline_table(head_a: list[dict[str, Any]], head_b: list[dict[str, Any]]) -
     """Each report's own headline numbers side by side (no statistic computed here)."""
     index_b = {h["key"]: h for h in head_b}
     rows = [
-        [h["label"], h.get("value"), (index_b.get(h["key"]) or {}).get("value")] for h in head_a
+        [
+            h["label"],
+            percent(h.get("value")),
+            percent((index_b.get(h["key"]) or {}).get("value")),
+        ]
+        for h in head_a
     ]
     return {
         "title": "Headline numbers (each run's report)",

@@ -46,6 +46,8 @@ def encode(browser: dict[str, Any]) -> dict[str, Any]:
         records.append(out)
     return {
         "unit": browser.get("unit", "sample"),
+        "line": browser.get("line"),
+        "failure": browser.get("failure"),
         "facets": [dict(f, values=list(t)) for f, t in zip(facets, values, strict=True)],
         "sorts": sorts,
         "headings": list(headings),

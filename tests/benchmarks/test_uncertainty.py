@@ -192,7 +192,7 @@ class TerminalTablesTest(unittest.TestCase):
                 result = run_cli("score", "-d", str(run), "--allow-missing")
                 self.assertEqual(result.exit_code, 0, result.stderr)
                 overall = next(
-                    line for line in result.stdout.splitlines() if line.startswith("overall")
+                    line for line in result.stdout.splitlines() if line.startswith("| overall")
                 )
                 found = re.search(r"(\d+\.\d) \[(\d+\.\d), (\d+\.\d)\]", overall)
                 assert found is not None, overall

@@ -162,7 +162,7 @@ class DatBenchCompareTest(unittest.TestCase):
     def test_terminal_table_marks_significant_rows(self) -> None:
         result = run_cli("compare", str(self.a), str(self.b), "--resamples", "1000")
         self.assertEqual(result.exit_code, 0, result.stderr)
-        overall = next(line for line in result.stdout.splitlines() if "│ overall" in line)
+        overall = next(line for line in result.stdout.splitlines() if line.startswith("| overall"))
         self.assertIn("*", overall)
         self.assertIn("B vs A, per capability", result.stdout)
         self.assertIn("B vs A, per source dataset", result.stdout)

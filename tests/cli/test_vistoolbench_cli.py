@@ -194,10 +194,15 @@ class ExportOptionTests(unittest.TestCase):
         self.assertFalse((self.tmp / "r" / "datbench.json").exists())
 
     def test_help_tells_runners_the_official_setup(self) -> None:
+        # export-tasks names its own options and the command that runs the official loop;
+        # the loop's setup is told where it runs, in agent's help.
         result = run_cli("export-tasks", "--help")
         self.assertEqual(result.exit_code, 0)
-        for text in ("--first-image-only", "--context", "tool-calling", "JPEG q85"):
+        for text in ("--first-image-only", "--context", "datbench agent"):
             self.assertIn(text, result.stdout)
+        agent = " ".join(run_cli("agent", "--help").stdout.split())
+        for text in ("tool-calling", "JPEG q85", "20 tool-calling rounds"):
+            self.assertIn(text, agent)
 
 
 if __name__ == "__main__":

@@ -64,23 +64,24 @@ class RenderTest(unittest.TestCase):
     line says so; a table that cannot fit is printed whole rather than cut."""
 
     def test_terminal_drops_group_columns_first(self) -> None:
-        from datbench_cli.leaderboard.outputs import Table, render
+        from datbench_cli.cli.summary_table import text_table
+        from datbench_cli.cli.tables import render
+        from datbench_cli.leaderboard.outputs import table
 
-        table = Table(
-            ["rank", "run", "score [95%]", "chart", "math"],
-            [["1", "model-a", "66.7 [58.4, 74.0]", "66.0 [51.1, 78.4]", "46.0 [32.1, 60.5]"]],
-            optional=[3, 4],
-            numeric={0, 2, 3, 4},
-        )
-        wide = render(table, 200, terminal=True).splitlines()
-        self.assertIn("46.0 [32.1, 60.5]", wide[2])
-        narrow = render(table, 50, terminal=True).splitlines()
-        self.assertTrue(all(len(line) <= 50 for line in narrow[:3]))
-        self.assertIn("66.7 [58.4, 74.0]", narrow[2])
+        folder = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, folder, True)
+        a = datbench_report(folder / "a.json", BASE)
+        b = datbench_report(folder / "b.json", BASE)
+        data = board(f"model-a={a}", f"model-b={b}")
+        summary = text_table(table(data))
+        wide = render(summary, 200, terminal=True).lines
+        self.assertIn("chart", wide[0])
+        narrow = render(summary, 60, terminal=True).lines
+        self.assertTrue(all(len(line) <= 60 for line in narrow))
+        self.assertIn("66.7 [58.4, 74.0]", "\n".join(narrow))
         self.assertNotIn("chart", narrow[0])
-        self.assertIn("2 per-group column(s) left out", narrow[-1])
-        tiny = render(table, 10, terminal=True).splitlines()
-        self.assertIn("66.7 [58.4, 74.0]", tiny[2])  # too narrow for anything: nothing cut
+        tiny = render(summary, 10, terminal=True).lines
+        self.assertIn("66.7 [58.4, 74.0]", "\n".join(tiny))  # nothing cut, stacked
 
 
 class LeaderboardTest(unittest.TestCase):
@@ -170,7 +171,7 @@ class LeaderboardTest(unittest.TestCase):
         lines = text.stdout.splitlines()
         self.assertIn("better than all earlier", lines[0])
         self.assertEqual(
-            [line.split("|")[3].strip() for line in lines[2:]], ["step1000", "step3000"]
+            [line.split("|")[1].strip() for line in lines[2:]], ["step1000", "step3000"]
         )
         self.assertIn("better than every earlier checkpoint: step3000", text.stderr)
         missing = run_cli("leaderboard", f"final={base}", f"step1={worse}", "--trend")

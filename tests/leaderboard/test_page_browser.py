@@ -49,9 +49,9 @@ def test_page_in_chromium(driver: Any, tmp_path: Path) -> None:  # noqa: F811
     axis = [by_label[point["label"]] for point in data["trend"]["axis"]]  # checkpoint order
     for row, run in zip(rows[1:], axis, strict=True):
         cells = [c.text for c in row.find_elements("css selector", "td")]
-        assert cells[0] == str(run["rank"])
-        assert cells[1] == run["group"]
-        assert cells[2] == run["label"]  # the injected markup, shown as text
+        assert cells[0] == run["label"]  # the injected markup, shown as text
+        assert cells[1] == str(run["rank"])
+        assert cells[2] == run["group"]
         assert cells[3] == ("yes" if run["better_than_every_earlier"] else "")
         score = run["overall"]
         assert cells[at] == (

@@ -309,3 +309,43 @@ def test_compare_page(driver: Any, tmp_path: Path) -> None:
     assert item.find_element("css selector", ".side-a").text.count(INJECT) >= 1
     _no_errors(driver)
     _shot(driver, "compare", tmp_path)
+
+
+def test_the_page_opens_on_the_samples_with_each_row_in_a_line(driver: Any, tmp_path: Path) -> None:
+    """The sample list starts within the first screen; a failing sample's collapsed row shows
+    its question, output and expected answer; failures are one click away; percent throughout."""
+    run = _datbench_run(tmp_path, "first-screen", wrong={"db_chart_000000"})
+    report = json.loads((run / "report.json").read_text())
+    _open(driver, run / "report.html")
+    height = driver.execute_script("return window.innerHeight")
+    top = driver.execute_script(
+        "return document.querySelector('#list li.rec').getBoundingClientRect().top"
+    )
+    assert 0 < top < height
+    tasks = {t["id"]: t for t in _lines(run / "tasks.jsonl")}
+    failing = next(r for r in report["results"] if r["is_correct"] is False)
+    row = driver.find_element("css selector", f'#list li.rec[data-id="{failing["id"]}"]')
+    line = row.find_element("css selector", ".line")
+    words = " ".join(tasks[failing["id"]]["question"].split())
+    shown = driver.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('.line > span')).map(s => s.lastChild.textContent)",
+        row,
+    )
+    assert shown[0] == words
+    assert shown[1] == " ".join(str(failing["vlm_output"]).split())
+    assert shown[2] == " ".join(str(failing["ground_truth"]).split())
+    assert line.is_displayed() and row.find_elements("css selector", ".detail") == []
+    # Failures are one click away.
+    driver.find_element("id", "failures").click()
+    expected = [r["id"] for r in report["results"] if r["is_correct"] is False]
+    assert _shown_ids(driver) == expected
+    # One unit: every percent-looking number on the page is a percent, no bare fractions in
+    # the tables; the data keeps the fraction.
+    cells = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#tables td')).map(td => td.textContent)"
+    )
+    assert not [c for c in cells if __import__("re").fullmatch(r"0\.\d{4}", c)]
+    fraction = driver.find_element("css selector", '.card[data-key="overall_accuracy"] .value')
+    assert fraction.text.endswith("%")
+    assert float(fraction.get_attribute("data-value")) == report["summary"]["overall_accuracy"]
+    _no_errors(driver)

@@ -199,7 +199,17 @@ def test_comparison_tables_show_the_compare_json_as_it_is(tmp_path: Path) -> Non
     assert table["title"] == "By capability"
     (row,) = table["rows"]
     assert row[0] == {"t": "chart", "facet": "capability", "value": "chart"}
-    assert row[1:9] == [23, "accuracy", 0.6, 0.5, -0.1, "[-0.2000, +0.0000]", 0.9, "no"]
+    # Means and differences in percent on the page, the fractions kept in the data.
+    assert row[1:9] == [
+        23,
+        "accuracy",
+        {"p": 0.6},
+        {"p": 0.5},
+        {"p": -0.1, "s": 1},
+        "[-20.00%, +0.00%]",
+        0.9,
+        "no",
+    ]
     assert row[9] == "right to wrong 3, wrong to right 1"
 
 

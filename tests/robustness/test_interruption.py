@@ -321,7 +321,8 @@ class CtrlCTests(unittest.TestCase):
                 return True
             return bool(children.read_text().split())
 
-        self.interrupt(["score", "-d", str(run_dir), "-q", "--jobs", "2"], workers_started)
+        said = self.interrupt(["score", "-d", str(run_dir), "-q", "--jobs", "2"], workers_started)
+        self.assertIn("nothing was written", said)
         self.assertFalse((run_dir / "report.json").exists())
         self.assertFalse([n for n in tree_digest(run_dir) if is_leftover(n)])
 
@@ -338,8 +339,13 @@ class CtrlCTests(unittest.TestCase):
         with ChatServer() as server:
             server.hang_after = 5
             args = ["send", str(requests), "--base-url", server.base_url, "-o", str(out), "-q"]
-            self.interrupt(args, lambda _: out.is_file() and out.read_bytes().count(b"\n") >= 5)
+            said = self.interrupt(
+                args, lambda _: out.is_file() and out.read_bytes().count(b"\n") >= 5
+            )
             server.release()
+        # The one line says what was kept and that a rerun continues.
+        self.assertIn(f"kept in {out}: 5 whole line(s)", said)
+        self.assertIn("run the same command again", said)
         data = out.read_bytes()
         self.assertTrue(data.endswith(b"\n"))
         self.assertEqual(len([json.loads(line) for line in data.splitlines()]), 5)

@@ -128,7 +128,10 @@ class DatBench:
             allow_missing=request.allow_missing,
             fail_under=request.fail_under,
         )
-        with events.progress("scoring", None, "samples") as advance:
+        # The export's sample count until the samples to score are known (a total from the
+        # start, not "0/?" while the files are read).
+        expected = (run.read_manifest().get("counts") or {}).get("samples")
+        with events.progress("scoring", expected, "samples") as advance:
             return stages.score_checked(
                 run,
                 request.responses,
@@ -257,14 +260,27 @@ class DatBench:
                 rows.append(row(f"  {dataset}{mark}", dstats, "datasets", dataset))
             sections.append(rows)
         legend = [
-            "[low, high] the 95% interval (Wilson with continuity correction, within 0-100); MDD80 the smallest paired difference a "
-            "comparison with another run of this size detects with 80% power (points); censored: "
-            "truncated, empty, refused or errored responses, unclosed <think> or thinking only, "
-            "unparsed/missing/stale verdicts; compl. the score without them (the official score "
-            "keeps them); docs/statistics.md"
+            (
+                "score",
+                "[low, high]: the 95% interval (Wilson with continuity correction, within "
+                "0-100); docs/statistics.md",
+            ),
+            (
+                "MDD80",
+                "MDD80: the smallest paired difference a comparison with another run of this "
+                "size detects with 80% power (points)",
+            ),
+            (
+                "censored",
+                "censored: truncated, empty, refused or errored responses, unclosed <think> or "
+                "thinking only, unparsed/missing/stale verdicts",
+            ),
+            ("compl.", "compl.: the score without the censored (the official score keeps them)"),
         ]
         if marked:
-            legend.append("* known reference defect, kept for parity (docs/known-defects.md)")
+            legend.append(
+                ("*", "* known reference defect, kept for parity (docs/known-defects.md)")
+            )
         return SummaryTable(
             title="DatBench results (mean score, %, [95% interval]"
             + (f"; {s['profile']} profile)" if "profile" in s else ")"),

@@ -69,6 +69,9 @@ class ExportPlan:
     # The source with its data digest (being computed while the export runs; see
     # :func:`~datbench_cli.files.sources.pin_local_later`).
     pin: Callable[[], Source] | None = None
+    # Rows per capability read from the parquet footers of streamed local files (a progress
+    # total without reading the rows).
+    rows: dict[str, int] = field(default_factory=dict)
 
     def pinned_source(self) -> Source | None:
         """The source as the manifest pins it (waits for a local data digest)."""
@@ -83,7 +86,10 @@ class ExportPlan:
         try:
             return sum(len(ds) for ds in self.splits.values())
         except TypeError:
-            return None
+            if set(self.rows) != set(self.splits):
+                return None
+            cap = self.limit if self.limit is not None else float("inf")
+            return int(sum(min(rows, cap) for rows in self.rows.values()))
 
 
 def plan_export(
@@ -122,6 +128,7 @@ def _load_splits(
         ds = load_source_split(pinned, capability, split)
         if pinned.how == "local-files" and (files := streamed_files(ds)) is not None:
             known[capability] = files
+            plan.rows[capability] = parquet_rows(files)
         columns = ds.column_names
         missing = [c for c in REQUIRED_COLUMNS if columns is not None and c not in columns]
         if missing:
@@ -130,6 +137,13 @@ def _load_splits(
             )
         plan.splits[capability] = ds.take(limit) if limit is not None else ds
     return known
+
+
+def parquet_rows(files: list[Path]) -> int:
+    """The rows of parquet ``files`` as their footers count them."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(path).num_rows for path in files)
 
 
 def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:

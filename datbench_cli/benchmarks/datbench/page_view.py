@@ -8,7 +8,16 @@ from typing import Any
 
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, TASKS
-from datbench_cli.report_html.blocks import block, compact, interval, kv, link, number, text
+from datbench_cli.report_html.blocks import (
+    block,
+    compact,
+    interval,
+    kv,
+    link,
+    number,
+    percent_text,
+    text,
+)
 from datbench_cli.report_html.inputs import Images, RunFiles, by_id
 
 FACETS = [
@@ -20,9 +29,11 @@ FACETS = [
     {"key": "status", "label": "Response status"},
 ]
 SORTS = [
-    {"key": "score", "label": "score"},
+    {"key": "score", "label": "score", "percent": True},
     {"key": "discrimination", "label": "eval_metrics.discrimination"},
 ]
+# What a collapsed row shows in a line: the first block under each heading.
+LINE = {"question": ["Prompt"], "output": ["Raw output"], "expected": ["Reference"]}
 # summary key -> (label, facet, value): accounting numbers that link to their samples.
 _ACCOUNTING = [
     ("judge_missing_responses", "judge verdict missing", "verdict", "missing"),
@@ -124,7 +135,7 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
                 capability_of.get(name, ""),
                 bars.get("n", ""),
                 shown,
-                "" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]",
+                "" if ci is None else f"[{percent_text(ci[0])}, {percent_text(ci[1])}]",
                 text(defects.get(name, "")),
             ]
         )
@@ -137,6 +148,9 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
 
 
 def _metric(value: Any) -> str:
+    """A scorer metric: a fraction (a float in [0, 1]) in percent, anything else as it is."""
+    if isinstance(value, float) and 0.0 <= value <= 1.0:
+        return percent_text(value)
     if isinstance(value, float):
         return f"{value:.4f}"
     return text(value)
@@ -295,5 +309,12 @@ def page_data(files: RunFiles, images: Images) -> dict[str, Any]:
         "tables": [dataset_table(summary, capability_of)],
         "accounting": accounting(summary),
         "notes": notes,
-        "browser": {"unit": "sample", "facets": FACETS, "sorts": SORTS, "records": recs},
+        "browser": {
+            "unit": "sample",
+            "facets": FACETS,
+            "sorts": SORTS,
+            "records": recs,
+            "line": LINE,
+            "failure": {"facet": "result", "value": "incorrect"},
+        },
     }

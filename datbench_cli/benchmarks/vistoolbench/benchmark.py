@@ -268,9 +268,20 @@ class VisToolBench:
             sections=sections,
             optional=[1, 5, 6, 7],  # dropped last first on a narrow terminal
             legend=[
-                "[low, high] the 95% interval (Wilson with continuity correction, per task, within 0-100); censored: tasks with a "
-                "truncated, empty, refused, errored or missing answer or an unparsed/missing/"
-                "stale verdict; compl. leaves them out (the official APR and ARS keep them)"
+                (
+                    "APR",
+                    "[low, high]: the 95% interval (Wilson with continuity correction, per "
+                    "task, within 0-100)",
+                ),
+                (
+                    "censored",
+                    "censored: tasks with a truncated, empty, refused, errored or missing answer "
+                    "or an unparsed/missing/stale verdict",
+                ),
+                (
+                    "compl. APR",
+                    "compl.: leaves the censored out (the official APR and ARS keep them)",
+                ),
             ],
         )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED
 from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
-from datbench_cli.report_html.blocks import block, compact, interval, number, text
+from datbench_cli.report_html.blocks import block, compact, interval, number, percent_text, text
 from datbench_cli.report_html.inputs import Images, RunFiles, by_id, read_lines
 
 FACETS = [
@@ -21,10 +21,21 @@ FACETS = [
     {"key": "verdict", "label": "Rubric verdict"},
     {"key": "status", "label": "Response status"},
 ]
-SORTS = [{"key": "ars", "label": "ARS"}, {"key": "apr", "label": "APR"}]
+SORTS = [
+    {"key": "ars", "label": "ARS", "percent": True},
+    {"key": "apr", "label": "APR", "percent": True},
+]
+# What a collapsed row shows in a line: the first turn's prompt and answer.
+LINE = {"question": ["Prompt"], "output": ["Answer"], "expected": []}
 _GROUPS = (("turncase", "turncase"), ("domain", "domain"), ("eval_focus", "eval focus"))
 _RESPONSE_LINKS = {"missing_turns": ("status", "missing"), "errored_turns": ("status", "errored")}
 _JUDGE_LINKS = {"unparsed": "unparsed", "missing": "missing", "met": "met", "not_met": "not_met"}
+
+
+def _shown_percent(value: Any) -> str:
+    """A task's score in percent, as the rest of the page shows scores."""
+    shown = number(value)
+    return text(value) if shown is None else percent_text(shown)
 
 
 def _bars(summary: dict[str, Any], key: str) -> dict[str, Any]:
@@ -72,7 +83,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
                         "value": number(entry.get("apr")),
                         "ci": interval(((bars.get(name) or {}).get("apr") or {}).get("ci95")),
                         "n": entry.get("n"),
-                        "extra": f"ARS {entry['ars']:.4f}"
+                        "extra": f"ARS {percent_text(entry['ars'])}"
                         if number(entry.get("ars")) is not None
                         else None,
                     }
@@ -251,7 +262,8 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                     [
                         block(
                             "Scores",
-                            f"APR {text(result.get('apr'))} · ARS {text(result.get('ars'))} · "
+                            f"APR {_shown_percent(result.get('apr'))} · "
+                            f"ARS {_shown_percent(result.get('ars'))} · "
                             f"met weight {text(result.get('met_weight'))} of "
                             f"{text(result.get('total_weight'))}",
                         ),
@@ -348,5 +360,7 @@ def page_data(files: RunFiles, images: Images) -> dict[str, Any]:
             "facets": FACETS,
             "sorts": SORTS,
             "records": records(files, images),
+            "line": LINE,
+            "failure": {"facet": "result", "value": "fail"},
         },
     }

@@ -1,0 +1,70 @@
+"""Help that teaches: `datbench --help` lists the stages in order, each summary whole; each
+command's help starts with what it does and one example, and describes no other command's
+options."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from datbench_cli.cli.app import STAGES, app
+from tests.cli_helpers import run_cli
+
+NAMES = [name for name, _, _ in STAGES]
+
+
+def options_of(name: str) -> set[str]:
+    import typer.main
+
+    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    flags = [f for param in command.params for f in (*param.opts, *param.secondary_opts)]
+    return {flag for flag in flags if flag.startswith("--")}
+
+
+def test_the_stages_are_listed_in_order_with_whole_summaries() -> None:
+    result = run_cli("--help", env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    listing = result.stdout.split("Commands:", 1)[1]
+    positions = [listing.index(f"  {name} ") for name in NAMES]
+    assert positions == sorted(positions)
+    flat = " ".join(listing.split())
+    for name, _, summary in STAGES:
+        assert summary.endswith("."), name
+        # Wrapped at words (a hyphenated word may break at its hyphen), never cut.
+        assert " ".join(summary.split()) in flat.replace("- ", "-"), name
+    assert "..." not in listing and "\u2026" not in listing
+    assert "datbench export-tasks" in result.stdout.split("Commands:")[0]  # an example
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_command_help_starts_with_what_it_does_and_an_example(name: str) -> None:
+    result = run_cli(name, "--help", env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    text = result.stdout.split("\n\n", 1)[1]  # after the usage line
+    first, rest = text.split("\n\n", 1)
+    assert first.strip().endswith((".", "?", ")")), first
+    example = rest.split("\n\n", 1)[0].splitlines()
+    assert example[0].strip() == "Example:", name
+    assert example[1].strip().startswith(f"datbench {name} "), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_help_describes_only_its_own_options(name: str) -> None:
+    text = run_cli(name, "--help", env={"COLUMNS": "100"}).stdout
+    own = options_of(name)
+    # A flag written right after another command's name (`score --strict-judge`) is that
+    # command's; any other flag must be this command's own.
+    for match in re.finditer(
+        r"(?:(?:datbench\s+)?([a-z]+(?:-[a-z]+)*)\s+)?(--[a-z][a-z-]*[a-z])", text
+    ):
+        other, flag = match.groups()
+        if other in NAMES and other != name:
+            assert flag in options_of(other), (name, other, flag)
+        elif not text[: match.start()].rstrip().endswith("Usage:"):
+            assert flag in own | {"--help"}, (name, flag)
+
+
+def test_export_tasks_help_is_about_exporting() -> None:
+    text = run_cli("export-tasks", "--help").stdout
+    assert "tool-calling" not in text and "temperature 0" not in text

@@ -1,0 +1,201 @@
+"""Every table (score's summary of both benchmarks, compare of both) rendered at 60, 80 and
+120 columns and piped: no number is cut (no ellipsis, every cell of every shown column whole),
+the columns that cannot go never go, the legend names only the columns shown, and the command
+line prints the same through a pipe and on a (forced) terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from datbench_cli.cli.compare_table import comparison_tables
+from datbench_cli.cli.tables import TextTable, legend_lines, render
+from datbench_cli.compare.comparison import compare
+from tests.cli_helpers import ROOT, SAMPLE, run_cli
+
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
+WIDTHS = (60, 80, 120)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    tmp = tmp_path_factory.mktemp("tables")
+    made = {}
+    for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
+        run = tmp / name
+        result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+        assert result.exit_code == 0, result.stderr
+        shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
+        shutil.copy(sample / "judge_responses.jsonl", run / "judge_responses.jsonl")
+        assert run_cli("score", "-d", str(run), "--allow-missing", "-q").exit_code == 0
+        # Run B: the same export, a few answers changed, so that compare has differences.
+        other = tmp / f"{name}-b"
+        shutil.copytree(run, other)
+        lines = (other / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+        changed = [json.loads(line) for line in lines]
+        for line in changed[::3]:
+            line["raw_output"] = "no idea"
+        (other / "responses.jsonl").write_text(
+            "".join(json.dumps(line) + "\n" for line in changed), encoding="utf-8"
+        )
+        assert run_cli("score", "-d", str(other), "--allow-missing", "-q").exit_code == 0
+        made[name], made[f"{name}-b"] = run, other
+    yield made
+
+
+def every_table(runs: dict[str, Path]) -> list[tuple[str, TextTable]]:
+    tables = []
+    for name in ("dat", "vtb"):
+        captured: list[TextTable] = []
+        with mock.patch("datbench_cli.cli.score.show", lambda out, ts, c=captured: c.extend(ts)):
+            result = run_cli("score", "-d", str(runs[name]), "--allow-missing")
+        assert result.exit_code == 0, result.stderr
+        tables.append((f"score {name}", captured[0]))
+        comparison = compare(runs[name], runs[f"{name}-b"], seed=0, resamples=200)
+        for number, table in enumerate(comparison_tables(comparison)):
+            tables.append((f"compare {name} {number}", table))
+    return tables
+
+
+def tokens(lines: list[str]) -> str:
+    return "\n".join(lines)
+
+
+def assert_whole(text: str, cell: str, where: str) -> None:
+    """``cell`` appears in ``text`` whole, between spaces (or line ends)."""
+    pattern = r"(?<!\S)" + re.escape(cell) + r"(?!\S)"
+    assert re.search(pattern, text), f"{where}: {cell!r} not shown whole"
+
+
+@pytest.mark.parametrize("width", [*WIDTHS, None])
+def test_no_number_is_ever_cut(runs: dict[str, Path], width: int | None) -> None:
+    for where, table in every_table(runs):
+        rendered = render(table, width or 80, terminal=width is not None)
+        text = tokens(rendered.lines)
+        assert "\u2026" not in text and "..." not in text, where
+        shown = [i for i, h in enumerate(table.headers) if h in rendered.shown]
+        required = [i for i in range(len(table.headers)) if i not in table.optional]
+        assert set(required) <= set(shown), where
+        if width is None:
+            assert shown == list(range(len(table.headers))), where
+            assert text.count("\n| ") >= len([r for r in table.rows if r is not None]), where
+        for row in table.rows:
+            for i in shown if row is not None else ():
+                if row[i].strip():
+                    assert_whole(text, row[i].strip(), f"{where} at {width}")
+        if width is not None:
+            aligned = any(set(line) == {"\u2500"} for line in rendered.lines)
+            if aligned:
+                assert max(len(line) for line in rendered.lines) <= width, where
+
+
+def test_aligned_layout_drops_optional_columns_before_stacking() -> None:
+    table = TextTable(
+        headers=["group", "n", "score", "extra"],
+        rows=[
+            ["overall", "152", "70.9 ±7.0", "123456789"],
+            None,
+            ["  chart_dataset", "23", "64.9", "1"],
+        ],
+        optional=[3],
+        legend=[("extra", "extra: a column that may go"), ("±", "± the interval")],
+    )
+    wide = render(table, 120, terminal=True)
+    assert wide.shown == ["group", "n", "score", "extra"]
+    narrow = render(table, 34, terminal=True)
+    assert narrow.shown == ["group", "n", "score"]
+    assert "123456789" not in "\n".join(narrow.lines)
+    stacked = render(table, 20, terminal=True)
+    assert stacked.lines[0] == "overall"
+    assert "n 152" in "\n".join(stacked.lines) and "score 70.9 ±7.0" in "\n".join(stacked.lines)
+    assert "  chart_dataset" in stacked.lines  # a dataset name stays on its own line, whole
+    legend = legend_lines(table.legend, table.headers, narrow.shown, 80)
+    assert legend == ["± the interval"]
+    assert len(legend_lines(table.legend, table.headers, wide.shown, 80)) == 2
+
+
+def test_legend_wraps_at_words() -> None:
+    text = "censored: " + " ".join(["truncated"] * 30)
+    lines = legend_lines([("censored", text)], ["censored"], ["censored"], 60)
+    assert len(lines) > 1
+    assert all(len(line) <= 60 for line in lines)
+    assert " ".join(line.strip() for line in lines) == text
+
+
+def test_markdown_escapes_pipes_and_keeps_every_column() -> None:
+    table = TextTable(headers=["group", "n"], rows=[["a|b", "1"]], optional=[1])
+    lines = render(table, 10, terminal=False).lines
+    assert lines[0].startswith("| group") and "a\\|b" in lines[2]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_score_on_a_terminal_fits_and_its_legend_names_only_shown_columns(
+    runs: dict[str, Path], width: int
+) -> None:
+    result = run_cli(
+        "score",
+        "-d",
+        str(runs["dat"]),
+        "--allow-missing",
+        env={"COLUMNS": str(width), "TTY_COMPATIBLE": "1"},
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "\u2026" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= width for line in lines), width
+    header = next((line for line in lines if line.startswith("group")), "")
+    if "MDD80" not in header:
+        assert "MDD80:" not in result.stderr
+    legend = result.stderr.split("item statistics")[0].splitlines()
+    assert legend and legend[0].startswith("\u00b1 the 95% interval")
+    for line in legend:
+        assert len(line) <= width
+
+
+def test_score_piped_is_markdown_with_every_column(runs: dict[str, Path]) -> None:
+    result = run_cli("score", "-d", str(runs["dat"]), "--allow-missing", env={"COLUMNS": "60"})
+    assert result.exit_code == 0
+    header = next(line for line in result.stdout.splitlines() if line.startswith("| group"))
+    assert [c.strip() for c in header.strip("|").split("|")][-2:] == ["n direct", "n judge"]
+    report = json.loads((runs["dat"] / "report.json").read_text(encoding="utf-8"))
+    summary = report["summary"]
+    overall = next(line for line in result.stdout.splitlines() if line.startswith("| overall"))
+    cells = [c.strip() for c in overall.strip("|").split("|")]
+    assert cells[1:4] == [
+        f"{summary['expected_samples']}/{summary['expected_samples']}",
+        str(summary["total_samples"]),
+        f"{100 * summary['overall_accuracy']:.1f} ±{100 * summary['uncertainty']['overall']['ci95_half_width']:.1f}"
+        if "ci95_half_width" in summary.get("uncertainty", {}).get("overall", {})
+        else cells[3],
+    ]
+    # Datasets sit under their capability, a defect marked.
+    capability_of = {
+        r["metadata"]["dataset"]: r["metadata"]["capability"] for r in report["results"]
+    }
+    current = None
+    for line in result.stdout.splitlines()[4:]:
+        name = line.strip("|").split("|")[0]
+        if name.strip() == "overall" or not name.strip():
+            continue
+        if not name.startswith("   "):
+            current = name.strip()
+            continue
+        dataset = name.split()[0]
+        assert capability_of[dataset] == current, line
+        marked = name.split()[-1] == "*"
+        assert marked == (dataset in summary["known_reference_defects"]), line
+
+
+def test_compare_piped_and_at_80_columns_cuts_nothing(runs: dict[str, Path]) -> None:
+    for env in ({"COLUMNS": "80"}, {"COLUMNS": "80", "TTY_COMPATIBLE": "1"}):
+        result = run_cli("compare", str(runs["dat"]), str(runs["dat-b"]), env=env)
+        assert result.exit_code == 0, result.stderr
+        assert "\u2026" not in result.stdout
+        if "TTY_COMPATIBLE" in env:
+            assert all(len(line) <= 80 for line in result.stdout.splitlines())
