@@ -53,6 +53,12 @@ class RunReport:
         return digest if isinstance(digest, str) else None
 
 
+def compare_inputs(*given: Path) -> list[Path]:
+    """The files a comparison reads from each side (its report), which no output of the
+    comparison may replace."""
+    return [path / REPORT if path.is_dir() else path for path in given]
+
+
 def load_run(given: Path) -> RunReport:
     """A report file, or a run directory holding ``report.json``; the manifest
     (``datbench.json``) is read from the report's folder when it is there."""

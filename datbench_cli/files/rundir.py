@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.errors import InputError, UsageError
+from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock
 from datbench_cli.version import __version__
@@ -105,24 +104,6 @@ class RunDir:
         with hold_lock(self.root, stage, shared=shared):
             yield
 
-    def output_path(
-        self, given: Path | None, default: str, inputs: Iterable[Path | None] = ()
-    ) -> Path:
-        """Where a stage writes: the run directory's ``default`` file, or the user's ``given``
-        path (which may be a device or pipe, written directly); never one of ``inputs`` nor a
-        file of the export (see :meth:`check_output`)."""
-        if given is None:
-            return self.check_output(self.path(default), inputs)
-        return self.check_output(jsonio.user_output(given), inputs)
-
-    def check_output(self, output: Path, inputs: Iterable[Path | None] = ()) -> Path:
-        """``output`` if it is none of ``inputs`` nor a file of the export; else a usage error.
-
-        Compared by file identity (a link or a second name of an input counts as the input).
-        """
-        exported = [self.path(name) for name in (MANIFEST, TASKS, REFERENCES)]
-        return refuse_output_onto_inputs(output, [*inputs, *exported])
-
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""
         self.require_exists()
@@ -198,22 +179,3 @@ def _check_benchmark(value: Any, path: Path) -> str:
             path,
         )
     return value
-
-
-def refuse_output_onto_inputs(output: Path, inputs: Iterable[Path | None]) -> Path:
-    """``output`` unless it is one of ``inputs`` (by file identity: a link or a second name of
-    an input counts as the input); else a usage error, before anything is written."""
-    for candidate in inputs:
-        if candidate is not None and _same_file(output, candidate):
-            raise UsageError(
-                f"the output {output} is an input of this run ({candidate}); "
-                "writing it would replace that input: name another output file"
-            )
-    return output
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
