@@ -27,6 +27,7 @@ from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock
 from datbench_cli.files.rundir import (
+    EXPORT_JOURNAL,
     IMAGES,
     JUDGE_RESPONSES,
     JUDGE_TASKS,
@@ -42,7 +43,6 @@ PAGE = "report.html"
 TRAJECTORIES = "trajectories.jsonl"
 AGENT_SETTINGS = "agent.json"
 REQUESTS = "requests"
-EXPORT_JOURNAL = ".datbench-export.journal"
 
 # Which command writes each fixed file of a run directory (a folder: everything inside it).
 _OWNERS: dict[str, frozenset[str]] = {
@@ -63,10 +63,9 @@ _OWNERS: dict[str, frozenset[str]] = {
 
 
 def run_root_of(path: Path) -> Path | None:
-    """The run directory ``path`` lies in (its folder or the folder above, for ``images/``
-    and ``requests/``), when that folder holds a manifest; else ``None``."""
-    folder = Path(os.path.abspath(path)).parent
-    for candidate in (folder, folder.parent):
+    """The run directory ``path`` lies in (its folder, or the nearest folder above holding a
+    manifest: ``images/<task>/...``), else ``None``."""
+    for candidate in Path(os.path.abspath(path)).parents:
         if (candidate / MANIFEST).is_file():
             return candidate
     return None

@@ -23,6 +23,8 @@ RESPONSES = "responses.jsonl"
 JUDGE_TASKS = "judge_tasks.jsonl"
 JUDGE_RESPONSES = "judge_responses.jsonl"
 REPORT = "report.json"
+# What an export lists the files it writes in while it runs (removed when it finishes).
+EXPORT_JOURNAL = ".datbench-export.journal"
 # The files whose SHA-256 the manifest records (written by the export, read by later stages).
 _HASHED = (TASKS, REFERENCES)
 # The benchmarks a manifest may name (the exports write these).
@@ -97,17 +99,30 @@ class RunDir:
         export run at once, while an export started meanwhile is refused. ``create``: make the
         directory first (an export).
         """
-        if create and not self.root.exists():
+        made = create and not self.root.exists()
+        if made:
             with jsonio.writing(self.root):
                 self.root.mkdir(parents=True, exist_ok=True)
         self.require_exists()
-        with hold_lock(self.root, stage, shared=shared):
-            yield
+        try:
+            with hold_lock(self.root, stage, shared=shared):
+                yield
+        except BaseException:
+            if made:  # a failed export leaves no empty folder it made behind
+                with contextlib.suppress(OSError):
+                    self.root.rmdir()
+            raise
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""
         self.require_exists()
         path = self.path(MANIFEST)
+        if not path.is_file() and self.path(EXPORT_JOURNAL).is_file():
+            raise InputError(
+                f"an export into this directory was stopped before it finished (no {MANIFEST}, "
+                f"{EXPORT_JOURNAL} left); run `datbench export-tasks` again",
+                self.root,
+            )
         if not path.is_file():
             raise InputError(
                 f"no {MANIFEST} here: this is not a run directory made by "

@@ -451,5 +451,4 @@ def _export(
         "rows": rows,
         "written": dict(sorted(written.items())),
     }
-    run.write_manifest(manifest)
     return manifest

@@ -309,7 +309,6 @@ def _export(
         "rows": rows,
         "written": dict(sorted(written.items())),
     }
-    run.write_manifest(manifest)
     return manifest
 
 
