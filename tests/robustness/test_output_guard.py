@@ -9,6 +9,8 @@ command, inputs read as bounded streams, for both benchmarks.
   is refused at once, naming the holder.
 - :class:`StreamTests`: pipes and ``/dev/stdin`` as inputs; endless inputs under an
   address-space limit end in one sentence, exit 2.
+- :class:`AlternatingKillTests`: two exports SIGKILLed by turns into one directory never leave
+  a finished-looking mix.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -28,7 +32,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
-from tests.run_builders import cli_command, cli_env
+from tests.run_builders import (
+    cli_command,
+    cli_env,
+    is_leftover,
+    make_image_dataset,
+    run_real_cli,
+    tree_digest,
+)
 from tests.vtb_support import SAMPLE_DIR as VTB_SAMPLE
 
 VTB_OFFICIAL = [{"id": "vtb-a-medical-001", "task_id": "vtb-a-medical-001", "model_answer": "x"}]
@@ -213,7 +224,8 @@ class LockTests(_Runs):
         self.addCleanup(proc.kill)
         deadline = time.monotonic() + 120
         while not ready.exists():
-            self.assertIsNone(proc.poll(), proc.stderr.read() if proc.stderr else "")
+            if proc.poll() is not None:
+                self.fail(f"the writer ended first: {proc.stderr.read() if proc.stderr else ''}")
             self.assertLess(time.monotonic(), deadline, "the writer never started")
             time.sleep(0.05)
         return proc
@@ -350,3 +362,48 @@ class StreamTests(_Runs):
                 self.assertEqual(done.returncode, 0, done.stderr)
                 line = json.loads(out.read_text())
                 self.assertEqual(line, {"id": "vtb-a-medical-001::0", "raw_output": "x"})
+
+
+class AlternatingKillTests(unittest.TestCase):
+    """Two different exports SIGKILLed by turns into one directory: after every kill the
+    directory holds one complete export (every file byte for byte one clean export's), or no
+    manifest, which every stage refuses, naming the stopped export; the rerun completes."""
+
+    def test_alternating_killed_exports(self) -> None:
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        dataset = make_image_dataset(tmp / "ds", 90, image_bytes=20_000)
+        common = ["--source", str(dataset), "--format", "openai", "--model", "m", "-q"]
+        exports = [["chart", "math", *common], ["document", *common, "--max-file-mb", "0.2"]]
+        clean = []
+        durations = []
+        for index, args in enumerate(exports):
+            started = time.monotonic()
+            done = run_real_cli("export-tasks", *args, "-d", str(tmp / f"clean{index}"))
+            self.assertEqual(done.returncode, 0, done.stderr)
+            durations.append(time.monotonic() - started)
+            clean.append(tree_digest(tmp / f"clean{index}"))
+        run = tmp / "run"
+        rng = random.Random(31)
+        for round_number in range(6):
+            which = round_number % 2
+            proc = subprocess.Popen(
+                cli_command("export-tasks", *exports[which], "-d", str(run)), cwd=ROOT,
+                env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+            try:
+                proc.wait(timeout=rng.uniform(0.3, 1.0) * durations[which])
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            state = {k: v for k, v in tree_digest(run).items() if not is_leftover(k)}
+            with self.subTest(round=round_number):
+                if "datbench.json" in state:
+                    self.assertIn(state, clean, "a finished-looking export mixes two exports")
+                else:
+                    refused = run_cli("score", "-d", str(run))
+                    self.assertEqual(refused.exit_code, 2, refused.stderr)
+        done = run_real_cli("export-tasks", *exports[0], "-d", str(run))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(tree_digest(run), clean[0])
