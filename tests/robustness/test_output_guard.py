@@ -407,3 +407,27 @@ class AlternatingKillTests(unittest.TestCase):
         done = run_real_cli("export-tasks", *exports[0], "-d", str(run))
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(tree_digest(run), clean[0])
+
+
+class FullTmpfsTests(unittest.TestCase):
+    """A real full file system (a tiny tmpfs): an export of either benchmark fails in one
+    sentence and leaves nothing behind, neither a journal nor the folder it made."""
+
+    def test_exports_into_a_full_tmpfs_leave_nothing(self) -> None:
+        mount = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, mount, True)
+        if sys.platform != "linux" or shutil.which("mount") is None:
+            self.skipTest("needs Linux mount")
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", str(mount)], capture_output=True
+        )
+        if mounted.returncode != 0:
+            self.skipTest("cannot mount a tmpfs here")
+        self.addCleanup(subprocess.run, ["umount", "-l", str(mount)], capture_output=True)
+        for source, sample in (("math", SAMPLE), ("vistoolbench", VTB_SAMPLE)):
+            with self.subTest(benchmark=source):
+                run = mount / source
+                done = run_real_cli("export-tasks", source, "--source", str(sample), "-d", str(run))
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertIn(os.strerror(28), done.stderr)
+                self.assertEqual(sorted(mount.rglob("*")), [])
