@@ -431,3 +431,19 @@ class FullTmpfsTests(unittest.TestCase):
                 self.assertEqual(done.returncode, 2, done.stderr)
                 self.assertIn(os.strerror(28), done.stderr)
                 self.assertEqual(sorted(mount.rglob("*")), [])
+
+
+class SendPipeTests(unittest.TestCase):
+    def test_send_refuses_a_piped_request_file(self) -> None:
+        """``send`` reads its request files twice (count, then send): a pipe would send nothing
+        the second time, so it is refused in one sentence before anything is written."""
+        out = Path(tempfile.mkdtemp()) / "out.jsonl"
+        self.addCleanup(shutil.rmtree, out.parent, True)
+        done = subprocess.run(
+            cli_command("send", "/dev/stdin", "--base-url", "http://127.0.0.1:9", "-o", str(out)),
+            cwd=ROOT, env=cli_env(), capture_output=True, text=True,
+            input='{"custom_id": "a", "body": {}}\n',
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("/dev/stdin: is a pipe or device", done.stderr)
+        self.assertFalse(out.exists())
