@@ -119,10 +119,13 @@ class OutputGuardTests(_Runs):
         requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
         d = ["-d", str(run)]
         report_b = str(other / "report.json")
+        answers = shutil.copy(run / "responses.jsonl", self.tmp / f"{kind}-answers.jsonl")
+        judged = shutil.copy(run / "judge_responses.jsonl", self.tmp / f"{kind}-judged.jsonl")
+        scored = [*d, "--allow-missing", str(answers), "--judge-responses", str(judged)]
         cases = [
-            ("score", [*d, "--allow-missing"], "-o"),
-            ("score", [*d, "--allow-missing"], "--html"),
-            ("make-judge-tasks", d, "-o"),
+            ("score", scored, "-o"),
+            ("score", scored, "--html"),
+            ("make-judge-tasks", [*d, str(answers), "--skip-done", str(judged)], "-o"),
             ("compare", [str(run), report_b], "-o"),
             ("compare", [str(run), report_b], "--html"),
             ("view", [str(run)], "-o"),
