@@ -27,6 +27,7 @@ import email.utils
 import os
 import queue
 import random
+import stat
 import threading
 import time
 import uuid
@@ -158,6 +159,15 @@ def check_request_paths(paths: Sequence[Path]) -> None:
                 path,
                 hint=REQUEST_FILES_HINT,
             )
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
+                # Read once to count and again to send: a pipe would send nothing the second
+                # time, silently.
+                raise InputError(
+                    "is a pipe or device, not a file: send reads its request files twice "
+                    "(to count, then to send); save the requests to a file first",
+                    path,
+                )
 
 
 def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[str, Any]]]:

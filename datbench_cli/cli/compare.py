@@ -15,8 +15,10 @@ from datbench_cli.cli.output import Output
 from datbench_cli.cli.tables import show
 from datbench_cli.compare.comparison import compare as compare_runs
 from datbench_cli.compare.comparison import gate
+from datbench_cli.compare.inputs import compare_inputs
 from datbench_cli.errors import CheckFailed
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import guard_outputs, locked_runs
 from datbench_cli.report_html import check_target, compare_page, write_page
 
 
@@ -94,17 +96,22 @@ def compare(
     Holm-adjusted p-values, per capability and per dataset.
     """
     out = Output(quiet)
+    inputs = compare_inputs(run_a, run_b)
+    guard_outputs("compare", inputs, out=out_path, html=html)
     if html is not None:
-        check_target(html)
+        check_target(html, "compare", inputs)
     comparison = compare_runs(
         run_a, run_b, seed=seed, resamples=resamples, allow_different_data=allow_different_data
     )
     if fail_if_worse is not None:
         comparison["gate"] = gate(comparison, fail_if_worse)
-    if out_path is not None:
-        jsonio.write_bytes_atomic(out_path, jsonio.dumps_pretty(comparison) + b"\n")
-    if html is not None:
-        write_page(html, compare_page(run_a, run_b, html, comparison, embed_images=embed_images))
+    with locked_runs("compare", [out_path, html], shared=True):
+        if out_path is not None:
+            body = jsonio.dumps_pretty(comparison) + b"\n"
+            jsonio.write_bytes_atomic(jsonio.user_output(out_path), body)
+        if html is not None:
+            page = compare_page(run_a, run_b, html, comparison, embed_images=embed_images)
+            write_page(html, page)
     if as_json:
         out.data(jsonio.dumps(comparison).decode())
     else:

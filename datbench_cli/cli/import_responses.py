@@ -10,8 +10,9 @@ import typer
 from datbench_cli.benchmarks.runners import import_official_results
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import UsageError, name_ids
+from datbench_cli.errors import InputError, UsageError, name_ids
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import locked_runs, output_in_run
 from datbench_cli.files.rundir import RESPONSES, RunDir
 
 
@@ -47,10 +48,22 @@ def import_responses(
     """
     out = Output(quiet)
     run = RunDir(run_dir)
-    target = run.resolve_input(out_path, RESPONSES)
-    if (target.exists() or target.is_symlink()) and not overwrite:
+    target = output_in_run(run, out_path, RESPONSES, "import-responses", [official])
+    exists = target.exists() or target.is_symlink()
+    if exists and not overwrite and not jsonio.is_stream_output(target):
         raise UsageError(f"{target} exists; pass --overwrite to replace it, or --out")
+    with run.lock("import-responses"), locked_runs("import-responses", [target], held=[run.root]):
+        _import(out, official, run, target)
+
+
+def _import(out: Output, official: Path, run: RunDir, target: Path) -> None:
     result = import_official_results(official, run)
+    if not result.lines:
+        raise InputError(
+            f"gives no answer for any task of this run ({result.records} record(s) read; "
+            "results of another run?); nothing written",
+            official,
+        )
     for ids, text in (
         (result.unknown_ids, "record(s) match no task of the run and were ignored"),
         (result.duplicate_records, "task(s) have several records: the last one is used"),

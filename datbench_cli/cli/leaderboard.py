@@ -13,6 +13,7 @@ from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import text_table
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import guard_outputs, locked_runs
 from datbench_cli.leaderboard import board as boards
 from datbench_cli.leaderboard import outputs, runs
 from datbench_cli.report_html import check_target
@@ -70,11 +71,11 @@ def leaderboard(
     """Rank runs of one benchmark: headline score and per-capability scores with 95%
     intervals, ranks and compact-letter significance groups (paired tests, Holm)."""
     out = Output(quiet)
-    targets = [p for p in (csv_path, html) if p is not None]
     read, group_by = runs.read_runs(paths)
-    outputs.check_targets(targets, [r.given for r in read] + [r.report_path for r in read])
+    inputs = [r.given for r in read] + [r.report_path for r in read]
+    guard_outputs("leaderboard", inputs, csv=csv_path, html=html)
     if html is not None:
-        check_target(html)  # an existing file that is not a datbench page is refused
+        check_target(html, "leaderboard", inputs)  # a file that is not a datbench page: refused
     differences = runs.check_comparable(read, allow_different_data)
     board = boards.build(
         read,
@@ -83,12 +84,13 @@ def leaderboard(
         allow_different_data=allow_different_data,
         trend=trend,
     )
-    if csv_path is not None:
-        outputs.write(csv_path, outputs.csv_text(board).encode())
-    if html is not None:
-        from datbench_cli.leaderboard.page import page
+    with locked_runs("leaderboard", [csv_path, html], shared=True):
+        if csv_path is not None:
+            outputs.write(csv_path, outputs.csv_text(board).encode())
+        if html is not None:
+            from datbench_cli.leaderboard.page import page
 
-        outputs.write(html, page(board))
+            outputs.write(html, page(board))
     if as_json:
         out.data(jsonio.dumps(board).decode())
         return

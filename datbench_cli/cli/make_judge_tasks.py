@@ -26,6 +26,7 @@ from datbench_cli.cli.common import (
     run_directory,
 )
 from datbench_cli.cli.output import Output
+from datbench_cli.files.outputs import output_in_run
 from datbench_cli.files.rundir import JUDGE_TASKS, RESPONSES
 
 
@@ -89,10 +90,13 @@ def make_judge_tasks(
     run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, skip_done)
     bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
-    target = run.output_path(out_path, JUDGE_TASKS)
+    responses_path = run.resolve_input(responses, RESPONSES)
+    target = output_in_run(
+        run, out_path, JUDGE_TASKS, "make-judge-tasks", [responses_path, skip_done]
+    )
     written = bench.make_judge_tasks(
         run,
-        run.resolve_input(responses, RESPONSES),
+        responses_path,
         target,
         skip_done=skip_done,
         requests=settings,

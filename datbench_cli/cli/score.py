@@ -24,6 +24,7 @@ from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import text_table
 from datbench_cli.cli.tables import show
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import guard_outputs, locked_runs, output_in_run
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
 from datbench_cli.report_html import check_target, run_page, write_page
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
@@ -145,24 +146,30 @@ def score(
     threshold = fail_under_threshold(fail_under)
     run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, judge_responses)
+    page = page_path(html, run.root) if html is not None else None
+    responses_path = run.resolve_input(responses, RESPONSES)
+    judge_path = judge_responses
+    if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
+        judge_path = run.path(JUDGE_RESPONSES)
+    target = output_in_run(run, out_path, REPORT, "score", [responses_path, judge_path])
+    guard_outputs("score", [responses_path, judge_path], out=target, html=page)
     # A shared lock: several scores of one export may run at once, an export may not.
-    with run.lock("score", shared=True):
+    with (
+        run.lock("score", shared=True),
+        locked_runs("score", [target, page], shared=True, held=[run.root]),
+    ):
         bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
         options = benchmark_options(ctx, bench, "score")
-        if html is not None:
-            check_target(page_path(html, run.root))
-        judge_path = judge_responses
-        if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
-            judge_path = run.path(JUDGE_RESPONSES)
+        if page is not None:
+            check_target(page, "score", [responses_path, judge_path])
         request = ScoreRequest(
-            responses=run.resolve_input(responses, RESPONSES),
+            responses=responses_path,
             judge_responses=judge_path,
             strict_judge=strict_judge,
             options=options,
             allow_missing=allow_missing,
             fail_under=threshold,
         )
-        target = run.output_path(out_path, REPORT, [request.responses, judge_path])
         try:
             report = bench.score(run, request, events(out))
         except KeyboardInterrupt:
@@ -171,8 +178,7 @@ def score(
                 "same command runs again"
             ) from None
         report.save(target)
-        if html is not None:
-            page = page_path(html, run.root)
+        if page is not None:
             write_page(page, run_page(target, page, embed_images=embed_images))
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
@@ -181,7 +187,7 @@ def score(
         for note in bench.summary_notes(report):
             out.info(note)
         out.info(f"report written to {target}")
-        if html is not None:
-            out.info(f"page written to {page_path(html, run.root)}")
+        if page is not None:
+            out.info(f"page written to {page}")
     # The report records every check; a failed one fails the run after it is written.
     raise_failed(report.summary)

@@ -25,7 +25,8 @@ from datbench_cli.batch.sender import (
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.errors import CheckFailed, UsageError, name_ids
-from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, refuse_output_onto_inputs
+from datbench_cli.files.outputs import guard_output, locked_runs
+from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES
 
 _MIB = 1024 * 1024
 _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
@@ -148,8 +149,8 @@ def send(
     if key.note:
         (out.info if key.withheld else out.warn)(key.note)
     target = out_path if out_path is not None else default_output(requests, run_dir)
-    refuse_output_onto_inputs(target, requests)
-    with OutputFile(target) as output:
+    guard_output(target, "send", requests, option="--out")
+    with locked_runs("send", [target]), OutputFile(target) as output:
         _send(out, requests, output, config, base_url)
 
 

@@ -10,7 +10,9 @@ import typer
 from datbench_cli.cli.common import DirOpt, QuietOpt, handle_errors, positional_directory
 from datbench_cli.cli.html_page import EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
-from datbench_cli.report_html import run_page, write_page
+from datbench_cli.files.outputs import locked_runs
+from datbench_cli.files.rundir import REPORT
+from datbench_cli.report_html import check_target, run_page, write_page
 
 
 @handle_errors
@@ -47,5 +49,7 @@ def view(
         positional_directory(run_dir, target)  # two different run directories: an error
     folder = target if target.is_dir() else target.parent
     path = page_path(out_path, folder)
-    write_page(path, run_page(target, path, embed_images=embed_images))
+    check_target(path, "view", [target if target.is_file() else target / REPORT])
+    with locked_runs("view", [path], shared=True):
+        write_page(path, run_page(target, path, embed_images=embed_images))
     out.info(f"page written to {path}")

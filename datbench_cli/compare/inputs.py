@@ -53,6 +53,12 @@ class RunReport:
         return digest if isinstance(digest, str) else None
 
 
+def compare_inputs(*given: Path) -> list[Path]:
+    """The files a comparison reads from each side (its report), which no output of the
+    comparison may replace."""
+    return [path / REPORT if path.is_dir() else path for path in given]
+
+
 def locate(given: Path) -> tuple[Path, dict[str, Any] | None]:
     """The report of ``given`` (a report file, or a run directory holding ``report.json``)
     and the manifest (``datbench.json``) beside it, when it is there."""

@@ -6,7 +6,8 @@ and holds neither is refused unless ``--force``. Every file the export is about 
 checked first: an existing file no export wrote is never overwritten, even with ``--force``.
 Paths are appended to a journal before they are written, so an interrupted export's files are
 still known as ours to the next one. At the end, the files the previous export listed and this
-one did not write are removed (and only those), then the journal.
+one did not write are removed (and only those), then the manifest is written, then the journal
+removed.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from typing import IO, Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import IMAGES, MANIFEST, REFERENCES, TASKS
+from datbench_cli.files.rundir import EXPORT_JOURNAL, IMAGES, MANIFEST, REFERENCES, TASKS, RunDir
 from datbench_cli.runtime import interrupt
 
-JOURNAL = ".datbench-export.journal"
+JOURNAL = EXPORT_JOURNAL
 # The fixed staging names of earlier versions (removed only when an earlier export owns them).
 STAGING = ".datbench-staging"
 _OLD_IMAGES = ".datbench-old-images"
@@ -92,6 +93,7 @@ class ExportGuard:
         self.claimed: set[str] = set()
         self._journal: IO[str] | None = None
         self._placing = False
+        self._fixed: list[str] = []
         # Folders (relative) seen to be absent: nothing inside them can exist, so checking a
         # path in one costs no system call. Rebuilt by every :meth:`claim`.
         self._absent: dict[str, bool] = {}
@@ -123,12 +125,18 @@ class ExportGuard:
             fixed += guard._request_parts()
         for rel in fixed:
             guard.check(rel)
+        guard._fixed = fixed
         guard.check(JOURNAL)
         with jsonio.writing(root / JOURNAL):
             root.mkdir(parents=True, exist_ok=True)
             fd = os.open(root / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             guard._journal = os.fdopen(fd, "w", encoding="utf-8")
+        try:
             guard._append([*sorted(owned), *fixed])
+        except BaseException:
+            # A full disk takes the journal's first line: nothing was written, leave nothing.
+            guard._close(remove=True)
+            raise
         return guard
 
     def _request_parts(self) -> list[str]:
@@ -192,13 +200,15 @@ class ExportGuard:
 
     def start_placing(self) -> None:
         """From here on files of the previous export are replaced: the journal must stay
-        until :meth:`finish`, even when the export fails."""
+        until the manifest is written, even when the export fails."""
         self._placing = True
 
-    def finish(self, written: Iterable[str]) -> list[str]:
-        """Remove what the previous export wrote and this one did not; close the journal.
+    def remove_stale(self, written: Iterable[str]) -> list[str]:
+        """Remove what the previous export wrote and this one did not; returns their paths.
 
-        Call after the new manifest is written. Returns the removed paths.
+        Called before the new manifest is written, so a kill meanwhile leaves a directory
+        without a manifest (every stage refuses it, the rerun repairs it), never a finished
+        export beside stale files of the previous one (old request parts).
         """
         keep = {MANIFEST, JOURNAL, *written}
         removed = []
@@ -211,7 +221,6 @@ class ExportGuard:
                     path.unlink(missing_ok=True)
                 removed.append(rel)
                 self._remove_empty_parents(path)
-        self._close(remove=True)
         return removed
 
     def _remove_empty_parents(self, path: Path) -> None:
@@ -227,19 +236,33 @@ class ExportGuard:
     def around(
         cls, root: Path, body: Callable[[ExportGuard], dict[str, Any]], *, force: bool
     ) -> dict[str, Any]:
-        """Run an export under a guard: :meth:`begin`, then ``body(guard)``, which returns the
-        manifest; :meth:`finish` with its ``written`` files, or :meth:`fail` if it raised."""
+        """Run an export under a guard: :meth:`begin`, then ``body(guard)``, which places the
+        files and returns the manifest; :meth:`remove_stale` with its ``written`` files, the
+        manifest written last, then the journal removed; :meth:`fail` if any step raised."""
         guard = cls.begin(root, force=force)
         try:
             manifest = body(guard)
+            guard.remove_stale(manifest["written"])
+            RunDir(root).write_manifest(manifest)
         except BaseException:
             guard.fail()
             raise
-        guard.finish(manifest["written"])
+        guard._close(remove=True)
         return manifest
 
     def fail(self) -> None:
-        """The export failed: drop the journal when nothing of the old export was replaced."""
+        """The export failed: drop the journal when nothing of an old export was replaced;
+        with no old export at all, also remove every file this one placed (a full disk in a
+        fresh directory leaves nothing behind)."""
+        if self._placing and not self.owned:
+            for rel in sorted({*self.claimed, *self._fixed} - {JOURNAL}, reverse=True):
+                path = self.root / rel
+                if _is_inside(rel) and (path.is_file() or path.is_symlink()):
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+                        self._remove_empty_parents(path)
+            self._close(remove=True)
+            return
         self._close(remove=not self._placing)
 
     def _close(self, *, remove: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import socket
 import stat
@@ -23,6 +24,10 @@ _BOM = b"\xef\xbb\xbf"
 _TEMP_SUFFIX = ".tmp"
 _GZIP_MAGIC = b"\x1f\x8b"
 _UMASK_LOCK = threading.Lock()
+# The largest JSON document (a report, an official results file) read whole into memory.
+MAX_DOCUMENT_BYTES = 512 << 20
+# The longest JSONL line (an agent trajectory with its images is the largest).
+MAX_LINE_BYTES = 256 << 20
 
 
 def _default(value: Any) -> Any:
@@ -42,18 +47,47 @@ def dumps_pretty(obj: Any) -> bytes:
     return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2)
 
 
+def read_bounded(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytearray:
+    """The bytes of a user-named file read once, front to back (so a pipe or ``/dev/stdin``
+    works), at most ``limit`` of them: an endless or oversized input (``/dev/zero``) is an
+    :class:`InputError` naming the file, never a memory error."""
+    handle = _open_jsonl(path)
+    data = bytearray()
+    with handle:
+        try:
+            while chunk := handle.read(1 << 20):
+                if not data and b"\0" in chunk:
+                    raise InputError("holds NUL bytes: binary data, not JSON text", path)
+                data += chunk
+                if len(data) > limit:
+                    raise InputError(
+                        f"is larger than {limit >> 20} MiB (an endless stream such as "
+                        "/dev/zero?); not reading further",
+                        path,
+                    )
+        except OSError as exc:
+            raise InputError(f"cannot read file ({exc.strerror})", path) from None
+        except MemoryError:
+            raise InputError("is too large for the memory available", path) from None
+    return data
+
+
 def read_json(path: Path) -> Any:
-    """Read one JSON document; any problem becomes an :class:`InputError` naming the file."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", path) from None
+    """Read one JSON document (bounded, see :func:`read_bounded`); any problem becomes an
+    :class:`InputError` naming the file."""
+    data = read_bounded(path)
     try:
         return orjson.loads(data.removeprefix(_BOM))
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({exc})", path) from None
+    except MemoryError:
+        raise InputError("is too large to parse in the memory available", path) from None
+
+
+def iter_jsonl_data(data: bytes | bytearray, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`iter_jsonl` over bytes already read from ``path`` (a pipe cannot be read twice)."""
+    for number, obj, _, _ in _spans(io.BytesIO(data), path, None):
+        yield number, obj
 
 
 def iter_jsonl(
@@ -110,7 +144,15 @@ def _spans(
     with handle:
         complete = 0
         offset = 0
-        for number, raw in enumerate(handle, start=1):
+        lines = iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b"")
+        for number, raw in enumerate(lines, start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise InputError(
+                    f"line longer than {MAX_LINE_BYTES >> 20} MiB (an endless stream such as "
+                    "/dev/zero?); not reading further",
+                    path,
+                    number,
+                )
             start = offset
             offset += len(raw)
             if number == 1:

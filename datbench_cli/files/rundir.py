@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.errors import InputError, UsageError
+from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock
 from datbench_cli.version import __version__
@@ -24,6 +23,8 @@ RESPONSES = "responses.jsonl"
 JUDGE_TASKS = "judge_tasks.jsonl"
 JUDGE_RESPONSES = "judge_responses.jsonl"
 REPORT = "report.json"
+# What an export lists the files it writes in while it runs (removed when it finishes).
+EXPORT_JOURNAL = ".datbench-export.journal"
 # The files whose SHA-256 the manifest records (written by the export, read by later stages).
 _HASHED = (TASKS, REFERENCES)
 # The benchmarks a manifest may name (the exports write these).
@@ -98,35 +99,30 @@ class RunDir:
         export run at once, while an export started meanwhile is refused. ``create``: make the
         directory first (an export).
         """
-        if create and not self.root.exists():
+        made = create and not self.root.exists()
+        if made:
             with jsonio.writing(self.root):
                 self.root.mkdir(parents=True, exist_ok=True)
         self.require_exists()
-        with hold_lock(self.root, stage, shared=shared):
-            yield
-
-    def output_path(
-        self, given: Path | None, default: str, inputs: Iterable[Path | None] = ()
-    ) -> Path:
-        """Where a stage writes: the run directory's ``default`` file, or the user's ``given``
-        path (which may be a device or pipe, written directly); never one of ``inputs`` nor a
-        file of the export (see :meth:`check_output`)."""
-        if given is None:
-            return self.check_output(self.path(default), inputs)
-        return self.check_output(jsonio.user_output(given), inputs)
-
-    def check_output(self, output: Path, inputs: Iterable[Path | None] = ()) -> Path:
-        """``output`` if it is none of ``inputs`` nor a file of the export; else a usage error.
-
-        Compared by file identity (a link or a second name of an input counts as the input).
-        """
-        exported = [self.path(name) for name in (MANIFEST, TASKS, REFERENCES)]
-        return refuse_output_onto_inputs(output, [*inputs, *exported])
+        try:
+            with hold_lock(self.root, stage, shared=shared):
+                yield
+        except BaseException:
+            if made:  # a failed export leaves no empty folder it made behind
+                with contextlib.suppress(OSError):
+                    self.root.rmdir()
+            raise
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""
         self.require_exists()
         path = self.path(MANIFEST)
+        if not path.is_file() and self.path(EXPORT_JOURNAL).is_file():
+            raise InputError(
+                f"an export into this directory was stopped before it finished (no {MANIFEST}, "
+                f"{EXPORT_JOURNAL} left); run `datbench export-tasks` again",
+                self.root,
+            )
         if not path.is_file():
             raise InputError(
                 f"no {MANIFEST} here: this is not a run directory made by "
@@ -198,22 +194,3 @@ def _check_benchmark(value: Any, path: Path) -> str:
             path,
         )
     return value
-
-
-def refuse_output_onto_inputs(output: Path, inputs: Iterable[Path | None]) -> Path:
-    """``output`` unless it is one of ``inputs`` (by file identity: a link or a second name of
-    an input counts as the input); else a usage error, before anything is written."""
-    for candidate in inputs:
-        if candidate is not None and _same_file(output, candidate):
-            raise UsageError(
-                f"the output {output} is an input of this run ({candidate}); "
-                "writing it would replace that input: name another output file"
-            )
-    return output
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.benchmarks.base import SummaryTable
-from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 
 
@@ -144,30 +143,6 @@ def csv_text(board: dict[str, Any]) -> str:
     for row in csv_rows(board):
         writer.writerow(["" if v is None else v for v in row])
     return buffer.getvalue()
-
-
-def check_targets(targets: list[Path], inputs: list[Path]) -> None:
-    """Refuse an output that is an input (a report, or a file inside a run directory given),
-    a symlink, or the same file as another output."""
-    resolved_inputs = [p.resolve() for p in inputs]
-    seen: set[Path] = set()
-    for target in targets:
-        if jsonio.is_stream_output(target):
-            continue
-        if target.is_symlink():
-            raise UsageError(f"{target} is a symlink; not writing through it")
-        where = target.resolve()
-        if where in seen:
-            raise UsageError(f"{target} is named for two outputs")
-        seen.add(where)
-        for given in resolved_inputs:
-            if where == given:
-                raise UsageError(f"{target} is an input of this leaderboard; not overwriting it")
-            if given in where.parents:
-                raise UsageError(
-                    f"{target} is inside the run directory {given}, an input; "
-                    "write the leaderboard elsewhere"
-                )
 
 
 def write(path: Path, data: bytes) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import guard_output
 from datbench_cli.report_html import compare_view
 from datbench_cli.report_html.blocks import flatten, text
 from datbench_cli.report_html.encode import encode
@@ -164,26 +165,31 @@ _MARK = b'<meta name="generator" content="datbench '
 
 
 def write_page(path: Path, page: bytes) -> None:
-    """Write a page through a temp file renamed into place (see :func:`check_target`)."""
-    check_target(path)
+    """Write a page through a temp file renamed into place; the command checked ``path``
+    first with :func:`check_target`."""
+    _check_page_file(path)
     jsonio.write_bytes_atomic(jsonio.user_output(path), page)
 
 
-def check_target(path: Path) -> None:
-    """Refuse a page path that is a symlink or an existing file that is not a page this tool
-    wrote (``score --html responses.jsonl`` must not replace the responses); a device or pipe
-    (``-o /dev/stdout``) is written in place."""
+def check_target(path: Path, command: str, inputs: Iterable[Path | None] = ()) -> None:
+    """Refuse a page path the output guard refuses (see :mod:`datbench_cli.files.outputs`),
+    or an existing file that is not a page this tool wrote (``score --html notes.txt`` must
+    not replace the notes)."""
+    guard_output(path, command, inputs, option="the page")
+    _check_page_file(path)
+
+
+def _check_page_file(path: Path) -> None:
     if jsonio.is_stream_output(path):
         return
     if path.is_symlink():
         raise UsageError(f"{path} is a symlink; not writing the page through it")
-    if path.exists():
-        if not path.is_file():
-            raise UsageError(f"{path} is not a file; not writing the page there")
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-        if _MARK not in head:
-            raise UsageError(
-                f"{path} exists and is not a datbench page; not overwriting it "
-                "(give the page another name: --html FILE.html)"
-            )
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    if _MARK not in head:
+        raise UsageError(
+            f"{path} exists and is not a datbench page; not overwriting it "
+            "(give the page another name: --html FILE.html)"
+        )

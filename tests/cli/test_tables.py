@@ -153,7 +153,7 @@ def test_score_on_a_terminal_fits_and_its_legend_names_only_shown_columns(
     if "MDD80" not in header:
         assert "MDD80:" not in result.stderr
     legend = result.stderr.split("item statistics")[0].splitlines()
-    assert legend and legend[0].startswith("\u00b1 the 95% interval")
+    assert legend and legend[0].startswith("[low, high]: the 95% interval")
     for line in legend:
         assert len(line) <= width
 

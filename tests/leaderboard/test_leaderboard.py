@@ -231,11 +231,18 @@ class LeaderboardTest(unittest.TestCase):
         page = self.tmp / "board.html"
         for _ in range(2):  # its own page it replaces
             self.assertEqual(run_cli("leaderboard", a, b, "--html", str(page)).exit_code, 0)
+        # One output guard for every command: a new file beside a run's report is written
+        # (as `compare -o` does); the report itself never is.
         inside = run_cli(
             "leaderboard", str(self.tmp / "a"), b, "--csv", str(self.tmp / "a" / "x.csv")
         )
-        self.assertEqual(inside.exit_code, 2)
-        self.assertFalse((self.tmp / "a" / "x.csv").exists())
+        self.assertEqual(inside.exit_code, 0, inside.stderr)
+        self.assertEqual(Path(a).read_bytes(), before)
+        for option in ("--csv", "--html"):
+            onto = run_cli("leaderboard", str(self.tmp / "a"), b, option, a)
+            self.assertEqual(onto.exit_code, 2, option)
+            self.assertIn("is an input of this command", onto.stderr)
+        self.assertEqual(Path(a).read_bytes(), before)
 
     def test_streamed_reading_equals_whole_reading(self) -> None:
         # Indented as `score` writes reports: read a slice of entries at a time (20,000

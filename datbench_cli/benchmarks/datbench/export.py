@@ -465,5 +465,4 @@ def _export(
         "rows": rows,
         "written": dict(sorted(written.items())),
     }
-    run.write_manifest(manifest)
     return manifest

@@ -48,6 +48,7 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSamp
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import CoverageWarning, DatbenchWarning, InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import guard_output, locked_runs
 from datbench_cli.files.provenance import report_block
 from datbench_cli.files.rundir import JUDGE_TASKS, MANIFEST, REFERENCES, RunDir
 
@@ -166,8 +167,8 @@ def make_judge_tasks(
     ``requests/<out stem>.openai.NNNNN.jsonl`` (stale ones are removed otherwise). Holds the run
     directory's lock; ``out`` may not be one of the inputs.
     """
-    run.check_output(out, [responses, skip_done])
-    with run.lock("make-judge-tasks"):
+    guard_output(out, "make-judge-tasks", [responses, skip_done])
+    with run.lock("make-judge-tasks"), locked_runs("make-judge-tasks", [out], held=[run.root]):
         return _make_judge_tasks(run, responses, out, skip_done, requests, warn)
 
 
@@ -186,6 +187,14 @@ def _make_judge_tasks(
         warn(f"{len(loaded.errored_ids)} errored response line(s) in {responses} were skipped")
     known = evaluator.samples_by_id
     unknown = {r.id for r in loaded.vlm if r.id not in known}
+    if not any(r.id in known for r in loaded.vlm) and not any(
+        i in known for i in loaded.errored_ids
+    ):
+        raise InputError(
+            "holds no response for any sample of this run (responses of another run?); "
+            "judge tasks not written",
+            responses,
+        )
     if unknown:
         warn(f"{len(unknown)} response id(s) in {responses} match no sample and were ignored")
     judge_tasks = evaluator.create_judge_tasks(loaded.vlm)

@@ -40,16 +40,15 @@ class ImportResult:
 
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, record)`` from a JSON array (the official shape) or a JSONL file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", path) from None
+    data = jsonio.read_bounded(path)
     try:
         document = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except orjson.JSONDecodeError:
-        for number, obj in jsonio.iter_jsonl(path):
+        for number, obj in jsonio.iter_jsonl_data(data, path):
             yield f"{path}:{number}", obj
         return
+    except MemoryError:
+        raise InputError("is too large to parse in the memory available", path) from None
     if isinstance(document, dict):
         document = [document]
     if not isinstance(document, list):

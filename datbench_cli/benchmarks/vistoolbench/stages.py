@@ -50,6 +50,7 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
+from datbench_cli.files.outputs import guard_output, locked_runs
 from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
@@ -308,7 +309,6 @@ def _export(
         "rows": rows,
         "written": dict(sorted(written.items())),
     }
-    run.write_manifest(manifest)
     return manifest
 
 
@@ -355,8 +355,8 @@ def make_judge_tasks(
     the rendered judge prompt unchanged, in JSON output mode (stale ones are removed otherwise).
     Holds the run directory's lock; ``out`` may not be one of the inputs.
     """
-    run.check_output(out, [responses, skip_done])
-    with run.lock("make-judge-tasks"):
+    guard_output(out, "make-judge-tasks", [responses, skip_done])
+    with run.lock("make-judge-tasks"), locked_runs("make-judge-tasks", [out], held=[run.root]):
         return _make_judge_tasks(run, responses, out, warn, skip_done, requests)
 
 
@@ -370,6 +370,12 @@ def _make_judge_tasks(
 ) -> JudgeTasksWritten:
     evaluator = _evaluator(run, warn)
     answers = evaluator.collect_answers(read_answer_lines(responses, warn))
+    if not answers.by_turn and not answers.errored_turns:
+        raise InputError(
+            "holds no answer for any turn of this run (responses of another run?); "
+            "judge tasks not written",
+            responses,
+        )
     lines = evaluator.create_judge_tasks(answers)
     done = done_judge_ids(
         skip_done,

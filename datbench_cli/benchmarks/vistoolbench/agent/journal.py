@@ -14,8 +14,8 @@ from datbench_cli.files.append_log import AppendLog
 
 
 class Journal(AppendLog):
-    """One of the agent's append-only files (no symlink followed); ``lock``: an exclusive
-    lock, so two agents cannot write one run directory at once."""
+    """One of the agent's append-only files (no symlink followed); the agent holds the run
+    directory's lock while it writes them."""
 
-    def __init__(self, path: Path, lock: bool = False) -> None:
-        super().__init__(path, lock_holder="datbench agent" if lock else None, follow_links=False)
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, follow_links=False)

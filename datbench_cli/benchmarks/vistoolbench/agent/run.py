@@ -250,7 +250,20 @@ def run_agent(
     on_plan: Callable[[AgentResult, int], None] | None = None,
 ) -> AgentResult:
     """Answer every pending turn of the run; raises :class:`AgentAborted` after committing what
-    finished when the server refuses or vanishes."""
+    finished when the server refuses or vanishes. Holds the run directory's lock throughout:
+    no export, import or second agent writes the directory meanwhile."""
+    with run.lock("agent"):
+        return _run_agent(run, config, client, warn, advance, on_plan)
+
+
+def _run_agent(
+    run: RunDir,
+    config: AgentConfig,
+    client: ChatClient,
+    warn: Callable[[str], None],
+    advance: Callable[[int], None] | None,
+    on_plan: Callable[[AgentResult, int], None] | None,
+) -> AgentResult:
     manifest = run.read_manifest()
     if manifest.get("benchmark") != BENCHMARK:
         raise InputError(
@@ -264,7 +277,7 @@ def run_agent(
     tasks = load_tasks(run)
     result = AgentResult(turns=sum(len(task.turns) for task in tasks))
     with (
-        Journal(run.path(TRAJECTORIES), lock=True) as trajectories,
+        Journal(run.path(TRAJECTORIES)) as trajectories,
         Journal(run.path(RESPONSES)) as responses,
     ):
         for journal in (trajectories, responses):
