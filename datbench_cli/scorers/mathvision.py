@@ -18,7 +18,7 @@ from typing import Any
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers.base import SampleFields, default_input, note_correction
-from datbench_cli.scorers.mathvision_nonnumbers import provably_not_a_number, settle_state
+from datbench_cli.scorers.mathvision_nonnumbers import settled_not_a_number
 from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
@@ -183,8 +183,7 @@ def _latex_number(text: str) -> Any:
     import latex2sympy2  # heavy (SymPy + ANTLR); only when a number is needed
 
     converter = latex2sympy2.latex2sympy
-    if _is_the_real(converter, latex2sympy2) and provably_not_a_number(text, latex2sympy2):
-        settle_state(text, latex2sympy2)
+    if _is_the_real(converter, latex2sympy2) and settled_not_a_number(text, latex2sympy2):
         raise _NotANumber(text)
     with _MEMO_LOCK:
         if _MEMO_OWNER[0] is not converter:
