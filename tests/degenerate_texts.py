@@ -35,6 +35,8 @@ FAMILIES: dict[str, dict[str, str]] = {
         "1, 2, 3": loop("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, "),
         "digits only": loop("1234567890", 16 * KB),
         "0.5+0.5": loop("0.5+0.5+", 8 * KB),
+        "arithmetic with parentheses": loop("The area is (3 + 4) times 2 minus (1 + 1), which "),
+        "\\boxed{} sum of 5,000 terms": "\\boxed{" + "1+" * 4999 + "1}",
     },
     "LaTeX fragment loop": {
         "frac sqrt cdot": loop("\\frac{1}{2} + \\sqrt{3} \\cdot "),
