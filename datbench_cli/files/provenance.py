@@ -120,11 +120,44 @@ def scan_file(path: Path, *, lines: bool) -> InputFile:
     return scanned
 
 
-def check_images(root: Path, written: dict[str, str], prefix: str) -> tuple[int, list[str]]:
-    """Compare the image files present under ``root`` with the digests the manifest recorded
-    (the files under ``prefix``): ``(missing count, changed paths)``. Scoring never needs the
-    images; a present one whose bytes changed since the export is named."""
+IMAGES = "images/"  # where an export's image files live, relative to its manifest
+
+
+def image_stats(root: Path, written: dict[str, str], prefix: str = IMAGES) -> dict[str, list[int]]:
+    """Size and modification time (ns) of each image file the export wrote (a manifest's
+    ``image_stats``): what ``score`` compares by default instead of reading the bytes."""
+    stats: dict[str, list[int]] = {}
+    for rel, digest in written.items():
+        if rel.startswith(prefix) and digest:
+            info = (root / rel).stat()
+            stats[rel] = [info.st_size, info.st_mtime_ns]
+    return stats
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_images(
+    root: Path,
+    written: dict[str, str],
+    prefix: str,
+    stats: dict[str, Any] | None = None,
+    verify: bool = False,
+) -> tuple[int, list[str]]:
+    """Compare the image files present under ``root`` with what the manifest recorded (the
+    files under ``prefix``): ``(missing count, changed paths)``. Scoring never needs the images.
+
+    A file counts as changed when its SHA-256 differs from the recorded one. By default only
+    the files whose size or modification time differs from the manifest's ``stats`` are read
+    (a file with both unchanged is taken as unchanged); with ``verify``, and for a file the
+    manifest has no stat for (an export made before they were recorded), every file is read."""
     missing, changed = 0, []
+    recorded_stats = stats if isinstance(stats, dict) else {}
     for rel, recorded in written.items():
         if not rel.startswith(prefix):
             continue
@@ -132,11 +165,12 @@ def check_images(root: Path, written: dict[str, str], prefix: str) -> tuple[int,
         if not path.is_file():
             missing += 1
             continue
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != recorded:
+        stat = recorded_stats.get(rel)
+        if not verify and isinstance(stat, list):
+            info = path.stat()
+            if [info.st_size, info.st_mtime_ns] == stat:
+                continue
+        if _sha256_file(path) != recorded:
             changed.append(rel)
     return missing, changed
 
@@ -214,8 +248,15 @@ def report_block(
     written = manifest.get("written")
     images: dict[str, Any] | None = None
     if isinstance(written, dict):
-        missing, changed = check_images(manifest_path.parent, written, "images/")
-        images = {"missing": missing, "changed": changed}
+        verify = bool(options.get("verify_images"))
+        missing, changed = check_images(
+            manifest_path.parent, written, IMAGES, manifest.get("image_stats"), verify
+        )
+        images = {
+            "missing": missing,
+            "changed": changed,
+            "checked": "sha256" if verify else "size_mtime",
+        }
         if changed:
             shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
             note(

@@ -50,7 +50,13 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
-from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
+from datbench_cli.files.provenance import (
+    image_stats,
+    pins,
+    report_block,
+    row_digest,
+    sha256_bytes,
+)
 from datbench_cli.files.rundir import (
     IMAGES,
     JUDGE_TASKS,
@@ -307,6 +313,7 @@ def _export(
         **pins(),
         "rows": rows,
         "written": dict(sorted(written.items())),
+        "image_stats": image_stats(run.root, written),
     }
     run.write_manifest(manifest)
     return manifest
