@@ -123,15 +123,15 @@ def scan_file(path: Path, *, lines: bool) -> InputFile:
 IMAGES = "images/"  # where an export's image files live, relative to its manifest
 
 
-def image_stats(root: Path, written: dict[str, str], prefix: str = IMAGES) -> dict[str, list[int]]:
-    """Size and modification time (ns) of each image file the export wrote (a manifest's
-    ``image_stats``): what ``score`` compares by default instead of reading the bytes."""
-    stats: dict[str, list[int]] = {}
-    for rel, digest in written.items():
-        if rel.startswith(prefix) and digest:
-            info = (root / rel).stat()
-            stats[rel] = [info.st_size, info.st_mtime_ns]
-    return stats
+def image_sizes(root: Path, written: dict[str, str], prefix: str = IMAGES) -> dict[str, int]:
+    """The size of each image file the export wrote (a manifest's ``image_sizes``): with the
+    manifest's own modification time, what ``score`` checks by default instead of reading the
+    bytes. (Sizes, not times, so that a re-export stays byte-identical.)"""
+    return {
+        rel: (root / rel).stat().st_size
+        for rel, digest in written.items()
+        if rel.startswith(prefix) and digest
+    }
 
 
 def _sha256_file(path: Path) -> str:
@@ -146,18 +146,19 @@ def check_images(
     root: Path,
     written: dict[str, str],
     prefix: str,
-    stats: dict[str, Any] | None = None,
-    verify: bool = False,
+    sizes: dict[str, Any] | None = None,
+    manifest_time: int | None = None,
 ) -> tuple[int, list[str]]:
-    """Compare the image files present under ``root`` with what the manifest recorded (the
-    files under ``prefix``): ``(missing count, changed paths)``. Scoring never needs the images.
+    """Compare the image files present under ``root`` with what the manifest recorded for the
+    files under ``prefix``: ``(missing count, changed paths)``. Scoring never needs the images.
 
-    A file counts as changed when its SHA-256 differs from the recorded one. By default only
-    the files whose size or modification time differs from the manifest's ``stats`` are read
-    (a file with both unchanged is taken as unchanged); with ``verify``, and for a file the
-    manifest has no stat for (an export made before they were recorded), every file is read."""
+    A file counts as changed when its SHA-256 differs from the recorded one. By default a file
+    is read only when its size differs from the manifest's ``sizes`` or it was modified after
+    the manifest was written (``manifest_time``, ns; a file with neither is taken as
+    unchanged); without ``manifest_time`` (``score --verify-images``), and for a file the
+    manifest has no size for (an export made before they were recorded), every file is read."""
     missing, changed = 0, []
-    recorded_stats = stats if isinstance(stats, dict) else {}
+    recorded_sizes = sizes if isinstance(sizes, dict) else {}
     for rel, recorded in written.items():
         if not rel.startswith(prefix):
             continue
@@ -165,10 +166,10 @@ def check_images(
         if not path.is_file():
             missing += 1
             continue
-        stat = recorded_stats.get(rel)
-        if not verify and isinstance(stat, list):
+        size = recorded_sizes.get(rel)
+        if manifest_time is not None and isinstance(size, int):
             info = path.stat()
-            if [info.st_size, info.st_mtime_ns] == stat:
+            if info.st_size == size and info.st_mtime_ns <= manifest_time:
                 continue
         if _sha256_file(path) != recorded:
             changed.append(rel)
@@ -250,12 +251,16 @@ def report_block(
     if isinstance(written, dict):
         verify = bool(options.get("verify_images"))
         missing, changed = check_images(
-            manifest_path.parent, written, IMAGES, manifest.get("image_stats"), verify
+            manifest_path.parent,
+            written,
+            IMAGES,
+            manifest.get("image_sizes"),
+            None if verify else manifest_path.stat().st_mtime_ns,
         )
         images = {
             "missing": missing,
             "changed": changed,
-            "checked": "sha256" if verify else "size_mtime",
+            "checked": "sha256" if verify else "size_time",
         }
         if changed:
             shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")

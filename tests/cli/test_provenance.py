@@ -351,7 +351,7 @@ class ReportProvenanceTests(_Case):
                     self.assertEqual(block["options"]["sample_timeout"], 20)
                     self.assertNotIn("jobs", block["options"])
                 self.assertEqual(
-                    block["images"], {"missing": 0, "changed": [], "checked": "size_mtime"}
+                    block["images"], {"missing": 0, "changed": [], "checked": "size_time"}
                 )
 
     def test_models_of_batch_lines_are_named_and_a_mix_is_a_warning(self) -> None:
@@ -376,34 +376,39 @@ class ReportProvenanceTests(_Case):
                 self.assertEqual(report["provenance"]["images"]["changed"], [rel])
                 self.assertIn("changed since the export", result.stderr)
 
-    def test_images_are_checked_by_stat_unless_verify_images_is_given(self) -> None:
+    def test_images_are_checked_by_size_and_time_unless_verify_images_is_given(self) -> None:
         for target in ("all", "vistoolbench"):
             with self.subTest(target=target):
                 run_dir = self.scored(target)
                 image = sorted((run_dir / "images").rglob("*.png"))[0]
                 rel = image.relative_to(run_dir).as_posix()
-                recorded = json.loads((run_dir / "datbench.json").read_text())
-                size, mtime_ns = recorded["image_stats"][rel]
-                self.assertEqual(size, image.stat().st_size)
-                original = image.read_bytes()
-                # Other bytes of the same size, the modification time put back: the default
+                manifest = json.loads((run_dir / "datbench.json").read_text())
+                self.assertEqual(manifest["image_sizes"][rel], image.stat().st_size)
+                original, written_at = image.read_bytes(), image.stat().st_mtime_ns
+                # Other bytes of the same size, the old modification time put back: the default
                 # check (sizes and times) cannot tell; --verify-images reads the bytes.
-                image.write_bytes(image.read_bytes()[:-1] + b"\x01")
-                os.utime(image, ns=(mtime_ns, mtime_ns))
+                image.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+                os.utime(image, ns=(written_at, written_at))
                 result, report = self.score(run_dir)
                 self.assertEqual(report["provenance"]["images"]["changed"], [])
-                self.assertEqual(report["provenance"]["images"]["checked"], "size_mtime")
+                self.assertEqual(report["provenance"]["images"]["checked"], "size_time")
                 self.assertNotIn("verify_images", report["provenance"]["options"])
                 result, report = self.score(run_dir, "--verify-images")
                 self.assertEqual(report["provenance"]["images"]["changed"], [rel])
                 self.assertEqual(report["provenance"]["images"]["checked"], "sha256")
                 self.assertTrue(report["provenance"]["options"]["verify_images"])
                 self.assertIn("changed since the export", result.stderr)
-                # The same bytes written again (a new modification time): read, unchanged.
+                # The same bytes written again later: read (newer than the manifest), unchanged.
+                later = (run_dir / "datbench.json").stat().st_mtime_ns + 10**9
                 image.write_bytes(original)
-                os.utime(image, ns=(mtime_ns + 10**9, mtime_ns + 10**9))
+                os.utime(image, ns=(later, later))
                 result, report = self.score(run_dir)
                 self.assertEqual(report["provenance"]["images"]["changed"], [])
+                # Other bytes written later: read and named, without --verify-images.
+                image.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+                os.utime(image, ns=(later, later))
+                result, report = self.score(run_dir)
+                self.assertEqual(report["provenance"]["images"]["changed"], [rel])
 
     def test_responses_made_against_another_export_say_so(self) -> None:
         lines = [json.loads(line) for line in (SAMPLE / "responses.jsonl").open()]

@@ -51,7 +51,7 @@ from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
 from datbench_cli.files.provenance import (
-    image_stats,
+    image_sizes,
     pins,
     report_block,
     row_digest,
@@ -313,7 +313,7 @@ def _export(
         **pins(),
         "rows": rows,
         "written": dict(sorted(written.items())),
-        "image_stats": image_stats(run.root, written),
+        "image_sizes": image_sizes(run.root, written),
     }
     run.write_manifest(manifest)
     return manifest
