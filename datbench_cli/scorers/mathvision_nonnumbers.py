@@ -162,10 +162,11 @@ def settle_state(text: str, module: Any) -> None:
 
 # ----------------------------------------------------------------------------- whole-text classes
 #
-# Two more classes, decided from the real lexer's tokens of the whole text (the lexer is linear
-# and cheap; the parser's prediction is what costs seconds):
+# Two more classes, decided from the real lexer's tokens (the lexer is linear and cheap; the
+# parser's prediction is what costs seconds):
 #
-# - Leafless texts: every token is one of :data:`LEAFLESS_TOKENS` (brackets). No rule of the
+# - Leafless texts: every character is a bracket, so every token is one of
+#   :data:`LEAFLESS_TOKENS` (one per character, see :func:`_char_tokens`). No rule of the
 #   grammar derives a string of those tokens alone, not even the empty one (checked on the
 #   parser's own ATN by tests/scorers/test_mathvision_nonnumbers.py), so no prefix of the text
 #   parses: the parser reports a syntax error (the listener raises) or runs out of stack, before
@@ -208,6 +209,25 @@ def _tokens(text: str) -> Iterator[Any]:
         token = lexer.nextToken()
 
 
+def _char_tokens() -> dict[str, int]:
+    """The token type the lexer gives each bracket character alone. No lexer rule matches two
+    or more of these characters (checked on the lexer's ATN by
+    tests/scorers/test_degenerate_outputs.py), so a text of them lexes one token per character,
+    of these types: the text need not be lexed."""
+    if not _CHAR_TOKENS:
+        for char in sorted(_LEAFLESS_CHARS):
+            try:
+                tokens = list(_tokens(char))
+            except ValueError:
+                continue
+            if len(tokens) == 1:
+                _CHAR_TOKENS[char] = tokens[0].type
+    return _CHAR_TOKENS
+
+
+_CHAR_TOKENS: dict[str, int] = {}
+
+
 def leafless(text: str) -> bool:
     """Every token of ``text`` is a bracket: latex2sympy raises on it without converting."""
     if not text or not set(text) <= _LEAFLESS_CHARS:
@@ -215,10 +235,8 @@ def leafless(text: str) -> bool:
     from gen.PSLexer import PSLexer
 
     allowed = {getattr(PSLexer, name) for name in LEAFLESS_TOKENS}
-    try:
-        return all(token.type in allowed for token in _tokens(text))
-    except ValueError:
-        return False
+    types = _char_tokens()
+    return all(char in types and types[char] in allowed for char in set(text))
 
 
 _NO_CHANGE = object()

@@ -81,6 +81,57 @@ class GrammarTests(unittest.TestCase):
         self.assertIn(math, derivable_rules(PSParser, brackets | {PSParser.LETTER_NO_E}))
 
 
+def two_character_tokens(lexer_class: Any, chars: str) -> list[str]:
+    """The pairs of ``chars`` some lexer rule can match the start of (an empty list: every token
+    of a text made of ``chars`` is one character long). Walks the lexer's ATN from its start
+    state, rule calls with their return states, predicates and actions counted as passable."""
+    from antlr4.atn.ATNState import RuleStopState
+    from antlr4.atn.Transition import RuleTransition
+
+    def consuming(configs: list[Any]) -> list[Any]:
+        out, seen, todo = [], set(), list(configs)
+        while todo:
+            state, stack = todo.pop()
+            key = (state.stateNumber, tuple(s.stateNumber for s in stack))
+            if key in seen:
+                continue
+            seen.add(key)
+            if isinstance(state, RuleStopState):
+                if stack:
+                    todo.append((stack[-1], stack[:-1]))
+                continue
+            for transition in state.transitions:
+                if isinstance(transition, RuleTransition):
+                    todo.append((transition.target, (*stack, transition.followState)))
+                elif transition.isEpsilon:
+                    todo.append((transition.target, stack))
+                else:
+                    out.append((transition, stack))
+        return out
+
+    first = consuming([(lexer_class.atn.modeToStartState[0], ())])
+    pairs = []
+    for one in chars:
+        after = [(t.target, stack) for t, stack in first if t.matches(ord(one), 0, 0x10FFFF)]
+        second = consuming(after)
+        pairs += [
+            one + two for two in chars if any(t.matches(ord(two), 0, 0x10FFFF) for t, _ in second)
+        ]
+    return pairs
+
+
+class LexerTests(unittest.TestCase):
+    def test_no_token_spans_two_brackets(self) -> None:
+        _module()
+        from gen.PSLexer import PSLexer
+
+        self.assertEqual(two_character_tokens(PSLexer, "()[]{}"), [])
+        # Not vacuous: a differential, a function name, a number span two characters.
+        self.assertEqual(two_character_tokens(PSLexer, "dx"), ["dd", "dx"])
+        self.assertIn("gc", two_character_tokens(PSLexer, "gcd"))
+        self.assertIn("12", two_character_tokens(PSLexer, "12"))
+
+
 class _StateTest(unittest.TestCase):
     def setUp(self) -> None:
         self.module = _module()
