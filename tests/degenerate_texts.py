@@ -24,6 +24,9 @@ FAMILIES: dict[str, dict[str, str]] = {
         "shaded part": "so the shaded part is the same as before and we count again " * 140,
         "count squares": loop("Let me count the squares again. There are 4 in the top row and 3 "),
         "16 KB, no punctuation": loop("we need to check the figure once more and ", 16 * KB),
+        "commas and periods": loop(
+            "Hmm, so the shaded part is the same as before, and we count again. "
+        ),
     },
     "answer sentence loop": {
         "the answer is 12.": loop("The answer is 12. "),
