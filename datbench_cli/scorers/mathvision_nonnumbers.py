@@ -292,3 +292,34 @@ def settled_not_a_number(text: str, module: Any) -> bool:
     if outcome is not _NO_CHANGE:
         module.var = outcome
     return True
+
+
+# ----------------------------------------------------------------------------- cut at a period
+#
+# No rule of the grammar consumes a ``.`` token (``PERIOD``; checked on the parser's ATN by
+# tests/scorers/test_degenerate_outputs.py). The start rule has no EOF, so the parser's every
+# decision stops looking ahead at the first ``PERIOD`` (no configuration can consume it): the
+# parse, and so the conversion, of a text is the parse of the text up to and including its
+# first ``PERIOD`` token; what follows is never read. Lexing a prefix ending at a token
+# boundary gives the same tokens (the lexer's rules depend only on the characters they match:
+# no predicates). The cut is made only where latex2sympy's preprocessing is the identity (no
+# backslash, ``~``, ``$`` or ``)_{``), so the call sees exactly these texts and sets the same
+# state (no ``\frac`` anywhere).
+_PREPROCESSED = re.compile(r"[\\~$]|\)_\{")
+
+
+def cut_at_period(text: str) -> str:
+    """``text`` up to and including its first ``PERIOD`` token (``text`` itself when there is
+    none, the lexer fails first, or preprocessing could change the text): latex2sympy gives
+    the same result, or raises, and leaves the same state, for both."""
+    if "." not in text or _PREPROCESSED.search(text):
+        return text
+    from gen.PSLexer import PSLexer
+
+    try:
+        for token in _tokens(text):
+            if token.type == PSLexer.PERIOD:
+                return text[: token.stop + 1]
+    except ValueError:
+        return text
+    return text

@@ -23,7 +23,11 @@ from hypothesis import strategies as st
 
 from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import mathvision
-from datbench_cli.scorers.mathvision_nonnumbers import LEAFLESS_TOKENS, settled_not_a_number
+from datbench_cli.scorers.mathvision_nonnumbers import (
+    LEAFLESS_TOKENS,
+    cut_at_period,
+    settled_not_a_number,
+)
 from tests.degenerate_texts import FAMILIES
 from tests.hypothesis_profiles import examples
 from tests.scorers.test_mathvision_nonnumbers import _module, _state, parser_gives_a_number
@@ -132,6 +136,37 @@ class LexerTests(unittest.TestCase):
         self.assertIn("12", two_character_tokens(PSLexer, "12"))
 
 
+class PeriodGrammarTests(unittest.TestCase):
+    def test_no_parser_transition_consumes_a_period(self) -> None:
+        _module()
+        from gen.PSParser import PSParser
+
+        top = PSParser.atn.maxTokenType
+        consuming = [
+            PSParser.ruleNames[state.ruleIndex]
+            for state in PSParser.atn.states
+            for transition in state.transitions
+            if not transition.isEpsilon and transition.matches(PSParser.PERIOD, 1, top)
+        ]
+        self.assertEqual(consuming, [])
+        # Not vacuous: commas are consumed (lists, function arguments).
+        self.assertTrue(
+            any(
+                not transition.isEpsilon and transition.matches(PSParser.COMMA, 1, top)
+                for state in PSParser.atn.states
+                for transition in state.transitions
+            )
+        )
+
+    def test_the_lexer_has_no_predicates(self) -> None:
+        _module()
+        from antlr4.atn.Transition import AbstractPredicateTransition
+        from gen.PSLexer import PSLexer
+
+        kinds = {type(t) for state in PSLexer.atn.states for t in state.transitions}
+        self.assertFalse(any(issubclass(kind, AbstractPredicateTransition) for kind in kinds))
+
+
 class _StateTest(unittest.TestCase):
     def setUp(self) -> None:
         self.module = _module()
@@ -184,6 +219,50 @@ class LetterTextTests(_StateTest):
         self.start_state(False)
         self.assertFalse(settled_not_a_number("a" * 150 + "dx", self.module))
         self.assertTrue(settled_not_a_number("a" * 150, self.module))
+
+
+def parser_outcome(module: Any, text: str) -> Any:
+    """What ``evaluate(str(latex2sympy(text)))`` gives: its value, or "failed"."""
+    from datbench_cli.metrics.safe_arith import evaluate
+
+    def run() -> Any:
+        return evaluate(str(module.latex2sympy(text)))
+
+    try:
+        return call_with_reference_headroom(run)
+    except Exception:  # noqa: BLE001 - any failure is "not a number" for every caller
+        return "failed"
+
+
+PERIOD_PIECES = ("a", "b", "d", "x", "e", "I", "dx", "1", "2", "12", "3.5", "0", ".", ".", ",")
+PERIOD_PIECES += (":", ";", "(", ")", "{", "}", "[", "]", "+", "-", "*", "/", "^", "_", "=", " ")
+PERIOD_PIECES += ("!", "%", "<", "'", "|", "gcd", "rank", "E", "..", ".5", "5.")
+
+
+class CutAtPeriodTests(_StateTest):
+    @settings(max_examples=examples(0.3))
+    @given(
+        st.lists(st.sampled_from(PERIOD_PIECES), min_size=1, max_size=24),
+        st.booleans(),
+    )
+    def test_the_cut_text_is_the_whole_texts_outcome(self, pieces: list[str], poisoned: bool):
+        text = "".join(pieces)
+        cut = cut_at_period(text)
+        if cut == text:
+            return
+        self.assertTrue(text.startswith(cut) and cut.endswith("."), (text, cut))
+        self.start_state(poisoned)
+        whole = parser_outcome(self.module, text), _state(self.module)
+        self.start_state(poisoned)
+        short = parser_outcome(self.module, cut), _state(self.module)
+        self.assertEqual(short, whole, (text, cut))
+
+    def test_cuts_are_made_where_expected(self) -> None:
+        self.assertEqual(cut_at_period("ab,cd.ef"), "ab,cd.")
+        self.assertEqual(cut_at_period("3.5+x.y"), "3.5+x.")  # a decimal point is no period
+        self.assertEqual(cut_at_period("ab.\\frac{1}{2}"), "ab.\\frac{1}{2}")  # preprocessed
+        self.assertEqual(cut_at_period("(a)_{b}.c"), "(a)_{b}.c")
+        self.assertEqual(cut_at_period("abc"), "abc")
 
 
 class BracketTextTests(_StateTest):
