@@ -30,9 +30,12 @@ noisy, the ratios are what we track):
    samples, image links) and the page's size. Targets: <= 3 s, page < 40 MB.
 6. latency (`--only latency`): `datbench score -d` on the sample data's run directory (what
    `make demo` builds, 152 samples), whole process. Target: <= 0.45 s.
-7. mathvision (`--only mathvision`): one MathVision sample with a long degenerate output (a
-   repetition loop without \\boxed{}, a boxed sum of 5,000 terms), scored alone after the
-   parser is loaded. Target: <= 0.3 s each.
+7. degenerate (`--only degenerate`): scripts/degenerate_survey.py scores every family of
+   degenerate outputs in tests/degenerate_texts.py (repetition loops of prose, answers,
+   numbers, LaTeX, brackets; unclosed \\boxed{}; think-only; CJK; a long chain of thought) on
+   every scorer with the metadata in each shape the hub stores it, each sample the first of its
+   kind (parser loaded, memo empty); one row per family with its slowest sample.
+   Target: <= 0.3 s each.
 8. imports (`--only imports`): the modules a fresh interpreter loads for the CLI app and for
    `score` of the sample data; PASS when none of datasets, pandas, pyarrow, scipy.stats, pydantic is
    among them.
@@ -477,7 +480,7 @@ def concurrent_bare_seconds(run: Path) -> float:
 # ----------------------------------------------------------------------------- small runs
 
 SMALL_RUN_TARGET = 0.45  # seconds, `score -d` on the sample data
-MATHVISION_TARGET = 0.3  # seconds, one degenerate MathVision sample
+DEGENERATE_TARGET = 0.3  # seconds, one sample with a degenerate output, any scorer
 UNNEEDED_MODULES = ("datasets", "pandas", "pyarrow", "scipy.stats", "pydantic")
 
 
@@ -497,42 +500,6 @@ def make_sample_run(workdir: Path) -> Path:
     subprocess.run([*datbench, "make-judge-tasks", "-d", str(out), "-q"], check=True, **quiet)
     shutil.copy(sample / "judge_responses.jsonl", out / "judge_responses.jsonl")
     return out
-
-
-MATHVISION_PROBE = r"""
-import json, sys, time
-from datbench_cli.benchmarks.datbench.scoring import score_direct
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-row = json.loads(sys.argv[1])
-budget = float(sys.argv[3])
-sample = DatBenchSample.from_hf_row(row, "math")
-score_direct(sample, "\\boxed{\\frac{1}{2}}", budget)  # loads the parser: not timed
-started = time.perf_counter()
-outcome = score_direct(sample, sys.argv[2], budget)
-print(json.dumps({"seconds": time.perf_counter() - started, "error": outcome.error}))
-"""
-
-
-def mathvision_outputs() -> dict[str, str]:
-    """Degenerate outputs of the kinds a model writes at its token limit (8 KB each)."""
-    loops = {
-        "8 KB reasoning loop, no \\boxed{}": "Let me count the squares again. There are 4 in "
-        "the top row and 3 in the second row, so ",
-        "8 KB arithmetic loop with parentheses, no \\boxed{}": "The area is (3 + 4) times 2 "
-        "minus (1 + 1), which ",
-        "8 KB loop of braces, no \\boxed{}": "{x} ",
-    }
-    outputs = {name: (loop * (8192 // len(loop) + 1))[:8192] for name, loop in loops.items()}
-    outputs["\\boxed{} sum of 5,000 terms"] = "\\boxed{" + "1+" * 4999 + "1}"
-    return outputs
-
-
-def mathvision_row() -> dict[str, Any]:
-    for line in (VECTORS / "mathvision.jsonl").read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)["row"]
-        if row["answer"] == "12":
-            return dict(row, image=None)
-    raise SystemExit("no MathVision vector with answer 12")
 
 
 def imports_after(code: str) -> list[str]:
@@ -591,11 +558,11 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/datbench-bench"))
     parser.add_argument(
         "--only",
-        default="export,reference,export-memory,score,memory,html,latency,mathvision,imports,"
+        default="export,reference,export-memory,score,memory,html,latency,degenerate,imports,"
         "sandbox",
         help="comma-separated parts: export (vs the bare loop), export-memory (at 10x size), "
         "reference, score (jobs 1 and 2), memory (score at --memory-samples), html, latency "
-        "(score -d of the sample data), mathvision (degenerate outputs), imports (start-up), "
+        "(score -d of the sample data), degenerate (outputs by family), imports (start-up), "
         "sandbox (bubblewrap's per-call overhead)",
     )
     parser.add_argument(
@@ -850,23 +817,23 @@ def main() -> None:
             f"(CPU {statistics.median(cpu_times):.2f} s: on a busy machine wall > CPU)",
         )
 
-    if "mathvision" in parts:
-        row = json.dumps(mathvision_row())
-        budget = 60.0
-        for name, output in mathvision_outputs().items():
-            result = subprocess.run(
-                [PYTHON, "-c", MATHVISION_PROBE, row, output, str(budget)],
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                check=True,
-            )
-            measured = json.loads(result.stdout.strip().splitlines()[-1])
-            seconds = measured["seconds"]
-            spent = (measured["error"] or {}).get("type") == "SampleTimeout"
-            note = f"target <= {MATHVISION_TARGET} s: {pass_fail(seconds <= MATHVISION_TARGET)}"
+    if "degenerate" in parts:
+        result = subprocess.run(
+            [PYTHON, str(ROOT / "scripts" / "degenerate_survey.py"), "--json", "--budget", "60"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
+        worst = json.loads(result.stdout.strip().splitlines()[-1])
+        for family, (variant, name, shape, seconds, outcome) in worst.items():
+            verdict = pass_fail(seconds <= DEGENERATE_TARGET)
             report(
-                f"MathVision, {name}", seconds, None, note + (" (budget spent)" if spent else "")
+                f"degenerate output, {family}",
+                seconds,
+                None,
+                f"target <= {DEGENERATE_TARGET} s: {verdict} (worst: {name}, {variant}, "
+                f"metadata {shape}: {outcome})",
             )
 
     if "imports" in parts:

@@ -74,7 +74,8 @@ class ExportRequest:
 class ScoreRequest:
     """What ``score`` asks of a benchmark; ``options`` holds the benchmark's own options.
 
-    ``allow_missing`` and ``fail_under`` (a fraction in [0, 1]) select checks; the benchmark
+    ``allow_missing`` and ``fail_under`` (a fraction in [0, 1]) select checks, ``verify_images``
+    how the images are checked (docs/provenance.md); the benchmark
     records every check's outcome in the report (see :mod:`datbench_cli.benchmarks.checks`).
     """
 
@@ -84,6 +85,7 @@ class ScoreRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     allow_missing: bool = False
     fail_under: float | None = None
+    verify_images: bool = False  # hash every image (default: sizes and modification times)
 
 
 @dataclass

@@ -128,6 +128,14 @@ def score(
             show_default=False,
         ),
     ] = None,
+    verify_images: Annotated[
+        bool,
+        typer.Option(
+            "--verify-images",
+            help="Check every exported image's SHA-256 against the manifest (reads every "
+            "image; by default sizes and modification times are compared).",
+        ),
+    ] = False,
     embed_images: EmbedImagesOpt = False,
     run_dir: DirOpt = Path("."),
     quiet: QuietOpt = False,
@@ -169,6 +177,7 @@ def score(
             options=options,
             allow_missing=allow_missing,
             fail_under=threshold,
+            verify_images=verify_images,
         )
         try:
             report = bench.score(run, request, events(out))

@@ -120,11 +120,45 @@ def scan_file(path: Path, *, lines: bool) -> InputFile:
     return scanned
 
 
-def check_images(root: Path, written: dict[str, str], prefix: str) -> tuple[int, list[str]]:
-    """Compare the image files present under ``root`` with the digests the manifest recorded
-    (the files under ``prefix``): ``(missing count, changed paths)``. Scoring never needs the
-    images; a present one whose bytes changed since the export is named."""
+IMAGES = "images/"  # where an export's image files live, relative to its manifest
+
+
+def image_sizes(root: Path, written: dict[str, str], prefix: str = IMAGES) -> dict[str, int]:
+    """The size of each image file the export wrote (a manifest's ``image_sizes``): with the
+    manifest's own modification time, what ``score`` checks by default instead of reading the
+    bytes. (Sizes, not times, so that a re-export stays byte-identical.)"""
+    return {
+        rel: (root / rel).stat().st_size
+        for rel, digest in written.items()
+        if rel.startswith(prefix) and digest
+    }
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_images(
+    root: Path,
+    written: dict[str, str],
+    prefix: str,
+    sizes: dict[str, Any] | None = None,
+    manifest_time: int | None = None,
+) -> tuple[int, list[str]]:
+    """Compare the image files present under ``root`` with what the manifest recorded for the
+    files under ``prefix``: ``(missing count, changed paths)``. Scoring never needs the images.
+
+    A file counts as changed when its SHA-256 differs from the recorded one. By default a file
+    is read only when its size differs from the manifest's ``sizes`` or it was modified after
+    the manifest was written (``manifest_time``, ns; a file with neither is taken as
+    unchanged); without ``manifest_time`` (``score --verify-images``), and for a file the
+    manifest has no size for (an export made before they were recorded), every file is read."""
     missing, changed = 0, []
+    recorded_sizes = sizes if isinstance(sizes, dict) else {}
     for rel, recorded in written.items():
         if not rel.startswith(prefix):
             continue
@@ -132,11 +166,12 @@ def check_images(root: Path, written: dict[str, str], prefix: str) -> tuple[int,
         if not path.is_file():
             missing += 1
             continue
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != recorded:
+        size = recorded_sizes.get(rel)
+        if manifest_time is not None and isinstance(size, int):
+            info = path.stat()
+            if info.st_size == size and info.st_mtime_ns <= manifest_time:
+                continue
+        if _sha256_file(path) != recorded:
             changed.append(rel)
     return missing, changed
 
@@ -214,8 +249,19 @@ def report_block(
     written = manifest.get("written")
     images: dict[str, Any] | None = None
     if isinstance(written, dict):
-        missing, changed = check_images(manifest_path.parent, written, "images/")
-        images = {"missing": missing, "changed": changed}
+        verify = bool(options.get("verify_images"))
+        missing, changed = check_images(
+            manifest_path.parent,
+            written,
+            IMAGES,
+            manifest.get("image_sizes"),
+            None if verify else manifest_path.stat().st_mtime_ns,
+        )
+        images = {
+            "missing": missing,
+            "changed": changed,
+            "checked": "sha256" if verify else "size_time",
+        }
         if changed:
             shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
             note(

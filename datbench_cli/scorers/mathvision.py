@@ -18,7 +18,7 @@ from typing import Any
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers.base import SampleFields, default_input, note_correction
-from datbench_cli.scorers.mathvision_nonnumbers import provably_not_a_number, settle_state
+from datbench_cli.scorers.mathvision_nonnumbers import cut_at_period, settled_not_a_number
 from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
@@ -183,9 +183,12 @@ def _latex_number(text: str) -> Any:
     import latex2sympy2  # heavy (SymPy + ANTLR); only when a number is needed
 
     converter = latex2sympy2.latex2sympy
-    if _is_the_real(converter, latex2sympy2) and provably_not_a_number(text, latex2sympy2):
-        settle_state(text, latex2sympy2)
-        raise _NotANumber(text)
+    if _is_the_real(converter, latex2sympy2):
+        cut = cut_at_period(text)  # the parser never reads past it
+        if cut != text:
+            return _latex_number(cut)
+        if settled_not_a_number(text, latex2sympy2):
+            raise _NotANumber(text)
     with _MEMO_LOCK:
         if _MEMO_OWNER[0] is not converter:
             _MEMO.clear()

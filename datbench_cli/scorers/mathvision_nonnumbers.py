@@ -42,6 +42,7 @@ generated repetition loops, mutations of them and random texts.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 # Backslash commands allowed in a text (each is a plain operator or constant for the
@@ -157,3 +158,168 @@ def settle_state(text: str, module: Any) -> None:
     if "\\frac" in text:
         module.frac_type = "\\frac"
     module.VARIABLE_VALUES = {}
+
+
+# ----------------------------------------------------------------------------- whole-text classes
+#
+# Two more classes, decided from the real lexer's tokens (the lexer is linear and cheap; the
+# parser's prediction is what costs seconds):
+#
+# - Leafless texts: every character is a bracket, so every token is one of
+#   :data:`LEAFLESS_TOKENS` (one per character, see :func:`_char_tokens`). No rule of the
+#   grammar derives a string of those tokens alone, not even the empty one (checked on the
+#   parser's own ATN by tests/scorers/test_mathvision_nonnumbers.py), so no prefix of the text
+#   parses: the parser reports a syntax error (the listener raises) or runs out of stack, before
+#   any conversion. The call raises; it sets only what every call sets (:func:`settle_state`).
+# - Letter texts: every character is an ASCII letter and every token a plain letter
+#   (``LETTER_NO_E``), ``e`` (``EXP_E``) or a differential (``DIFFERENTIAL``, ``d`` and a
+#   letter). Such a token sequence is one implicit product (``postfix+``), converted left to
+#   right by ``convert_postfix_list``: a letter is a Symbol after a lookup in ``var`` (or ``I``,
+#   without one), ``e`` is ``E``, a differential rebinds ``var`` to its Symbol (``global var``
+#   in ``convert_atom``). Once ``var`` is a Symbol, the next letter other than ``I`` raises
+#   ``TypeError`` on the lookup; a product that converts whole names a letter. Either way no
+#   number; the state the call leaves is ``var`` bound to the last differential converted before
+#   that letter, which :func:`letter_text_outcome` computes, provided everything that changes
+#   state happens within :data:`_SHALLOW` tokens (far inside the recursion limit, so no
+#   ``RecursionError`` can come first).
+
+LEAFLESS_TOKENS = ("L_PAREN", "R_PAREN", "L_BRACKET", "R_BRACKET", "L_BRACE", "R_BRACE")
+_LEAFLESS_CHARS = frozenset("()[]{}")
+_LETTERS = re.compile(r"[A-Za-z]+")
+_SHALLOW = 100  # tokens: where a state change may happen in a letter text
+
+
+def _tokens(text: str) -> Iterator[Any]:
+    """The lexer's tokens of the whole ``text``, one at a time (none kept); ``ValueError`` when
+    the lexer fails."""
+    from antlr4 import InputStream, Token
+    from antlr4.error.ErrorListener import ErrorListener
+    from gen.PSLexer import PSLexer
+
+    class _Raise(ErrorListener):
+        def syntaxError(self, *args: Any) -> None:  # noqa: N802 - the ANTLR interface
+            raise ValueError("lexer error")
+
+    lexer = PSLexer(InputStream(text))
+    lexer.removeErrorListeners()
+    lexer.addErrorListener(_Raise())
+    token = lexer.nextToken()
+    while token.type != Token.EOF:
+        yield token
+        token = lexer.nextToken()
+
+
+def _char_tokens() -> dict[str, int]:
+    """The token type the lexer gives each bracket character alone. No lexer rule matches two
+    or more of these characters (checked on the lexer's ATN by
+    tests/scorers/test_degenerate_outputs.py), so a text of them lexes one token per character,
+    of these types: the text need not be lexed."""
+    if not _CHAR_TOKENS:
+        for char in sorted(_LEAFLESS_CHARS):
+            try:
+                tokens = list(_tokens(char))
+            except ValueError:
+                continue
+            if len(tokens) == 1:
+                _CHAR_TOKENS[char] = tokens[0].type
+    return _CHAR_TOKENS
+
+
+_CHAR_TOKENS: dict[str, int] = {}
+
+
+def leafless(text: str) -> bool:
+    """Every token of ``text`` is a bracket: latex2sympy raises on it without converting."""
+    if not text or not set(text) <= _LEAFLESS_CHARS:
+        return False
+    from gen.PSLexer import PSLexer
+
+    allowed = {getattr(PSLexer, name) for name in LEAFLESS_TOKENS}
+    types = _char_tokens()
+    return all(char in types and types[char] in allowed for char in set(text))
+
+
+_NO_CHANGE = object()
+
+
+def letter_text_outcome(text: str, module: Any) -> Any:
+    """For a letter text (see above): ``None`` when undecided, else what ``var`` is after the
+    call (``_NO_CHANGE``, or the Symbol to bind). The call gives no number either way."""
+    import sympy
+
+    if not _LETTERS.fullmatch(text):
+        return None
+    var = module.var
+    if type(var) is dict:
+        if not all(not str(k)[:1].isalpha() or v is sympy.I for k, v in var.items()):
+            return None
+    elif type(var) is not sympy.Symbol:
+        return None
+    from gen.PSLexer import PSLexer
+
+    kinds = (PSLexer.LETTER_NO_E, PSLexer.EXP_E, PSLexer.DIFFERENTIAL)
+    outcome: Any = _NO_CHANGE
+    symbol_now, stopped = type(var) is sympy.Symbol, False
+    try:
+        for index, token in enumerate(_tokens(text)):
+            if token.type not in kinds:
+                return None  # another token anywhere: the parse may differ or fail
+            if stopped:
+                continue
+            if token.type == PSLexer.LETTER_NO_E and token.text != "I" and symbol_now:
+                stopped = True  # TypeError here: ``name in var`` with var a Symbol
+            elif token.type == PSLexer.DIFFERENTIAL:
+                if index >= _SHALLOW:
+                    return None
+                name = module.get_differential_var_str(token.text)
+                outcome = sympy.Symbol(name, real=module.is_real)
+                symbol_now = True
+    except ValueError:
+        return None
+    return outcome
+
+
+def settled_not_a_number(text: str, module: Any) -> bool:
+    """True only when ``module.latex2sympy(text)`` provably raises or gives no number; the
+    module's state is then left as the call would leave it."""
+    if provably_not_a_number(text, module) or leafless(text):
+        settle_state(text, module)
+        return True
+    outcome = letter_text_outcome(text, module)
+    if outcome is None:
+        return False
+    settle_state(text, module)
+    if outcome is not _NO_CHANGE:
+        module.var = outcome
+    return True
+
+
+# ----------------------------------------------------------------------------- cut at a period
+#
+# No rule of the grammar consumes a ``.`` token (``PERIOD``; checked on the parser's ATN by
+# tests/scorers/test_degenerate_outputs.py). The start rule has no EOF, so the parser's every
+# decision stops looking ahead at the first ``PERIOD`` (no configuration can consume it): the
+# parse, and so the conversion, of a text is the parse of the text up to and including its
+# first ``PERIOD`` token; what follows is never read. Lexing a prefix ending at a token
+# boundary gives the same tokens (the lexer's rules depend only on the characters they match:
+# no predicates). The cut is made only where latex2sympy's preprocessing is the identity (no
+# backslash, ``~``, ``$`` or ``)_{``), so the call sees exactly these texts and sets the same
+# state (no ``\frac`` anywhere).
+_PREPROCESSED = re.compile(r"[\\~$]|\)_\{")
+
+
+def cut_at_period(text: str) -> str:
+    """``text`` up to and including its first ``PERIOD`` token (``text`` itself when there is
+    none, the lexer fails first, or preprocessing could change the text): latex2sympy gives
+    the same result, or raises, and leaves the same state, for both."""
+    if "." not in text or _PREPROCESSED.search(text):
+        return text
+    from gen.PSLexer import PSLexer
+
+    try:
+        for token in _tokens(text):
+            if token.type == PSLexer.PERIOD:
+                return text[: token.stop + 1]
+    except ValueError:
+        return text
+    return text

@@ -314,10 +314,10 @@ class ReportProvenanceTests(_Case):
         shutil.copy(source / "judge_responses.jsonl", run_dir / "judge_responses.jsonl")
         return run_dir
 
-    def score(self, run_dir: Path) -> tuple[Any, dict[str, Any]]:
+    def score(self, run_dir: Path, *more: str) -> tuple[Any, dict[str, Any]]:
         vtb = json.loads((run_dir / "datbench.json").read_text())["benchmark"] == "vistoolbench"
         extra = ("--turncase", "single-turn") if vtb else ("--sample-timeout", "20")
-        result = run_cli("score", "-d", str(run_dir), *extra)
+        result = run_cli("score", "-d", str(run_dir), *extra, *more)
         return result, json.loads((run_dir / "report.json").read_text())
 
     def test_the_provenance_block_matches_the_inputs(self) -> None:
@@ -350,7 +350,9 @@ class ReportProvenanceTests(_Case):
                 else:
                     self.assertEqual(block["options"]["sample_timeout"], 20)
                     self.assertNotIn("jobs", block["options"])
-                self.assertEqual(block["images"], {"missing": 0, "changed": []})
+                self.assertEqual(
+                    block["images"], {"missing": 0, "changed": [], "checked": "size_time"}
+                )
 
     def test_models_of_batch_lines_are_named_and_a_mix_is_a_warning(self) -> None:
         ids = [json.loads(line)["id"] for line in (SAMPLE / "responses.jsonl").open()]
@@ -373,6 +375,40 @@ class ReportProvenanceTests(_Case):
                 rel = image.relative_to(run_dir).as_posix()
                 self.assertEqual(report["provenance"]["images"]["changed"], [rel])
                 self.assertIn("changed since the export", result.stderr)
+
+    def test_images_are_checked_by_size_and_time_unless_verify_images_is_given(self) -> None:
+        for target in ("all", "vistoolbench"):
+            with self.subTest(target=target):
+                run_dir = self.scored(target)
+                image = sorted((run_dir / "images").rglob("*.png"))[0]
+                rel = image.relative_to(run_dir).as_posix()
+                manifest = json.loads((run_dir / "datbench.json").read_text())
+                self.assertEqual(manifest["image_sizes"][rel], image.stat().st_size)
+                original, written_at = image.read_bytes(), image.stat().st_mtime_ns
+                # Other bytes of the same size, the old modification time put back: the default
+                # check (sizes and times) cannot tell; --verify-images reads the bytes.
+                image.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+                os.utime(image, ns=(written_at, written_at))
+                result, report = self.score(run_dir)
+                self.assertEqual(report["provenance"]["images"]["changed"], [])
+                self.assertEqual(report["provenance"]["images"]["checked"], "size_time")
+                self.assertNotIn("verify_images", report["provenance"]["options"])
+                result, report = self.score(run_dir, "--verify-images")
+                self.assertEqual(report["provenance"]["images"]["changed"], [rel])
+                self.assertEqual(report["provenance"]["images"]["checked"], "sha256")
+                self.assertTrue(report["provenance"]["options"]["verify_images"])
+                self.assertIn("changed since the export", result.stderr)
+                # The same bytes written again later: read (newer than the manifest), unchanged.
+                later = (run_dir / "datbench.json").stat().st_mtime_ns + 10**9
+                image.write_bytes(original)
+                os.utime(image, ns=(later, later))
+                result, report = self.score(run_dir)
+                self.assertEqual(report["provenance"]["images"]["changed"], [])
+                # Other bytes written later: read and named, without --verify-images.
+                image.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+                os.utime(image, ns=(later, later))
+                result, report = self.score(run_dir)
+                self.assertEqual(report["provenance"]["images"]["changed"], [rel])
 
     def test_responses_made_against_another_export_say_so(self) -> None:
         lines = [json.loads(line) for line in (SAMPLE / "responses.jsonl").open()]

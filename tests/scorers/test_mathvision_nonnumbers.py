@@ -206,7 +206,7 @@ class WholeOutputsTests(unittest.TestCase):
                 sample = {"answer": gold, "options": options}
                 with self.subTest(output=output[:60], gold=gold):
                     fast = call_with_reference_headroom(mathvision.score_sample, sample, output)
-                    with mock.patch.object(mathvision, "provably_not_a_number", lambda *a: False):
+                    with mock.patch.object(mathvision, "settled_not_a_number", lambda *a: False):
                         slow = call_with_reference_headroom(mathvision.score_sample, sample, output)
                     self.assertEqual(fast, slow)
 

@@ -33,7 +33,7 @@ from datbench_cli.files.images import (
     image_cell_bytes,
 )
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split, read_batches
-from datbench_cli.files.provenance import pins, row_digest, sha256_bytes
+from datbench_cli.files.provenance import image_sizes, pins, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
     MANIFEST,
@@ -464,5 +464,6 @@ def _export(
         **pins(),
         "rows": rows,
         "written": dict(sorted(written.items())),
+        "image_sizes": image_sizes(run.root, written),
     }
     return manifest

@@ -155,6 +155,8 @@ class VisToolBench:
                     **options,
                     "allow_missing": request.allow_missing,
                     "fail_under": request.fail_under,
+                    # Recorded only when given: the image check it selects (docs/provenance.md).
+                    **({"verify_images": True} if request.verify_images else {}),
                 },
             ),
         )

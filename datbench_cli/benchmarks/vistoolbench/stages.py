@@ -51,7 +51,7 @@ from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
 from datbench_cli.files.outputs import guard_output, locked_runs
-from datbench_cli.files.provenance import pins, report_block, row_digest, sha256_bytes
+from datbench_cli.files.provenance import image_sizes, pins, report_block, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
     JUDGE_TASKS,
@@ -308,6 +308,7 @@ def _export(
         **pins(),
         "rows": rows,
         "written": dict(sorted(written.items())),
+        "image_sizes": image_sizes(run.root, written),
     }
     return manifest
 
