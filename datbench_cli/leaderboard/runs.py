@@ -14,8 +14,7 @@ import numpy as np
 
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import RunReport, identity, identity_differences
-from datbench_cli.compare.paired import Sample
-from datbench_cli.compare.spec import Side
+from datbench_cli.compare.spec import Columns, Side
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.leaderboard import reports
 
@@ -29,8 +28,33 @@ class Ids:
 
     codes: dict[str, int] = field(default_factory=dict)
 
-    def code(self, sample_id: str) -> int:
-        return self.codes.setdefault(sample_id, len(self.codes))
+    def code_all(self, sample_ids: list[str]) -> np.ndarray:
+        """The codes of ``sample_ids``, numbering the new ones."""
+        return _codes(self.codes, sample_ids, np.int64)
+
+
+def _codes(table: dict[Any, int], keys: list[Any], dtype: Any) -> np.ndarray:
+    """The codes of ``keys`` in ``table``, adding new keys in order of first appearance."""
+    for key in keys:
+        if key not in table:
+            table[key] = len(table)
+    return np.fromiter(map(table.__getitem__, keys), dtype=dtype, count=len(keys))
+
+
+def _check_hashes(checks: list[list[Any]], count: int) -> np.ndarray:
+    """Per sample, a hash of its ``Sample.check`` tuple (equal for equal reprs): the tuple's
+    own hash when it holds only strings (repr-equal exactly when equal), else its repr's."""
+    rows = zip(*checks, strict=True) if checks else iter([()] * count)
+    if all(set(map(type, column)) <= {str} for column in checks):
+        return np.fromiter(map(hash, rows), dtype=np.int64, count=count)
+    return np.fromiter(
+        (
+            hash(row) if all(type(value) is str for value in row) else hash(repr(row))
+            for row in rows
+        ),
+        dtype=np.int64,
+        count=count,
+    )
 
 
 @dataclass
@@ -114,33 +138,19 @@ class _Columns:
     checks: list[np.ndarray] = field(default_factory=list)
     names: dict[str, int] = field(default_factory=dict)
 
-    def add(self, samples: list[Sample], ids: Ids, side: Side, field_name: str | None) -> None:
-        count = len(samples)
-        self.index.append(
-            np.fromiter((ids.code(s.id) for s in samples), dtype=np.int64, count=count)
-        )
-        names = self.names
-        self.group.append(
-            np.fromiter(
-                (
-                    names.setdefault(s.groups.get(field_name, ""), len(names)) if field_name else 0
-                    for s in samples
-                ),
-                dtype=np.int32,
-                count=count,
-            )
-        )
+    def add(self, part: Columns, ids: Ids, side: Side, field_name: str | None) -> None:
+        count = len(part.ids)
+        self.index.append(ids.code_all(part.ids))
+        if field_name:
+            names = part.groups.get(field_name, [""] * count)
+            self.group.append(_codes(self.names, names, np.int32))
+        else:
+            self.group.append(np.zeros(count, dtype=np.int32))
         for m in side.metrics:
-            self.values.setdefault(m.key, []).append(
-                np.fromiter((s.values[m.key] for s in samples), dtype=float, count=count)
-            )
+            self.values.setdefault(m.key, []).append(part.values[m.key])
             if m.exact_test:
-                self.correct.setdefault(m.key, []).append(
-                    np.fromiter((s.correct[m.key] for s in samples), dtype=bool, count=count)
-                )
-        self.checks.append(
-            np.fromiter((hash(repr(s.check)) for s in samples), dtype=np.int64, count=count)
-        )
+                self.correct.setdefault(m.key, []).append(part.correct[m.key])
+        self.checks.append(_check_hashes(part.checks, count))
 
 
 def _join(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -160,8 +170,8 @@ def _read_columns(
             side = BENCHMARKS[loaded.benchmark].pairing()
             field_name = group_field.setdefault(loaded.benchmark, _group_field(side))
             columns = _Columns()
-            for entries in slices:
-                columns.add(side.read(entries, loaded.report_path), ids, side, field_name)
+            for piece in slices:
+                columns.add(_piece(piece, side, loaded.report_path), ids, side, field_name)
             return loaded, side, columns
         except reports.NotStreamable:
             continue
@@ -169,6 +179,17 @@ def _read_columns(
             if reader is reports.whole:
                 raise
     raise AssertionError("unreachable: the whole reader never raises NotStreamable")
+
+
+def _piece(piece: bytes | list[Any], side: Side, path: Path) -> Columns:
+    """A slice of results as columns: straight from its bytes where the benchmark can, else
+    parsed and read sample by sample."""
+    if isinstance(piece, bytes):
+        fast = side.columns(piece) if side.columns is not None else None
+        if fast is not None:
+            return fast
+        piece = reports.parse(piece)
+    return Columns.of(side.read(piece, path), side)
 
 
 def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run:

@@ -6,8 +6,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import numpy as np
+
 from datbench_cli.compare.paired import Sample
-from datbench_cli.compare.spec import Metric, Side, TableSpec
+from datbench_cli.compare.spec import Columns, Metric, Side, TableSpec
 from datbench_cli.errors import InputError
 
 ACCURACY = "accuracy"
@@ -44,6 +47,54 @@ def read(results: list[Any], path: Path) -> list[Sample]:
     return [_sample(entry, index, path) for index, entry in enumerate(results)]
 
 
+class _Metadata(msgspec.Struct, gc=False):
+    # A missing field is "None", as str(meta.get(...)) makes it; any other non-string value
+    # (null included) fails the schema and the entry is read by :func:`read`.
+    capability: str = "None"
+    dataset: str = "None"
+    eval_mode: str = "None"
+
+
+class _Entry(msgspec.Struct, gc=False):
+    """The fields of a result entry the comparison reads (the others are skipped unbuilt)."""
+
+    id: str
+    score: float  # a JSON integer is accepted as a float; true/false is not
+    is_correct: bool
+    metadata: _Metadata
+    ground_truth: Any = None
+
+
+_ENTRIES = msgspec.json.Decoder(list[_Entry])
+
+
+def columns(data: bytes) -> Columns | None:
+    """A JSON array of result entries as columns, what :func:`read` makes of it; ``None`` when
+    an entry is not in the plain shape (:func:`read` then names what is wrong)."""
+    try:
+        entries = _ENTRIES.decode(data)
+    except msgspec.DecodeError:
+        return None
+    count = len(entries)
+    scores = np.fromiter((e.score for e in entries), float, count)
+    if not np.isfinite(scores).all():
+        return None
+    metadata = [e.metadata for e in entries]
+    capability = [m.capability for m in metadata]
+    dataset = [m.dataset for m in metadata]
+    return Columns(
+        ids=[e.id for e in entries],
+        groups={
+            "capability": capability,
+            "dataset": dataset,
+            "eval_mode": [m.eval_mode for m in metadata],
+        },
+        values={ACCURACY: scores},
+        correct={ACCURACY: np.fromiter((e.is_correct for e in entries), bool, count)},
+        checks=[[e.ground_truth for e in entries], capability, dataset],
+    )
+
+
 def pair_fields(a: Sample, b: Sample) -> dict[str, Any]:
     """One joined sample as the comparison lists it."""
     return {
@@ -67,4 +118,5 @@ SIDE = Side(
     ),
     read=read,
     pair_fields=pair_fields,
+    columns=columns,
 )
