@@ -4,7 +4,7 @@ that as Python objects).
 
 Reports as ``datbench score`` writes them (two-space indented, ``results`` last) are cut at the
 boundaries between result entries (``\\n    },\\n    {\\n``: JSON strings hold no raw
-newline, so it occurs nowhere else) and each slice of entries handed on as the bytes of a JSON
+newline, so it occurs nowhere else), about 2 MB at a time, and each slice handed on as the bytes of a JSON
 array (the benchmark's columnar reader decodes only the fields it needs; :func:`parse` reads
 it whole). Any other layout, and any slice that does not parse, is read whole instead
 (:func:`whole`), which also gives the exact error message for a malformed file.
@@ -23,7 +23,7 @@ from datbench_cli.compare.inputs import RunReport, checked_run, load_run, locate
 
 _START = b'\n  "results": ['
 _BOUNDARY = b"\n    },\n    {\n"
-_ENTRIES_PER_SLICE = 8192
+_SLICE_BYTES = 2 << 20  # a few thousand entries
 
 
 class NotStreamable(Exception):
@@ -76,17 +76,13 @@ def parse(piece: bytes) -> list[Any]:
 
 
 def _slices(data: mmap.mmap, begin: int, end: int) -> Iterator[bytes | list[Any]]:
+    """Slices of about :data:`_SLICE_BYTES`, each cut at the first boundary past that size."""
     first = begin
-    seen = 0
-    search = begin
     while True:
-        at = data.find(_BOUNDARY, search, end)
+        at = data.find(_BOUNDARY, first + _SLICE_BYTES, end) if first + _SLICE_BYTES < end else -1
         if at < 0:
             if data[first:end].strip():
                 yield b"[" + data[first:end] + b"]"
             return
-        seen += 1
-        search = at + len(_BOUNDARY)
-        if seen % _ENTRIES_PER_SLICE == 0:
-            yield b"[" + data[first : at + 6] + b"]"  # through "\n    }"
-            first = at + 8  # from "    {"
+        yield b"[" + data[first : at + 6] + b"]"  # through "\n    }"
+        first = at + 8  # from "    {"

@@ -75,8 +75,7 @@ def columns(data: bytes) -> Columns | None:
         entries = _ENTRIES.decode(data)
     except msgspec.DecodeError:
         return None
-    count = len(entries)
-    scores = np.fromiter((e.score for e in entries), float, count)
+    scores = np.array([e.score for e in entries], dtype=float)
     if not np.isfinite(scores).all():
         return None
     metadata = [e.metadata for e in entries]
@@ -90,7 +89,7 @@ def columns(data: bytes) -> Columns | None:
             "eval_mode": [m.eval_mode for m in metadata],
         },
         values={ACCURACY: scores},
-        correct={ACCURACY: np.fromiter((e.is_correct for e in entries), bool, count)},
+        correct={ACCURACY: np.array([e.is_correct for e in entries], dtype=bool)},
         checks=[[e.ground_truth for e in entries], capability, dataset],
     )
 
