@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,10 @@ class _Entry(msgspec.Struct, gc=False):
 
 
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
+_ID, _SCORE, _IS_CORRECT, _GROUND_TRUTH, _METADATA = map(
+    attrgetter, ("id", "score", "is_correct", "ground_truth", "metadata")
+)
+_CAPABILITY, _DATASET, _EVAL_MODE = map(attrgetter, ("capability", "dataset", "eval_mode"))
 
 
 def columns(data: bytes) -> Columns | None:
@@ -75,22 +80,22 @@ def columns(data: bytes) -> Columns | None:
         entries = _ENTRIES.decode(data)
     except msgspec.DecodeError:
         return None
-    scores = np.array([e.score for e in entries], dtype=float)
+    scores = np.array(list(map(_SCORE, entries)), dtype=float)
     if not np.isfinite(scores).all():
         return None
-    metadata = [e.metadata for e in entries]
-    capability = [m.capability for m in metadata]
-    dataset = [m.dataset for m in metadata]
+    metadata = list(map(_METADATA, entries))
+    capability = list(map(_CAPABILITY, metadata))
+    dataset = list(map(_DATASET, metadata))
     return Columns(
-        ids=[e.id for e in entries],
+        ids=list(map(_ID, entries)),
         groups={
             "capability": capability,
             "dataset": dataset,
-            "eval_mode": [m.eval_mode for m in metadata],
+            "eval_mode": list(map(_EVAL_MODE, metadata)),
         },
         values={ACCURACY: scores},
-        correct={ACCURACY: np.array([e.is_correct for e in entries], dtype=bool)},
-        checks=[[e.ground_truth for e in entries], capability, dataset],
+        correct={ACCURACY: np.array(list(map(_IS_CORRECT, entries)), dtype=bool)},
+        checks=[list(map(_GROUND_TRUTH, entries)), capability, dataset],
     )
 
 
