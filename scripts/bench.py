@@ -3,8 +3,9 @@
     python scripts/bench.py [--samples 1500] [--score-samples 50000] [--repeat 3] [--markdown]
                             [--only export,score,memory,...]
 
-(`make bench` runs the defaults in about five minutes on two cores; pass
-`BENCH_ARGS="--score-samples 200000"` for the full-size scoring run.)
+(`make bench` runs the defaults in about five minutes on two cores, plus the leaderboard's 6.8 GB
+of reports written once (a few minutes); pass `BENCH_ARGS="--score-samples 200000"` for the
+full-size scoring run.)
 
 Measurements (each run several times; medians reported; absolute times on shared machines are
 noisy, the ratios are what we track):
