@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from datbench_cli.compare.paired import Sample
 
 
@@ -34,15 +36,51 @@ class TableSpec:
 
 
 @dataclass(frozen=True)
+class Columns:
+    """Result entries as columns, what a list of :class:`Sample` holds without an object per
+    sample: ``groups`` and ``checks`` are lists (one per group field, one per element of
+    ``Sample.check``) of per-sample values; ``values`` and ``correct`` arrays per metric."""
+
+    ids: list[str]
+    groups: dict[str, list[str]]
+    values: dict[str, np.ndarray]
+    correct: dict[str, np.ndarray]
+    checks: list[list[Any]]
+
+    @classmethod
+    def of(cls, samples: list[Sample], side: Side) -> Columns:
+        """The columns of samples read one by one."""
+        fields = list(samples[0].groups) if samples else []
+        width = len(samples[0].check) if samples else 0
+        return cls(
+            ids=[s.id for s in samples],
+            groups={name: [s.groups[name] for s in samples] for name in fields},
+            values={
+                m.key: np.array([s.values[m.key] for s in samples], float) for m in side.metrics
+            },
+            correct={
+                m.key: np.array([s.correct[m.key] for s in samples], bool)
+                for m in side.metrics
+                if m.exact_test
+            },
+            checks=[[s.check[k] for s in samples] for k in range(width)],
+        )
+
+
+@dataclass(frozen=True)
 class Side:
     """A benchmark's part of a comparison.
 
     ``read(results, path)`` turns a report's ``results`` into samples (raising ``InputError``
     naming ``path`` for a malformed entry); ``pair_fields(a, b)`` is the per-sample record the
-    comparison lists (ids, groups, both scores).
+    comparison lists (ids, groups, both scores). ``columns(data)``, where a benchmark has it,
+    reads a JSON array of result entries straight into :class:`Columns` (the leaderboard's
+    fast path), or returns ``None`` when any entry is not in the plain shape: ``read`` then
+    reads it (and names a malformed entry).
     """
 
     metrics: tuple[Metric, ...]
     tables: tuple[TableSpec, ...]
     read: Callable[[list[Any], Path], list[Sample]]
     pair_fields: Callable[[Sample, Sample], dict[str, Any]]
+    columns: Callable[[bytes], Columns | None] | None = None

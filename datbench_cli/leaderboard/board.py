@@ -60,14 +60,22 @@ def _aligned(runs: list[Run]) -> list[np.ndarray] | None:
     return orders
 
 
+def _paired_columns(runs: list[Run], metric: Metric, orders: list[np.ndarray]) -> list[np.ndarray]:
+    """Each run's column the paired test counts (0/1 outcomes, else scores), in the shared
+    order: lined up once, not once per pair."""
+    if metric.exact_test:
+        return [run.correct[metric.key][order] for run, order in zip(runs, orders, strict=True)]
+    return [run.values[metric.key][order] for run, order in zip(runs, orders, strict=True)]
+
+
 def _pair_p(
-    a: Run, b: Run, metric: Metric, orders: list[np.ndarray] | None, i: int, j: int
+    a: Run, b: Run, metric: Metric, columns: list[np.ndarray] | None, i: int, j: int
 ) -> float:
-    if orders is not None:
+    if columns is not None:
+        x, y = columns[i], columns[j]
         if metric.exact_test:
-            x, y = a.correct[metric.key][orders[i]], b.correct[metric.key][orders[j]]
             return stats.mcnemar_exact(int(np.count_nonzero(x & ~y)), int(np.count_nonzero(~x & y)))
-        diff = b.values[metric.key][orders[j]] - a.values[metric.key][orders[i]]
+        diff = y - x
         return stats.mcnemar_exact(int(np.count_nonzero(diff < 0)), int(np.count_nonzero(diff > 0)))
     va, vb = a.values[metric.key], b.values[metric.key]
     se_a, se_b = stats.clt_se(va), stats.clt_se(vb)
@@ -114,9 +122,10 @@ def build(
     head = metrics[0]
     names = _groups(runs) if group_by else []
     orders = _aligned(runs)
+    columns = _paired_columns(runs, head, orders) if orders is not None else None
     pairs: list[dict[str, Any]] = []
     for i, j in combinations(range(len(runs)), 2):
-        p = _pair_p(runs[i], runs[j], head, orders, i, j)
+        p = _pair_p(runs[i], runs[j], head, columns, i, j)
         pairs.append({"a": runs[i].label, "b": runs[j].label, "p": p})
     for pair, adjusted in zip(pairs, stats.holm([p["p"] for p in pairs]), strict=True):
         pair["p_holm"] = adjusted

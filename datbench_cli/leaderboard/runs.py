@@ -4,8 +4,12 @@ comparable."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,13 +18,14 @@ import numpy as np
 
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import RunReport, identity, identity_differences
-from datbench_cli.compare.paired import Sample
-from datbench_cli.compare.spec import Side
+from datbench_cli.compare.spec import Columns, Side
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.leaderboard import reports
 
 _LABEL = re.compile(r"^([^=/\\]+)=(.+)$")
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+_WORKERS = 4  # processes reading reports at once (no more than the cores)
+_AHEAD = 4  # runs read but not yet taken: bounds the memory they hold
 
 
 @dataclass
@@ -29,8 +34,36 @@ class Ids:
 
     codes: dict[str, int] = field(default_factory=dict)
 
-    def code(self, sample_id: str) -> int:
-        return self.codes.setdefault(sample_id, len(self.codes))
+    def code_all(self, sample_ids: list[str]) -> np.ndarray:
+        """The codes of ``sample_ids``, numbering the new ones."""
+        return _codes(self.codes, sample_ids, np.int64)
+
+
+def _codes(table: dict[Any, int], keys: list[Any], dtype: Any) -> np.ndarray:
+    """The codes of ``keys`` in ``table``, adding new keys in order of first appearance."""
+    found = list(map(table.get, keys))
+    if None in found:
+        for key in keys:
+            if key not in table:
+                table[key] = len(table)
+        found = list(map(table.__getitem__, keys))
+    return np.array(found, dtype=dtype)
+
+
+def _check_hashes(checks: list[list[Any]], count: int) -> np.ndarray:
+    """Per sample, a hash of its ``Sample.check`` tuple (equal for equal reprs): the tuple's
+    own hash when it holds only strings (repr-equal exactly when equal), else its repr's."""
+    rows = zip(*checks, strict=True) if checks else iter([()] * count)
+    if all(set(map(type, column)) <= {str} for column in checks):
+        return np.fromiter(map(hash, rows), dtype=np.int64, count=count)
+    return np.fromiter(
+        (
+            hash(row) if all(type(value) is str for value in row) else hash(repr(row))
+            for row in rows
+        ),
+        dtype=np.int64,
+        count=count,
+    )
 
 
 @dataclass
@@ -107,49 +140,33 @@ def _coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[st
 class _Columns:
     """A run's per-sample arrays, built a slice of results at a time."""
 
-    index: list[np.ndarray] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
     values: dict[str, list[np.ndarray]] = field(default_factory=dict)
     correct: dict[str, list[np.ndarray]] = field(default_factory=dict)
     group: list[np.ndarray] = field(default_factory=list)
     checks: list[np.ndarray] = field(default_factory=list)
     names: dict[str, int] = field(default_factory=dict)
 
-    def add(self, samples: list[Sample], ids: Ids, side: Side, field_name: str | None) -> None:
-        count = len(samples)
-        self.index.append(
-            np.fromiter((ids.code(s.id) for s in samples), dtype=np.int64, count=count)
-        )
-        names = self.names
-        self.group.append(
-            np.fromiter(
-                (
-                    names.setdefault(s.groups.get(field_name, ""), len(names)) if field_name else 0
-                    for s in samples
-                ),
-                dtype=np.int32,
-                count=count,
-            )
-        )
+    def add(self, part: Columns, side: Side, field_name: str | None) -> None:
+        count = len(part.ids)
+        self.ids += part.ids
+        if field_name:
+            names = part.groups.get(field_name, [""] * count)
+            self.group.append(_codes(self.names, names, np.int32))
+        else:
+            self.group.append(np.zeros(count, dtype=np.int32))
         for m in side.metrics:
-            self.values.setdefault(m.key, []).append(
-                np.fromiter((s.values[m.key] for s in samples), dtype=float, count=count)
-            )
+            self.values.setdefault(m.key, []).append(part.values[m.key])
             if m.exact_test:
-                self.correct.setdefault(m.key, []).append(
-                    np.fromiter((s.correct[m.key] for s in samples), dtype=bool, count=count)
-                )
-        self.checks.append(
-            np.fromiter((hash(repr(s.check)) for s in samples), dtype=np.int64, count=count)
-        )
+                self.correct.setdefault(m.key, []).append(part.correct[m.key])
+        self.checks.append(_check_hashes(part.checks, count))
 
 
 def _join(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
-def _read_columns(
-    path: Path, ids: Ids, group_field: dict[str, str | None]
-) -> tuple[RunReport, Side, _Columns]:
+def _read_columns(path: Path) -> tuple[RunReport, Side, _Columns]:
     """The run's head and its columns: streamed where the layout allows, else read whole
     (which also names the entry of a malformed result exactly)."""
     for reader in (reports.streamed, reports.whole):
@@ -158,10 +175,10 @@ def _read_columns(
             if loaded.benchmark not in BENCHMARKS:
                 raise InputError(f"unknown benchmark {loaded.benchmark!r}", loaded.report_path)
             side = BENCHMARKS[loaded.benchmark].pairing()
-            field_name = group_field.setdefault(loaded.benchmark, _group_field(side))
+            field_name = _group_field(side)
             columns = _Columns()
-            for entries in slices:
-                columns.add(side.read(entries, loaded.report_path), ids, side, field_name)
+            for piece in slices:
+                columns.add(_piece(piece, side, loaded.report_path), side, field_name)
             return loaded, side, columns
         except reports.NotStreamable:
             continue
@@ -171,21 +188,31 @@ def _read_columns(
     raise AssertionError("unreachable: the whole reader never raises NotStreamable")
 
 
-def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run:
-    """Read one ``[LABEL=]PATH`` argument (``group_field``: benchmark -> the field its
-    per-group columns are by, filled in as benchmarks are met)."""
+def _piece(piece: bytes | list[Any], side: Side, path: Path) -> Columns:
+    """A slice of results as columns: straight from its bytes where the benchmark can, else
+    parsed and read sample by sample."""
+    if isinstance(piece, bytes):
+        fast = side.columns(piece) if side.columns is not None else None
+        if fast is not None:
+            return fast
+        piece = reports.parse(piece)
+    return Columns.of(side.read(piece, path), side)
+
+
+def read_run(argument: str) -> tuple[Run, list[str]]:
+    """Read one ``[LABEL=]PATH`` argument: the run (its ``index`` still empty) and its sample
+    ids in order."""
     label, path = split_label(argument)
     if not path.exists():
         raise InputError("no such run directory or report file", path)
-    loaded, side, columns = _read_columns(path, ids, group_field)
-    index = _join(columns.index, np.int64)
-    if len(np.unique(index)) != len(index):
+    loaded, side, columns = _read_columns(path)
+    if len(set(columns.ids)) != len(columns.ids):
         raise InputError("the results hold a sample id more than once", loaded.report_path)
     responders = _models(loaded.report, "responses")
     model = responders.most_common(1)[0][0] if responders else None
     coverage, warnings = _coverage_and_warnings(loaded.report["summary"])
     folder = loaded.report_path.parent.name if path.is_file() else path.name
-    return Run(
+    run = Run(
         label=label or model or folder or str(path),
         given=path,
         report_path=loaded.report_path,
@@ -196,7 +223,7 @@ def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run
         judge_models=sorted(_models(loaded.report, "judge_responses")),
         coverage=coverage,
         warnings=warnings,
-        index=index,
+        index=np.zeros(0, dtype=np.int64),
         values={m.key: _join(columns.values.get(m.key, []), float) for m in side.metrics},
         correct={
             m.key: _join(columns.correct.get(m.key, []), bool) for m in side.metrics if m.exact_test
@@ -205,6 +232,7 @@ def read_run(argument: str, ids: Ids, group_field: dict[str, str | None]) -> Run
         group_names=list(columns.names),
         checks=_join(columns.checks, np.int64),
     )
+    return run, columns.ids
 
 
 def _group_field(side: Side) -> str | None:
@@ -218,10 +246,35 @@ def read_runs(arguments: list[str]) -> tuple[list[Run], str | None]:
     if len(arguments) < 2:
         raise UsageError("name at least two runs (PATH or LABEL=PATH)")
     ids = Ids()
-    fields: dict[str, str | None] = {}
-    runs = [read_run(argument, ids, fields) for argument in arguments]
+    runs = []
+    for run, sample_ids in _read_all(arguments):
+        run.index = ids.code_all(sample_ids)
+        runs.append(run)
     _unique_labels(runs, arguments)
-    return runs, fields.get(runs[0].benchmark)
+    return runs, _group_field(BENCHMARKS[runs[0].benchmark].pairing())
+
+
+def _read_all(arguments: list[str]) -> Iterator[tuple[Run, list[str]]]:
+    """Every argument read, in order: by a pool of forked worker processes (one a core, at
+    most :data:`_WORKERS`; forked, so they hash the checks as this process would) at most
+    :data:`_AHEAD` runs ahead of this process, or here where there is one core or no fork."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    workers = min(cores, _WORKERS, len(arguments))
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(read_run, arguments)
+        return
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pending = deque(pool.submit(read_run, argument) for argument in arguments[:_AHEAD])
+        later = iter(arguments[_AHEAD:])
+        try:
+            while pending:
+                done = pending.popleft().result()
+                following = next(later, None)
+                if following is not None:
+                    pending.append(pool.submit(read_run, following))
+                yield done
+        finally:
+            pool.shutdown(cancel_futures=True)
 
 
 def _unique_labels(runs: list[Run], arguments: list[str]) -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import numpy as np
+
 from datbench_cli.compare.paired import Sample
-from datbench_cli.compare.spec import Metric, Side, TableSpec
+from datbench_cli.compare.spec import Columns, Metric, Side, TableSpec
 from datbench_cli.errors import InputError
 
 ACCURACY = "accuracy"
@@ -44,6 +48,57 @@ def read(results: list[Any], path: Path) -> list[Sample]:
     return [_sample(entry, index, path) for index, entry in enumerate(results)]
 
 
+class _Metadata(msgspec.Struct, gc=False):
+    # A missing field is "None", as str(meta.get(...)) makes it; any other non-string value
+    # (null included) fails the schema and the entry is read by :func:`read`.
+    capability: str = "None"
+    dataset: str = "None"
+    eval_mode: str = "None"
+
+
+class _Entry(msgspec.Struct, gc=False):
+    """The fields of a result entry the comparison reads (the others are skipped unbuilt)."""
+
+    id: str
+    score: float  # a JSON integer is accepted as a float; true/false is not
+    is_correct: bool
+    metadata: _Metadata
+    ground_truth: Any = None
+
+
+_ENTRIES = msgspec.json.Decoder(list[_Entry])
+_ID, _SCORE, _IS_CORRECT, _GROUND_TRUTH, _METADATA = map(
+    attrgetter, ("id", "score", "is_correct", "ground_truth", "metadata")
+)
+_CAPABILITY, _DATASET, _EVAL_MODE = map(attrgetter, ("capability", "dataset", "eval_mode"))
+
+
+def columns(data: bytes) -> Columns | None:
+    """A JSON array of result entries as columns, what :func:`read` makes of it; ``None`` when
+    an entry is not in the plain shape (:func:`read` then names what is wrong)."""
+    try:
+        entries = _ENTRIES.decode(data)
+    except msgspec.DecodeError:
+        return None
+    scores = np.array(list(map(_SCORE, entries)), dtype=float)
+    if not np.isfinite(scores).all():
+        return None
+    metadata = list(map(_METADATA, entries))
+    capability = list(map(_CAPABILITY, metadata))
+    dataset = list(map(_DATASET, metadata))
+    return Columns(
+        ids=list(map(_ID, entries)),
+        groups={
+            "capability": capability,
+            "dataset": dataset,
+            "eval_mode": list(map(_EVAL_MODE, metadata)),
+        },
+        values={ACCURACY: scores},
+        correct={ACCURACY: np.array(list(map(_IS_CORRECT, entries)), dtype=bool)},
+        checks=[list(map(_GROUND_TRUTH, entries)), capability, dataset],
+    )
+
+
 def pair_fields(a: Sample, b: Sample) -> dict[str, Any]:
     """One joined sample as the comparison lists it."""
     return {
@@ -67,4 +122,5 @@ SIDE = Side(
     ),
     read=read,
     pair_fields=pair_fields,
+    columns=columns,
 )
