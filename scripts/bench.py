@@ -443,7 +443,7 @@ for sample in samples:
     if sample.eval_mode == "judge":
         score_judge(output, judges.get(sample.id))
     else:
-        score_direct(sample, output, None)
+        score_direct(sample, output)
 print(time.perf_counter() - started)
 """
 
@@ -499,11 +499,10 @@ import json, sys, time
 from datbench_cli.benchmarks.datbench.scoring import score_direct
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 row = json.loads(sys.argv[1])
-budget = float(sys.argv[3])
 sample = DatBenchSample.from_hf_row(row, "math")
-score_direct(sample, "\\boxed{\\frac{1}{2}}", budget)  # loads the parser: not timed
+score_direct(sample, "\\boxed{\\frac{1}{2}}")  # loads the parser: not timed
 started = time.perf_counter()
-outcome = score_direct(sample, sys.argv[2], budget)
+outcome = score_direct(sample, sys.argv[2])
 print(json.dumps({"seconds": time.perf_counter() - started, "error": outcome.error}))
 """
 
