@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from datbench_cli.batch.judge_store import Judges
 from datbench_cli.batch.response_store import Responses
-from datbench_cli.benchmarks.datbench.codes import Ascending, Codes, UIntArray
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
+from datbench_cli.files.codes import Ascending, Codes, UIntArray
 
 
 class WorkList(Sequence[WorkItem]):
