@@ -7,7 +7,7 @@ import unittest
 from collections import Counter
 from unittest import mock
 
-from datbench_cli.benchmarks.datbench import id_table
+from datbench_cli.files import id_table
 from datbench_cli.files.id_table import IdTable
 
 
