@@ -37,11 +37,12 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Generic, TypeVar
-
-import pebble
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT, SampleTimeout
+
+if TYPE_CHECKING:
+    import pebble
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -171,7 +172,7 @@ def _cause(error: BaseException, limits: Limits) -> Failure:
     code = getattr(error, "exitcode", None)
     if isinstance(error, TimeoutError) or code in (-signal.SIGPROF, -signal.SIGXCPU):
         return Failure("timeout", "scoring this sample exceeded its time budget")
-    if isinstance(error, pebble.ProcessExpired) and code is not None:
+    if code is not None:  # pebble's ProcessExpired: the worker died
         if code < 0:
             try:
                 how = f"killed by {signal.Signals(-code).name}"
@@ -201,6 +202,8 @@ def score_in_workers(
     """``function(item)`` for every item, in order, computed on ``jobs`` workers (``jobs``
     <= 0: every usable core). ``function`` and the items travel to the workers pickled; an
     item whose scoring fails in its worker (see the module) yields ``failed(item, failure)``."""
+    import pebble  # here, not at start-up: it loads asyncio (and ssl) for its decorators
+
     workers = jobs if jobs > 0 else usable_cpus()
     # A chunk's wall limit: past it (a worker stuck in a call into C that sleeps, or a chunk of
     # slow items), its items are scored again one by one, each under the hard limit; results
