@@ -27,7 +27,7 @@ from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.runtime.pool import usable_cpus, worker_count
 from datbench_cli.scorers import SCORERS
 from tests.bounded import within
-from tests.cli_helpers import make_row
+from tests.cli_helpers import ROOT, make_row
 from tests.run_builders import make_score_run
 from tests.vectors import DATA, GLUE_STEMS, load_lines
 
@@ -284,6 +284,50 @@ class KilledParentTests(unittest.TestCase):
                 while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
                     time.sleep(0.05)
                 self.assertFalse([pid for pid in workers if _alive(pid)])
+
+
+_SLEEPING_CALLER = """
+import sys, time, types
+from unittest import mock
+from datbench_cli import DatBenchEvaluator, VLMResponse
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
+from tests.cli_helpers import ROOT, make_row
+
+def score_sample(sample, output):
+    time.sleep(120)  # no budget below: only the parent's death ends it
+    return {"score": 1.0}
+
+scorer = types.SimpleNamespace(score_sample=score_sample)
+rows = [dict(make_row(f"s{i}", dataset="slow"), image=None) for i in range(4)]
+responses = [VLMResponse(f"s{i}", "x") for i in range(4)]
+with mock.patch("datbench_cli.benchmarks.datbench.scoring.get_scorer", lambda _: scorer):
+    compute_report(
+        DatBenchEvaluator(rows, "math"),
+        responses,
+        options=ScoreOptions(sample_timeout=None, jobs=2),
+    )
+"""
+
+
+class DyingWithTheParentTests(unittest.TestCase):
+    def test_busy_workers_die_with_a_killed_caller(self) -> None:
+        # Mid-sample, with no budget: only PR_SET_PDEATHSIG ends them before their 120 s.
+        process = subprocess.Popen(
+            [sys.executable, "-c", _SLEEPING_CALLER], cwd=ROOT, stderr=subprocess.DEVNULL
+        )
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        deadline = time.monotonic() + 60
+        while len(children.read_text().split()) < 2:
+            self.assertLess(time.monotonic(), deadline, "the pool never started")
+            time.sleep(0.01)
+        workers = [int(pid) for pid in children.read_text().split()]
+        time.sleep(1.0)  # both workers are asleep in a sample
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse([pid for pid in workers if _alive(pid)])
 
 
 def _alive(pid: int) -> bool:
