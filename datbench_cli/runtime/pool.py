@@ -32,6 +32,7 @@ import multiprocessing
 import os
 import resource
 import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
@@ -218,12 +219,18 @@ def score_in_workers(
     try:
         batches: deque[_Batch[T]] = deque()
         source = iter(items)
+        started = False
         while True:
             while len(batches) < 4 * workers:
                 chunk = list(islice(source, _CHUNK))
                 if not chunk:
                     break
-                future = pool.schedule(_score_chunk, (function, chunk, limits), timeout=wall)
+                # The first schedule forks the workers, here: a Ctrl-C meanwhile waits until
+                # they are up (it must not land in the fork's handlers, nor in a worker that
+                # does not ignore it yet).
+                with _sigint_held(not batches and not started):
+                    future = pool.schedule(_score_chunk, (function, chunk, limits), timeout=wall)
+                started = True
                 batches.append(_Batch(chunk, future))
             if not batches:
                 break
@@ -242,6 +249,19 @@ def score_in_workers(
     finally:
         pool.stop()
         pool.join()
+
+
+@contextlib.contextmanager
+def _sigint_held(hold: bool) -> Iterator[None]:
+    """SIGINT blocked in this thread (the main one) while ``hold``; delivered afterwards."""
+    if not hold or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _alone(
