@@ -101,10 +101,3 @@ class CoverageWarning(DatbenchWarning):
     """Samples left unscored for want of a response. ``datbench score`` states this once
     itself (the note under its table, ``summary.coverage``, the coverage check), so the run
     directory stage does not repeat the warning; Python callers see it as a warning."""
-
-
-class WorkerDied(DatbenchError):
-    """A scoring worker process died (killed, out of memory, a crash in a C extension) twice on
-    the same samples: the run stops instead of waiting for it or scoring without them."""
-
-    exit_code = 3

@@ -455,7 +455,7 @@ for sample in samples:
     if sample.eval_mode == "judge":
         score_judge(output, judges.get(sample.id))
     else:
-        score_direct(sample, output, None)
+        score_direct(sample, output)
 print(time.perf_counter() - started)
 """
 

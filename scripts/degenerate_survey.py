@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample  # noqa: E402
-from datbench_cli.benchmarks.datbench.scoring import score_direct  # noqa: E402
+from datbench_cli.benchmarks.datbench.scoring import Outcome, score_direct  # noqa: E402
+from datbench_cli.runtime.budget import SampleTimeout  # noqa: E402
 from tests.degenerate_texts import FAMILIES, metadata_shapes, scorer_rows  # noqa: E402
 
 TARGET = 0.3  # seconds per sample
@@ -33,7 +35,7 @@ def warm_up(rows: dict[str, tuple[str, dict[str, Any]]]) -> None:
     counted against a degenerate sample."""
     for capability, row in rows.values():
         sample = DatBenchSample.from_hf_row(row, capability)
-        score_direct(sample, "\\boxed{\\frac{1}{2}} The answer is 12.", 60.0)
+        score_direct(sample, "\\boxed{\\frac{1}{2}} The answer is 12.")
 
 
 def fresh_state() -> Any:
@@ -60,6 +62,24 @@ def fresh_state() -> Any:
     return fresh
 
 
+def _stop(signum: int, frame: Any) -> None:
+    raise SampleTimeout
+
+
+def within(budget: float, sample: DatBenchSample, text: str) -> Outcome | None:
+    """``score_direct`` under ``budget`` seconds, as a scoring worker runs it (this script is
+    a process of its own); ``None`` when the budget ran out."""
+    previous = signal.signal(signal.SIGALRM, _stop)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        return score_direct(sample, text)
+    except SampleTimeout:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def survey(
     budget: float, names: list[str] | None = None
 ) -> list[tuple[str, str, str, str, float, str]]:
@@ -77,9 +97,14 @@ def survey(
                     sample = DatBenchSample.from_hf_row(dict(row, metadata=metadata), capability)
                     fresh()
                     started = time.perf_counter()
-                    outcome = score_direct(sample, text, budget)
+                    outcome = within(budget, sample, text)
                     seconds = time.perf_counter() - started
-                    result = outcome.error["type"] if outcome.error else f"score {outcome.score}"
+                    if outcome is None:
+                        result = "SampleTimeout"
+                    elif outcome.error:
+                        result = outcome.error["type"]
+                    else:
+                        result = f"score {outcome.score}"
                     results.append((family, variant, name, shape, seconds, result))
     return results
 

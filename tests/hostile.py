@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 from datbench_cli import DatBenchEvaluator, SampleScore, VLMResponse
-from datbench_cli.benchmarks.datbench.evaluator import compute_report
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from tests.bounded import within
 
 BUDGET = 10.0  # the per-sample budget the hostile tests score with
@@ -25,7 +25,9 @@ def score_with_budget(
     evaluator = DatBenchEvaluator([dict(row, image=None)], capability)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = compute_report(evaluator, [VLMResponse(row["id"], output)], sample_timeout=budget)
+        report = compute_report(
+            evaluator, [VLMResponse(row["id"], output)], options=ScoreOptions(sample_timeout=budget)
+        )
     return report.results[0]
 
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from datbench_cli.batch.answers import JudgeResponse
 from datbench_cli.batch.line_keys import JUDGE_KEYS
 from datbench_cli.batch.response_store import AnsweredLines, read_answered
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
-from datbench_cli.benchmarks.datbench.schema import JudgeResponse
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
 _DIGEST_BYTES = 8  # a response digest is 16 hex digits

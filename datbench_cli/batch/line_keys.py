@@ -100,8 +100,6 @@ def checked_lines(
     ``warn`` hears once, at the end, about keys of native lines that no reader uses. With
     ``warn``, a last line cut off mid-write is ignored and ``warn`` told so (without, it is an
     error)."""
-    from datbench_cli.batch.responses import is_batch_line
-
     unknown = UnknownKeys(known)
     for number, obj in iter_jsonl(path, None if warn is None else torn_tail_warner(path, warn)):
         if not is_batch_line(obj):
@@ -110,3 +108,8 @@ def checked_lines(
     message = unknown.message(path)
     if message and warn is not None:
         warn(message)
+
+
+def is_batch_line(obj: dict[str, Any]) -> bool:
+    """True for an OpenAI-style batch output line (it carries ``custom_id``)."""
+    return "custom_id" in obj

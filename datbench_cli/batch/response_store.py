@@ -2,7 +2,7 @@
 
 :class:`ResponseStore` (what ``score`` uses) reads the file once with the same rules as
 :func:`~datbench_cli.batch.responses.load_vlm_responses` and keeps, per answered line, its id
-(in an :class:`~datbench_cli.benchmarks.datbench.id_table.IdTable`), its status and the byte
+(in an :class:`~datbench_cli.files.id_table.IdTable`), its status and the byte
 span of the line; a response is parsed again from the file when it is scored, and a line
 whose bytes are no longer those read at the start (CRC-32) is an input error, never a silently
 different answer. :class:`HeldResponses` puts responses already in memory (the Python API)
@@ -12,10 +12,12 @@ lines, in file order; the last line of an id is the one that counts.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from datbench_cli.batch.answers import VLMResponse
 from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys
 from datbench_cli.batch.responses import (
     RESPONSE_STATUSES,
@@ -23,11 +25,9 @@ from datbench_cli.batch.responses import (
     ResponseLine,
     response_line,
 )
-from datbench_cli.benchmarks.datbench.line_spans import LineSpans
-from datbench_cli.benchmarks.datbench.schema import VLMResponse
-from datbench_cli.benchmarks.datbench.summary import count_duplicates
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.line_spans import LineSpans
 
 _STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
 
@@ -101,7 +101,7 @@ class HeldResponses:
         return len(self._responses[position].model_output or "")
 
     def duplicate_ids(self) -> int:
-        return count_duplicates([r.id for r in self._responses])
+        return sum(1 for n in Counter(r.id for r in self._responses).values() if n > 1)
 
     def unmatched(self, matched: bytearray) -> int:
         return sum(1 for position in self._last.values() if not matched[position])

@@ -24,9 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.batch.answers import JudgeResponse, VLMResponse
 from datbench_cli.batch.digests import DIGEST_FIELD, is_digest, split_tagged_id
-from datbench_cli.batch.line_keys import JUDGE_KEYS, RESPONSE_KEYS, UnknownKeys, wrong_file_hint
-from datbench_cli.benchmarks.datbench.schema import JudgeResponse, VLMResponse
+from datbench_cli.batch.line_keys import (
+    JUDGE_KEYS,
+    RESPONSE_KEYS,
+    UnknownKeys,
+    is_batch_line,
+    wrong_file_hint,
+)
 from datbench_cli.errors import InputError
 from datbench_cli.files.jsonio import iter_jsonl
 
@@ -133,11 +139,6 @@ def batch_line_result(obj: dict[str, Any]) -> tuple[str | None, str | None, str 
     error is ``None`` (a line that reached the model has text, ``""`` when it gave none)."""
     outcome = batch_outcome(obj)
     return outcome.text, outcome.error, outcome.finish_reason
-
-
-def is_batch_line(obj: dict[str, Any]) -> bool:
-    """True for an OpenAI-style batch output line (it carries ``custom_id``)."""
-    return "custom_id" in obj
 
 
 def batch_response_line(

@@ -152,6 +152,15 @@ class Benchmark(Protocol):
     name: str
     title: str
     default_source: str
+    # Optional runners a benchmark brings: a tool-using agent (``datbench agent``), and an
+    # importer of an official runner's result files (``datbench import-responses``).
+    has_agent: bool
+    imports_official: bool
+
+    def import_official(self, path: Path, run: RunDir) -> Any:
+        """The run's responses from an official runner's result file (``None``: this
+        benchmark has no importer)."""
+        ...
 
     def select(self, targets: Sequence[str]) -> list[str] | None:
         """What these export targets mean to this benchmark (``None``: not this one's)."""

@@ -1,5 +1,6 @@
 """Runners some benchmarks bring: a tool-using agent, and importers of an official runner's
-output files. The commands resolve them from the run directory's benchmark (never by name).
+output files. The commands resolve them from the run directory's benchmark through the one
+benchmarks table (its optional members `has_agent`, `imports_official`), never by name.
 
 Only VisualToolBench has either today; a benchmark without one gets a clear usage error.
 """
@@ -11,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from datbench_cli.benchmarks.base import Benchmark
 from datbench_cli.benchmarks.vistoolbench.agent import images as _images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol as _protocol
-from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK as _VTB
 from datbench_cli.errors import UsageError
-from datbench_cli.files.rundir import REFERENCES, RunDir
+from datbench_cli.files.rundir import RunDir
 
 if TYPE_CHECKING:
     from datbench_cli.benchmarks.vistoolbench.agent.run import AgentResult, run_agent
@@ -64,38 +65,34 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def _import_vistoolbench(path: Path, run: RunDir) -> ImportResult:
-    from datbench_cli.benchmarks.vistoolbench.official_import import import_official
-    from datbench_cli.benchmarks.vistoolbench.records import load_references
+def _benchmark(run: RunDir) -> Benchmark:
+    from datbench_cli.benchmarks import named
 
-    return import_official(path, load_references(run.path(REFERENCES)))
-
-
-_AGENTS = frozenset({_VTB})
-_IMPORTERS: dict[str, Callable[[Path, RunDir], ImportResult]] = {_VTB: _import_vistoolbench}
+    return named(run.read_manifest().get("benchmark"), run.root)
 
 
-def _benchmark(run: RunDir) -> Any:
-    return run.read_manifest().get("benchmark")
+def _names(has: Callable[[Benchmark], bool]) -> str:
+    from datbench_cli.benchmarks import BENCHMARKS
+
+    return ", ".join(sorted(name for name, b in BENCHMARKS.items() if has(b)))
 
 
 def require_agent(run: RunDir) -> None:
     """Refuse a run directory whose benchmark has no tool-using agent."""
-    name = _benchmark(run)
-    if name not in _AGENTS:
+    bench = _benchmark(run)
+    if not bench.has_agent:
         raise UsageError(
-            f"{run.root} was exported for {name!r}, which has no tool-using agent "
-            f"(available for: {', '.join(sorted(_AGENTS))})"
+            f"{run.root} was exported for {bench.name!r}, which has no tool-using agent "
+            f"(available for: {_names(lambda b: b.has_agent)})"
         )
 
 
 def import_official_results(path: Path, run: RunDir) -> ImportResult:
     """The run directory's responses from an official runner's output file."""
-    name = _benchmark(run)
-    importer = _IMPORTERS.get(name)
-    if importer is None:
+    bench = _benchmark(run)
+    if not bench.imports_official:
         raise UsageError(
-            f"{run.root} was exported for {name!r}; import-responses reads the official "
-            f"runner files of: {', '.join(sorted(_IMPORTERS))}"
+            f"{run.root} was exported for {bench.name!r}; import-responses reads the official "
+            f"runner files of: {_names(lambda b: b.imports_official)}"
         )
-    return importer(path, run)
+    return bench.import_official(path, run)  # type: ignore[no-any-return]

@@ -19,7 +19,6 @@ from datbench_cli.cli.output import Output, error_line
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files.rundir import MANIFEST, RunDir
 from datbench_cli.runtime import interrupt
-from datbench_cli.runtime.stack import in_roomy_frame
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -201,9 +200,7 @@ def handle_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             with interrupt.remembering_ctrl_c():
-                # The whole command in one large frame-stack chunk (runtime/stack.py): a scoring
-                # loop near a chunk's edge otherwise maps and unmaps memory for every sample.
-                result = in_roomy_frame(command, *args, **kwargs)
+                result = command(*args, **kwargs)
                 interrupt.checkpoint()  # a Ctrl-C dropped after the last checkpoint: still 130
             return result
         except DatbenchError as exc:

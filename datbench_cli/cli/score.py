@@ -99,7 +99,7 @@ def score(
             "--jobs",
             "-j",
             min=0,
-            help="Worker processes (0: every usable core; a run under 1,000 samples in-process).",
+            help="Worker processes (0: every usable core; one for a run under 1,000 samples).",
         ),
     ] = 0,
     profile: Annotated[

@@ -1,1 +1,1 @@
-"""Running scorers safely: the per-sample time budget and parallel scoring."""
+"""Running scorers safely: worker processes with a per-sample budget and memory cap."""

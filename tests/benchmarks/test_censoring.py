@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import unittest
 
-from datbench_cli.benchmarks.datbench.censoring import censoring, reasons, thinking
+from datbench_cli.benchmarks.datbench.censoring import reasons, thinking
 from datbench_cli.benchmarks.datbench.schema import SampleScore
+from datbench_cli.benchmarks.datbench.uncertainty import columns_of
 from datbench_cli.benchmarks.vistoolbench.censoring import censoring as vtb_censoring
 from tests.compare_support import scored_sample_report
 
@@ -46,7 +47,7 @@ class DatBenchCensoringTest(unittest.TestCase):
             _result("stale", 0.0, "yes", mode="judge", verdict="stale"),
             _result("other", 1.0, "x", capability="d"),
         ]
-        got = censoring(results, {"cut"})
+        got = columns_of(results, truncated_ids={"cut"}).censoring()
         overall = got["overall"]
         self.assertEqual(overall["samples"], 13)
         self.assertEqual(overall["truncated"], 2)
@@ -67,7 +68,7 @@ class DatBenchCensoringTest(unittest.TestCase):
         self.assertEqual(sorted(got["datasets"]), ["ds-c", "ds-d"])
 
     def test_nothing_completed_is_null(self) -> None:
-        got = censoring([_result("e", 0.0, "")])
+        got = columns_of([_result("e", 0.0, "")]).censoring()
         self.assertEqual(got["overall"]["completed"], 0)
         self.assertIsNone(got["overall"]["accuracy_completed"])
         self.assertEqual(reasons(_result("e", 0.0, "")), ["empty"])

@@ -6,7 +6,7 @@ import math
 import random
 import unittest
 
-from datbench_cli.benchmarks.datbench.codes import Ascending, Codes, OptionalFloats, UIntArray
+from datbench_cli.files.codes import Ascending, Codes, OptionalFloats, UIntArray
 
 
 class UIntArrayTests(unittest.TestCase):

@@ -15,7 +15,7 @@ from datbench_cli import (
     VLMResponse,
 )
 from datbench_cli.batch.digests import response_digest
-from datbench_cli.benchmarks.datbench.evaluator import compute_report
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from datbench_cli.scorers import get_scorer
@@ -258,7 +258,12 @@ class CoverageAndErrorTests(unittest.TestCase):
         self.assertEqual(report.summary["total_samples"], 2)
         self.assertEqual(report.results[1].score, 1.0)
         with self.assertRaises(ScorerFailed) as caught:
-            quietly(compute_report, evaluator, [VLMResponse("b", "7")], strict=True)
+            quietly(
+                compute_report,
+                evaluator,
+                [VLMResponse("b", "7")],
+                options=ScoreOptions(strict=True),
+            )
         self.assertIn("sample b", str(caught.exception))
 
     def test_failing_dataset_aggregation_is_recorded(self) -> None:
@@ -274,7 +279,7 @@ class CoverageAndErrorTests(unittest.TestCase):
         self.assertEqual(error["type"], "ValueError")
         self.assertEqual(report.summary["total_samples"], 2)
         with self.assertRaises(ScorerFailed):
-            quietly(compute_report, evaluator, responses, strict=True)
+            quietly(compute_report, evaluator, responses, options=ScoreOptions(strict=True))
 
     def test_empty_evaluation(self) -> None:
         report = DatBenchEvaluator([], "math").compute_metrics([])
@@ -314,7 +319,7 @@ class SeedApiCoverageTests(unittest.TestCase):
             compute_report,
             self.evaluator(),
             [VLMResponse("a", "yes")],
-            errored_ids=["b"],
+            options=ScoreOptions(errored_ids=frozenset({"b"})),
         )
         s = report.summary
         self.assertEqual(s["total_samples"], 1)

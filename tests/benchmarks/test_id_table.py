@@ -7,8 +7,8 @@ import unittest
 from collections import Counter
 from unittest import mock
 
-from datbench_cli.benchmarks.datbench import id_table
-from datbench_cli.benchmarks.datbench.id_table import IdTable
+from datbench_cli.files import id_table
+from datbench_cli.files.id_table import IdTable
 
 
 def table_of(ids: list[str]) -> IdTable:

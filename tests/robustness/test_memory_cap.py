@@ -23,9 +23,13 @@ _SLACK_MIB = 150  # the parent's own growth while the worker is watched, and pag
 
 _SCRIPT = textwrap.dedent(
     """
-    import json, resource, sys, time
+    import json, os, resource, sys, time
+    from datbench_cli.benchmarks.datbench.evaluator import _failed_record, _record
+    from datbench_cli.benchmarks.datbench.records import library_record
     from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-    from datbench_cli.runtime.parallel import WorkItem, resident_bytes, score_all
+    from datbench_cli.benchmarks.datbench.scoring import WorkItem
+    from datbench_cli.runtime.pool import Limits, score_in_workers
+    from functools import partial
 
     cap = int(sys.argv[1]) << 20
     hostile = "[" + ", ".join(["[1]"] * 2_000_000) + "]"
@@ -34,9 +38,13 @@ _SCRIPT = textwrap.dedent(
         answer="[1, 2]", all_answers=["[1, 2]"], source_info={"dataset": "chartqapro"},
     )
     work = [WorkItem(sample, hostile, False, None), WorkItem(sample, "[1, 2]", False, None)]
-    base = resident_bytes()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
     start = time.monotonic()
-    outcomes = list(score_all(work, 30.0, 1, memory_cap=cap))
+    records = list(score_in_workers(
+        partial(_record, library_record), work, partial(_failed_record, library_record),
+        1, Limits(30.0, cap),
+    ))
+    outcomes = [type("O", (), {"score": r[0], "error": r[3]}) for r in records]
     print(json.dumps({
         "seconds": time.monotonic() - start,
         "base_mib": base >> 20,
@@ -107,9 +115,14 @@ class MemoryCapTests(unittest.TestCase):
             # The default cap is 1 GiB over the CLI's own few hundred MiB (gigabytes without).
             self.assertLess(peak_mib, 1800, done.stderr)
             report = json.loads((run / "report.json").read_text())
-            self.assertEqual(report["summary"]["scorer_errors"], 1)
-            detail = json.dumps(report)
-            self.assertIn("SampleMemoryExceeded", detail)
+            (result,) = report["results"]
+            self.assertEqual(result["score"], 0.0)
+            # The allocation past the cap fails (MemoryError): recorded as over the cap where
+            # it leaves the scorer; ChartQAPro's reference code takes any failure to parse the
+            # output (this one included) as "not a list", which scores 0.
+            error = result["metadata"]["score_details"].get("error")
+            if error is not None:
+                self.assertEqual(error["type"], "SampleMemoryExceeded")
 
 
 if __name__ == "__main__":

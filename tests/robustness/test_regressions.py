@@ -3,10 +3,8 @@ kill loops, Ctrl-C). Each names the defect it pins down."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -17,11 +15,9 @@ from unittest import mock
 from datbench_cli import parse_judge_verdict
 from datbench_cli.batch.requests import write_parts
 from datbench_cli.batch.sender import OutputFile
-from datbench_cli.benchmarks.datbench.scoring import Outcome
 from datbench_cli.errors import InputError, OutputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import MANIFEST, RunDir, sha256_file
-from datbench_cli.runtime import parallel
 from tests.cli_helpers import run_cli
 from tests.fault_injection import FullDisk
 
@@ -148,21 +144,3 @@ class StaleTempRegressions(_Tmp):
         stale.write_bytes(b"partial")
         write_parts(folder, "tasks", [{"custom_id": "a", "body": {}}])
         self.assertEqual(sorted(p.name for p in folder.iterdir()), ["tasks.openai.00001.jsonl"])
-
-
-class PoolInterruptRegressions(unittest.TestCase):
-    """Found by the Ctrl-C test: SIGINT to the process group made every scoring worker print a
-    KeyboardInterrupt traceback; workers now ignore it and the parent reports it once."""
-
-    @unittest.skipUnless("fork" in multiprocessing.get_all_start_methods(), "needs fork")
-    def test_scoring_workers_ignore_sigint(self) -> None:
-        def handler_in_worker(item: object, timeout: object) -> Outcome:
-            return Outcome(0.0, False, {"sigint": int(signal.getsignal(signal.SIGINT))})
-
-        work = [None] * 64  # enough for several chunks per worker
-        with (
-            mock.patch("datbench_cli.runtime.parallel.score_item", handler_in_worker),
-            mock.patch("datbench_cli.runtime.parallel._warm_up", lambda work, timeout: None),
-        ):
-            outcomes = list(parallel.score_all(work, None, jobs=2))  # type: ignore[arg-type]
-        self.assertEqual({o.details["sigint"] for o in outcomes}, {int(signal.SIG_IGN)})

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
-from datbench_cli.benchmarks.datbench.evaluator import compute_report
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from datbench_cli.scorers import (
     SCORERS,
     ai2d,
@@ -76,7 +76,7 @@ def score(rows: list[dict[str, Any]], outputs: dict[str, str], **kwargs: Any) ->
             evaluator,
             [VLMResponse(i, o) for i, o in outputs.items()],
             [JudgeResponse(r["id"], "true", "true") for r in rows if r["eval_mode"] == "judge"],
-            **kwargs,
+            options=ScoreOptions(**kwargs),
         )
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
-from datbench_cli.benchmarks.datbench.evaluator import compute_report
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from datbench_cli.scorers import SCORERS
 from tests.hostile import check_not_over_budget
 from tests.hypothesis_profiles import examples
@@ -87,8 +87,7 @@ def score_once(
         report = compute_report(
             evaluator,
             [VLMResponse(row["id"], output)],
-            sample_timeout=SAMPLE_TIMEOUT,
-            profile=profile,
+            options=ScoreOptions(sample_timeout=SAMPLE_TIMEOUT, profile=profile),
         )
     elapsed = time.monotonic() - started
     result = report.results[0]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli import DatBenchEvaluator, VLMResponse
-from datbench_cli.benchmarks.datbench.evaluator import compute_report
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from datbench_cli.files import jsonio
 from datbench_cli.scorers import chartqapro
 from tests.bounded import within
@@ -44,7 +44,7 @@ def _score(rows: list[dict[str, Any]], outputs: list[str], capability: str, jobs
         warnings.simplefilter("ignore")
         evaluator = DatBenchEvaluator([dict(r, image=None) for r in rows], capability)
         responses = [VLMResponse(r["id"], o) for r, o in zip(rows, outputs, strict=True)]
-        return compute_report(evaluator, responses, jobs=jobs)
+        return compute_report(evaluator, responses, options=ScoreOptions(jobs=jobs))
 
 
 def nested_dict(depth: int) -> str:

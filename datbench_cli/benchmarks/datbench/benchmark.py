@@ -39,6 +39,12 @@ class DatBench:
     name = "datbench"
     title = "DatBench"
     default_source = DEFAULT_DATBENCH_SOURCE
+    has_agent = False
+    imports_official = False
+
+    def import_official(self, path: Path, run: RunDir) -> None:
+        """DatBench has no official runner files to import."""
+        return None
 
     def select(self, targets: Sequence[str]) -> list[str] | None:
         """The capabilities named (``all``: the nine), in order, without repeats; ``None`` when

@@ -12,7 +12,7 @@ samples count, as scored, in every seed key).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import SampleScore
@@ -67,14 +67,3 @@ def sample_reasons(status: Any, output: Any, eval_mode: Any, verdict: Any) -> li
     if eval_mode == "judge" and verdict in _VERDICTS:
         found.append(f"judge_{verdict}")
     return found
-
-
-def censoring(
-    results: Sequence[SampleScore], truncated_ids: Collection[str] = ()
-) -> dict[str, Any]:
-    """``summary["censoring"]``: ``overall``, ``capabilities`` and ``datasets`` entries.
-    ``truncated_ids``: responses cut at the token limit, for reports whose results do not carry
-    ``response_status``."""
-    from datbench_cli.benchmarks.datbench.uncertainty import columns_of
-
-    return columns_of(results, truncated_ids=truncated_ids).censoring()

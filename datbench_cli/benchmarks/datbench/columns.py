@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.benchmarks.datbench.censoring import KEYS
-from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
 from datbench_cli.benchmarks.datbench.summary import GroupStats
+from datbench_cli.files.codes import Codes, OptionalFloats, UIntArray
 
 _BITS = {key: 1 << bit for bit, key in enumerate(KEYS)}
 

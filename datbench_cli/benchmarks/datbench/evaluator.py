@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +25,16 @@ from datbench_cli.benchmarks.datbench.schema import (
     SampleScore,
     VLMResponse,
 )
+from datbench_cli.benchmarks.datbench.scoring import (
+    Outcome,
+    WorkItem,
+    failed_outcome,
+    score_item,
+)
 from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
 from datbench_cli.benchmarks.datbench.uncertainty import table_additions
+from datbench_cli.benchmarks.datbench.work import WorkList
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
     CoverageWarning,
@@ -35,11 +44,49 @@ from datbench_cli.errors import (
     name_ids,
 )
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
-from datbench_cli.runtime.memory import return_freed_memory
-from datbench_cli.runtime.parallel import Feed, Finish, WorkItem, WorkList, score_all
+from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
+from datbench_cli.scorers import get_scorer
 
-# Samples matched to their responses between two looks at the scoring workers.
-_MATCH_STEP = 256
+# What the worker makes of a sample's outcome (see records.py), there.
+Finish = Callable[[WorkItem, Outcome], tuple]
+
+
+def _record(finish: Finish, item: WorkItem) -> tuple:
+    return finish(item, score_item(item))
+
+
+def _failed_record(finish: Finish, item: WorkItem, failure: Failure) -> tuple:
+    return finish(item, failed_outcome(failure))
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How a run is scored, and what reading its response files found (only reported).
+
+    ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the sample scores
+    0 with the error in its ``score_details``); ``sample_timeout`` bounds the seconds one
+    sample may take; ``jobs`` > 1 scores on that many worker processes (0: every usable
+    core; results are identical and in the same order); ``progress``, if given, is called as
+    ``progress(0, total=N)`` and then with the number of samples scored since its last call;
+    ``profile`` is ``"reference"`` or ``"corrected"`` (see docs/known-defects.md). The
+    ``errored_*`` and ``truncated_*`` counts come from the response files (lines that
+    reported an error; outputs cut at the token limit, scored as they are);
+    ``response_statuses`` maps ids to the status of their response line (default: ``ok``
+    for non-empty text, else ``empty``); ``errored_ids`` are samples whose only lines were
+    transport failures (counted ``errored``, not ``missing``).
+    """
+
+    strict: bool = False
+    sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT
+    jobs: int = 1
+    progress: Callable[..., None] | None = None
+    profile: str = REFERENCE
+    errored_responses: int = 0
+    judge_errored_responses: int = 0
+    truncated_responses: int = 0
+    judge_truncated_responses: int = 0
+    response_statuses: Mapping[str, str] | None = None
+    errored_ids: frozenset[str] = frozenset()
 
 
 class DatBenchEvaluator:
@@ -49,37 +96,22 @@ class DatBenchEvaluator:
     samples are scored only from the judge verdict.
     """
 
-    def __init__(self, hf_dataset: Iterable[dict[str, Any]] | None, capability: str):
-        if capability not in CAPABILITIES and not (hf_dataset is None and capability == ""):
+    def __init__(self, hf_dataset: Iterable[dict[str, Any]], capability: str):
+        if capability not in CAPABILITIES:
             raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
+        if hf_dataset is None:
+            raise TypeError("hf_dataset must be the capability's rows (a datasets split)")
         self.capability = capability
-        self.hf_dataset = hf_dataset
-        rows = hf_dataset if hf_dataset is not None else []
-        self.samples: list[DatBenchSample] = [
-            DatBenchSample.from_hf_row(row, capability) for row in rows
-        ]
-        self.samples_by_id: dict[str, DatBenchSample] = {s.id: s for s in self.samples}
-        self._source: Samples | None = None
+        self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
+        self._hold([DatBenchSample.from_hf_row(row, capability) for row in hf_dataset])
 
-    @classmethod
-    def over(cls, source: Samples) -> DatBenchEvaluator:
-        """An evaluator that scores the samples of ``source`` (for example a
-        :class:`~datbench_cli.benchmarks.datbench.references.ReferenceFile`) without holding
-        them; only :meth:`compute_metrics` and :meth:`stream_metrics` are meant for it."""
-        evaluator = cls(None, "")
-        evaluator._source = source
-        return evaluator
+    def _hold(self, samples: list[DatBenchSample], source: Samples | None = None) -> None:
+        self.samples = samples
+        self.samples_by_id: dict[str, DatBenchSample] = {s.id: s for s in samples}
+        self._source = source
 
     def _samples(self) -> Samples:
         return self._source if self._source is not None else HeldSamples(self.samples)
-
-    @classmethod
-    def from_samples(cls, samples: Iterable[DatBenchSample]) -> DatBenchEvaluator:
-        """An evaluator over ready-made samples (which may span several capabilities)."""
-        evaluator = cls(None, "")
-        evaluator.samples = list(samples)
-        evaluator.samples_by_id = {s.id: s for s in evaluator.samples}
-        return evaluator
 
     def get_inference_tasks(self) -> list[InferenceTask]:
         """One task per sample, in dataset order."""
@@ -113,14 +145,15 @@ class DatBenchEvaluator:
         ``"reference"`` (the reference's scores, quirks included) or ``"corrected"`` (one named
         fix per known reference defect, see docs/known-defects.md).
         """
-        return self._in_memory(vlm_responses, judge_responses, strict_judge, {"profile": profile})
+        options = ScoreOptions(profile=profile)
+        return self._in_memory(vlm_responses, judge_responses, strict_judge, options)
 
     def _in_memory(
         self,
         vlm_responses: Iterable[VLMResponse],
         judge_responses: Iterable[JudgeResponse] | None,
         strict_judge: bool,
-        options: dict[str, Any],
+        options: ScoreOptions,
     ) -> DatBenchReport:
         """The report with every result held as a :class:`SampleScore` (the public method and
         :func:`compute_report`, one frame below them for the warnings' stack level)."""
@@ -132,37 +165,33 @@ class DatBenchEvaluator:
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
         summary, _ = self._evaluate(
-            vlm_responses, judge_responses, strict_judge, library_record, keep, depth=1, **options
+            vlm_responses, judge_responses, strict_judge, library_record, keep, options, depth=1
         )
         return DatBenchReport(summary=summary, results=results)
 
-    def stream_metrics(
+    def _stream_metrics(
         self,
-        vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
-        judge_responses: Iterable[JudgeResponse] | JudgeStore | HeldJudges | None = None,
-        strict_judge: bool = False,
-        *,
-        spill_dir: Path | None = None,
-        response_statuses: Mapping[str, str] | None = None,
-        **options: Any,
+        vlm_responses: ResponseStore,
+        judge_responses: Iterable[JudgeResponse] | JudgeStore,
+        options: ScoreOptions,
+        spill_dir: Path,
     ) -> StreamedReport:
-        """:meth:`compute_metrics` for large runs: the same summary, but each result is
-        written (as the report's JSON) to a temporary file as it is scored, in ``spill_dir``
-        where possible, instead of being held as an object, and every result carries its
-        ``response_status`` (``response_statuses``, else the status of its text); the
-        censoring counts use those statuses. Memory stays flat in the number of samples."""
+        """The report of ``score``: the summary, each result written (as the report's JSON)
+        to a temporary file in ``spill_dir`` as it is scored instead of being held as an
+        object, every result carrying its ``response_status``; the censoring counts use those
+        statuses. Memory stays flat in the number of samples; the inputs are used up."""
         spill = ResultSpill(spill_dir)
         try:
             summary, table = self._evaluate(
                 vlm_responses,
                 judge_responses,
-                strict_judge,
+                False,
                 streamed_record,
                 lambda _, __, record: spill.add(record[7]),
-                response_statuses=response_statuses,
+                options,
                 with_status=True,
                 spill_dir=spill_dir,
-                **options,
+                release_inputs=True,
             )
         except BaseException:
             spill.close()
@@ -176,18 +205,8 @@ class DatBenchEvaluator:
         strict_judge: bool,
         finish: Finish,
         sink: Callable[[WorkList, int, tuple], None],
+        options: ScoreOptions,
         *,
-        strict: bool = False,
-        sample_timeout: float | None = DEFAULT_SAMPLE_TIMEOUT,
-        errored_responses: int = 0,
-        judge_errored_responses: int = 0,
-        truncated_responses: int = 0,
-        judge_truncated_responses: int = 0,
-        response_statuses: Mapping[str, str] | None = None,
-        errored_ids: Iterable[str] = (),
-        jobs: int = 1,
-        progress: Callable[..., None] | None = None,
-        profile: str = REFERENCE,
         with_status: bool = False,
         spill_dir: Path | None = None,
         release_inputs: bool = False,
@@ -198,12 +217,13 @@ class DatBenchEvaluator:
         (``depth``: frames between this and the public method, for the warnings;
         ``release_inputs``: the inputs are used up, a :class:`ResponseStore` forgets its ids
         once matched and both it and the samples drop their columns before aggregating)."""
-        profile = check_profile(profile)
+        profile = check_profile(options.profile)
+        strict, progress = options.strict, options.progress
         samples = self._samples()
         store: Responses = (
             vlm_responses
             if isinstance(vlm_responses, ResponseStore | HeldResponses)
-            else HeldResponses(vlm_responses, response_statuses)
+            else HeldResponses(vlm_responses, options.response_statuses)
         )
         judges: Judges = (
             judge_responses
@@ -213,68 +233,64 @@ class DatBenchEvaluator:
         coverage = Coverage(
             expected_samples=len(samples),
             duplicate_response_ids=store.duplicate_ids(),
-            errored_responses=errored_responses,
-            judge_errored_responses=judge_errored_responses,
-            truncated_responses=truncated_responses,
-            judge_truncated_responses=judge_truncated_responses,
+            errored_responses=options.errored_responses,
+            judge_errored_responses=options.judge_errored_responses,
+            truncated_responses=options.truncated_responses,
+            judge_truncated_responses=options.judge_truncated_responses,
             unknown_judge_response_ids=len(
                 unknown_ids(judges, (), lambda i: samples.last_index(i) is not None)
             ),
         )
-        errored = set(errored_ids)
+        errored = options.errored_ids
         work = WorkList(samples.sample, profile, store, judges)
         judge_matched = 0
-        matched_all = False
-
-        def match(work: WorkList) -> Iterator[None]:
-            """Append each answered sample to ``work``, a step at a time (a pool scores the
-            items already there meanwhile), counting coverage as it goes."""
-            nonlocal judge_matched, matched_all
-            matched = bytearray(len(store))  # the responses some sample has
-            for key in samples.keys():
-                if key.at % _MATCH_STEP == 0:
-                    yield
-                position = store.last(key.id)
-                if position is None:
-                    coverage.missing_responses += 1
-                    coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
-                    continue
-                matched[position] = 1
-                status = store.status(position)
-                if status is None or status in (ERRORED, MISSING):
-                    status = text_status(store.response(position).model_output)
-                coverage.count(key.capability, status)
-                judge_mode = key.eval_mode == "judge"
-                judge = judges.last(key.id) if judge_mode else None
-                judge_matched += judge is not None
-                work.append(key.at, position, judge_mode, judge, status if with_status else None)
-            # Every distinct response id no sample has (the last line of an id is the one
-            # matched).
-            coverage.unknown_response_ids = store.unmatched(matched)
-            del matched
-            if release_inputs:  # every lookup by id is done: only problem reports need an id
-                samples.forget_ids()
-                store.forget_ids()
-                judges.forget_ids()
-            if progress is not None:
-                progress(0, total=len(work))
-            matched_all = True
-
-        def representatives() -> Iterator[WorkItem]:
-            for index in samples.dataset_firsts():
-                yield WorkItem(samples.sample(index), "", False, None, profile)
+        # Every answered sample, in order, counting coverage as it goes.
+        matched = bytearray(len(store))  # the responses some sample has
+        for key in samples.keys():
+            position = store.last(key.id)
+            if position is None:
+                coverage.missing_responses += 1
+                coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
+                continue
+            matched[position] = 1
+            status = store.status(position)
+            if status is None or status in (ERRORED, MISSING):
+                status = text_status(store.response(position).model_output)
+            coverage.count(key.capability, status)
+            judge_mode = key.eval_mode == "judge"
+            judge = judges.last(key.id) if judge_mode else None
+            judge_matched += judge is not None
+            work.append(key.at, position, judge_mode, judge, status if with_status else None)
+        # Every distinct response id no sample has (the last line of an id is the one matched).
+        coverage.unknown_response_ids = store.unmatched(matched)
+        del matched
+        if release_inputs:  # every lookup by id is done: only problem reports need an id
+            samples.forget_ids()
+            store.forget_ids()
+            judges.forget_ids()
+        if progress is not None:
+            progress(0, total=len(work))
+        for index in samples.dataset_firsts():  # imported once, before the workers fork
+            dataset = samples.sample(index).dataset
+            if isinstance(dataset, str):
+                get_scorer(dataset)
 
         builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
         table = ScoreColumns()
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
-        feed = Feed(match(work), representatives, len(samples))
+        records = score_in_workers(
+            partial(_record, finish),
+            work,
+            partial(_failed_record, finish),
+            worker_count(options.jobs, len(work)),
+            Limits(budget=options.sample_timeout),
+        )
         # The parent adds each record up from the sample's key and codes: it parses no sample.
         done = reported = 0
-        for done, record in enumerate(score_all(work, sample_timeout, jobs, finish, feed=feed), 1):
-            # Counts only once the total is out: matching ends while the pool scores.
-            if progress is not None and done % report_every == 0 and matched_all:
+        for done, record in enumerate(records, 1):
+            if progress is not None and done % report_every == 0:
                 progress(done - reported)
                 reported = done
             index = work.indices[done - 1]
@@ -309,7 +325,6 @@ class DatBenchEvaluator:
             samples.release()
             store.release()
             judges.release()
-            return_freed_memory()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(
@@ -332,42 +347,29 @@ class DatBenchEvaluator:
         return summary, table
 
 
+def evaluator_over(
+    samples: Iterable[DatBenchSample] = (), source: Samples | None = None
+) -> DatBenchEvaluator:
+    """An evaluator of the run-directory stages: over ready-made ``samples`` (which may span
+    several capabilities), or scoring the samples of ``source`` (a
+    :class:`~datbench_cli.benchmarks.datbench.references.ReferenceFile`) without holding them."""
+    evaluator = DatBenchEvaluator.__new__(DatBenchEvaluator)
+    evaluator.capability, evaluator.hf_dataset = "", None
+    evaluator._hold(list(samples), source)
+    return evaluator
+
+
 def compute_report(
     evaluator: DatBenchEvaluator,
     vlm_responses: Iterable[VLMResponse],
     judge_responses: Iterable[JudgeResponse] | None = None,
     strict_judge: bool = False,
-    **options: Any,
+    options: ScoreOptions = ScoreOptions(),
 ) -> DatBenchReport:
-    """:meth:`DatBenchEvaluator.compute_metrics` with what the run-directory stage knows
-    besides the responses (the stage calls this; the public method keeps the seed's arguments).
-
-    Score every sample that has a response and aggregate the report.
-
-    Samples without a response are not scored (the reference's semantics); the summary
-    says how many there are (``unanswered_samples``, ``coverage`` overall and per
-    capability; accuracies over no samples stay 0.0 as in the reference, ``score`` reports
-    them as null) and the status of each response. ``response_statuses`` maps
-    ids to the status of their response line (``ok``, ``empty``, ``refused``,
-    ``truncated``; default: ``ok`` for non-empty text, else ``empty``); ``errored_ids`` are
-    samples whose only lines were transport failures (counted ``errored``, not
-    ``missing``). A judge response whose ``response_digest`` is not the digest of the
-    sample's current response is stale and scores 0 (``judge_stale_verdicts``).
-
-    ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is missing,
-    unparsed or stale; ``strict`` raises :class:`ScorerFailed` when a scorer raises (otherwise the
-    sample scores 0 with the error in its ``score_details``). ``sample_timeout`` bounds the
-    seconds one sample may take. The ``errored_*`` and ``truncated_*`` counts come from the
-    response files (lines that reported an error; outputs cut at the token limit, which are
-    scored as they are); they are only reported. ``jobs`` > 1 scores on that many processes
-    (0: every usable core); results are identical and in the same order. ``progress``, if
-    given, is called as ``progress(0, total=N)`` and then with the number of samples scored
-    since its last call. ``profile`` is ``"reference"`` (the reference's scores, quirks
-    included) or ``"corrected"`` (one named fix per known reference defect, see
-    docs/known-defects.md; the summary then records ``profile`` and, per dataset, how many
-    samples each fix changed under ``corrections``). Judge-mode scoring and every count
-    are the same in both.
-    """
+    """:meth:`DatBenchEvaluator.compute_metrics` with the :class:`ScoreOptions` of a run
+    besides the seed's arguments: the samples that have a response scored, the report
+    aggregated, each result held (``strict_judge`` raises ``ValueError`` naming the ids whose
+    judge verdict is missing, unparsed or stale)."""
     return evaluator._in_memory(vlm_responses, judge_responses, strict_judge, options)
 
 

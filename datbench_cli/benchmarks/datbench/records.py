@@ -20,9 +20,8 @@ from typing import Any
 
 from datbench_cli.benchmarks.datbench.censoring import sample_reasons
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
-from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.datbench.scoring import Outcome, WorkItem
 from datbench_cli.files import jsonio
-from datbench_cli.runtime.parallel import WorkItem
 from datbench_cli.scorers import get_scorer
 
 # A result entry sits two levels deep in the report (report -> "results" -> entry).

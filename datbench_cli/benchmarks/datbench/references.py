@@ -3,7 +3,7 @@
 :class:`HeldSamples` wraps samples already in memory (the Python API). :class:`ReferenceFile`
 (what ``score`` uses) reads ``references.jsonl`` once, checking every line, and keeps only the
 byte span of each line and the few fields the parent process needs per sample (the id, in an
-:class:`~datbench_cli.benchmarks.datbench.id_table.IdTable`; capability, eval mode, dataset, as
+:class:`~datbench_cli.files.id_table.IdTable`; capability, eval mode, dataset, as
 codes); a sample is parsed again from the file when it is scored (in the
 worker, with ``--jobs``), so memory does not hold one :class:`DatBenchSample` per reference. A
 line whose bytes are no longer those checked at the start (CRC-32; the file was rewritten in
@@ -17,12 +17,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from datbench_cli.benchmarks.datbench.codes import Codes, OptionalFloats, UIntArray
-from datbench_cli.benchmarks.datbench.line_spans import LineSpans
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.codes import Codes, OptionalFloats, UIntArray
+from datbench_cli.files.line_spans import LineSpans
 
 
 class SampleKey:

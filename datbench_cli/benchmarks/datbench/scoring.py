@@ -11,7 +11,8 @@ from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scorer_input import build_scorer_input
 from datbench_cli.benchmarks.profiles import CORRECTED, REFERENCE
-from datbench_cli.runtime.budget import SampleTimeout, time_limit
+from datbench_cli.runtime.budget import SampleTimeout
+from datbench_cli.runtime.pool import Failure
 from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import get_scorer
 from datbench_cli.text.extract import extract_final_answer
@@ -28,6 +29,36 @@ class Outcome:
     verdict: str | None = None
 
 
+@dataclass(frozen=True)
+class WorkItem:
+    """One sample to score: its model output and, for judge mode, its judge response."""
+
+    sample: DatBenchSample
+    output: str
+    judge_mode: bool
+    judge: JudgeResponse | None
+    profile: str = REFERENCE
+    # The status of its response line (``ok``, ``empty``, ...), where the caller knows it.
+    status: str | None = None
+
+
+def score_item(item: WorkItem) -> Outcome:
+    """The outcome of one work item (in a worker of :mod:`datbench_cli.runtime.pool`, which
+    bounds its time and memory)."""
+    if item.judge_mode:
+        return score_judge(item.output, item.judge)
+    return score_direct(item.sample, item.output, item.profile)
+
+
+_FAILURE_TYPES = {"timeout": "SampleTimeout", "memory": "SampleMemoryExceeded"}
+
+
+def failed_outcome(failure: Failure) -> Outcome:
+    """What is recorded for a sample whose worker ran out of time or memory, or died."""
+    error = {"type": _FAILURE_TYPES.get(failure.kind, "WorkerDied"), "message": failure.message}
+    return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)
+
+
 def _fallback(sample: DatBenchSample, model_output: str) -> dict[str, Any]:
     # Reference fallback for unregistered names: extracted answer vs answer, case-insensitive
     # exact match; trailing punctuation is kept ("Yes." != "yes") and "" equals "".
@@ -39,10 +70,10 @@ def _fallback(sample: DatBenchSample, model_output: str) -> dict[str, Any]:
 def score_direct(
     sample: DatBenchSample,
     model_output: str,
-    timeout: float | None = None,
     profile: str = REFERENCE,
 ) -> Outcome:
-    """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error.
+    """Score a direct-mode sample; an exception (or a timeout) becomes a recorded error
+    (running out of memory is left to the worker, which records it).
 
     Under the corrected profile a scorer with ``score_sample_corrected`` is scored by it (its
     details name the fixes that changed the sample under ``"corrections"``), on the input its
@@ -51,20 +82,21 @@ def score_direct(
     dataset = sample.dataset
     scorer = get_scorer(dataset) if isinstance(dataset, str) else None
     try:
-        with time_limit(timeout):
-            if scorer is None:
-                details = _fallback(sample, model_output)
-            else:
-                score_sample = scorer.score_sample
-                corrected = profile == CORRECTED
-                if corrected:
-                    score_sample = getattr(scorer, "score_sample_corrected", score_sample)
-                details = call_with_reference_headroom(
-                    score_sample, build_scorer_input(sample, scorer, corrected), model_output
-                )
-            score = float(details.get("score", 0.0))
-            # The reference's threshold: a partial score of 0.5 counts as correct.
-            is_correct = bool(details.get("score", 0.0) >= 0.5)
+        if scorer is None:
+            details = _fallback(sample, model_output)
+        else:
+            score_sample = scorer.score_sample
+            corrected = profile == CORRECTED
+            if corrected:
+                score_sample = getattr(scorer, "score_sample_corrected", score_sample)
+            details = call_with_reference_headroom(
+                score_sample, build_scorer_input(sample, scorer, corrected), model_output
+            )
+        score = float(details.get("score", 0.0))
+        # The reference's threshold: a partial score of 0.5 counts as correct.
+        is_correct = bool(details.get("score", 0.0) >= 0.5)
+    except MemoryError:
+        raise
     except (Exception, SampleTimeout) as exc:  # noqa: BLE001 - recorded, never fatal
         error = {"type": type(exc).__name__, "message": str(exc)}
         return Outcome(0.0, False, {"score": 0.0, "error": error}, error=error)

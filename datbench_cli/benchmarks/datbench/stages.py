@@ -19,13 +19,11 @@ from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
 from datbench_cli.batch.judge_store import JudgeStore, load_judge_store
 from datbench_cli.batch.line_keys import torn_tail_message
 from datbench_cli.batch.requests import InferenceUnit, RequestSettings
-from datbench_cli.batch.response_store import ResponseStore, load_response_store
+from datbench_cli.batch.response_store import load_response_store
 from datbench_cli.batch.responses import (
-    ERRORED,
     LoadedResponses,
     load_judge_responses,
     load_vlm_responses,
-    text_status,
 )
 from datbench_cli.benchmarks.base import JudgeTasksWritten
 from datbench_cli.benchmarks.checks import (
@@ -38,8 +36,7 @@ from datbench_cli.benchmarks.checks import (
 )
 from datbench_cli.benchmarks.checks import record as record_checks
 from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
-from datbench_cli.benchmarks.datbench.censoring import censoring
-from datbench_cli.benchmarks.datbench.evaluator import DatBenchEvaluator, compute_report
+from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, evaluator_over
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
@@ -180,7 +177,7 @@ def _make_judge_tasks(
     requests: RequestSettings | None,
     warn: Warn,
 ) -> JudgeTasksWritten:
-    evaluator = DatBenchEvaluator.from_samples(load_samples(run))
+    evaluator = evaluator_over(load_samples(run))
     loaded = load_vlm_responses(responses)
     _report_set_aside(loaded, "responses", responses, warn)
     if loaded.errored_ids:
@@ -235,38 +232,28 @@ def _score(
     responses: Path,
     judge_responses: Path | None,
     *,
-    strict_judge: bool,
-    strict: bool,
     sample_timeout: float | None,
     jobs: int,
     warn: Warn,
     progress: Callable[..., None] | None,
-    profile: str = "reference",
-    options: dict[str, Any] | None = None,
-    spill_dir: Path | None = None,
+    profile: str,
+    options: dict[str, Any] | None,
 ) -> tuple[DatBenchReport, JudgeAccount]:
     manifest = run.read_manifest()
     with contextlib.ExitStack() as open_files:
-        # The references, and in a streamed run the responses, are held as spans of their
-        # files (no object per line), read again while scoring: open until it is done.
+        # The references, responses and judge responses are held as spans of their files (no
+        # object per line), read again while scoring: open until it is done.
         references = open_files.enter_context(ReferenceFile(run.path(REFERENCES)))
-        evaluator = DatBenchEvaluator.over(references)
-        store: ResponseStore | None = None
-        if spill_dir is not None:
-            store, loaded = load_response_store(responses)
-            open_files.enter_context(store)
-        else:
-            loaded = load_vlm_responses(responses)
+        evaluator = evaluator_over(source=references)
+        store, loaded = load_response_store(responses)
+        open_files.enter_context(store)
         _report_set_aside(loaded, "responses", responses, warn)
         judges = LoadedResponses()
         judge_store: JudgeStore | None = None
         if judge_responses is not None:
             task_digests = judge_task_digests(run.path(JUDGE_TASKS))
-            if store is not None:
-                judge_store, judges = load_judge_store(judge_responses, task_digests)
-                open_files.enter_context(judge_store)
-            else:
-                judges = read_judge_responses(judge_responses, task_digests)
+            judge_store, judges = load_judge_store(judge_responses, task_digests)
+            open_files.enter_context(judge_store)
             del task_digests
             _report_set_aside(judges, "judge responses", judge_responses, warn)
         provenance = report_block(
@@ -281,95 +268,44 @@ def _score(
             ids=references.ids,
             warn=warn,
             response_ids={
-                "responses": (
-                    store.ids.count_absent_from(references.ids)
-                    if store is not None
-                    else {r.id for r in loaded.vlm}
-                ),
+                "responses": store.ids.count_absent_from(references.ids),
                 "judge_responses": (
                     judge_store.ids.count_absent_from(references.ids)
                     if judge_store is not None
-                    else {r.id for r in judges.judge}
+                    else set()
                 ),
             },
         )
-        counts: dict[str, Any] = {
-            "strict": strict,
-            "sample_timeout": sample_timeout,
-            "errored_responses": len(loaded.errored_ids),
-            "judge_errored_responses": len(judges.errored_ids),
-            "truncated_responses": len(set(loaded.truncated_ids)),
-            "judge_truncated_responses": len(set(judges.truncated_ids)),
-            "response_statuses": loaded.statuses,
-            "errored_ids": loaded.errored_ids,
-            "jobs": jobs,
-            "progress": progress,
-            "profile": profile,
-        }
+        score_options = ScoreOptions(
+            sample_timeout=sample_timeout,
+            jobs=jobs,
+            progress=progress,
+            profile=profile,
+            errored_responses=len(loaded.errored_ids),
+            judge_errored_responses=len(judges.errored_ids),
+            truncated_responses=len(set(loaded.truncated_ids)),
+            judge_truncated_responses=len(set(judges.truncated_ids)),
+            response_statuses=loaded.statuses,
+            errored_ids=frozenset(loaded.errored_ids),
+        )
         account = account_judges(
             references.keys(),
-            store if store is not None else loaded.vlm,
+            store,
             judges,
             lambda i: references.last_index(i) is not None,
             judge_store,
         )
-        report: DatBenchReport
         with forwarded_warnings(warn):
-            if store is not None:
-                # Every result carries its status and censoring counts them as it is scored.
-                # Both inputs are done with once scored: their memory goes to the aggregation.
-                report = evaluator.stream_metrics(
-                    store,
-                    judges.judge if judge_store is None else judge_store,
-                    strict_judge,
-                    spill_dir=spill_dir,
-                    release_inputs=True,
-                    **counts,
-                )
-            else:
-                report = compute_report(evaluator, loaded.vlm, judges.judge, strict_judge, **counts)
-    if store is None:
-        for result in report.results:
-            status = loaded.statuses.get(result.id)
-            if status is None or status == ERRORED:
-                status = text_status(result.vlm_output)
-            result.metadata["response_status"] = status
-        # After the statuses are known: censoring counts them (and the token-limit stops).
-        report.summary["censoring"] = censoring(report.results, frozenset(loaded.truncated_ids))
+            # Every result carries its status and censoring counts them as it is scored.
+            # The inputs are done with once scored: their memory goes to the aggregation.
+            report = evaluator._stream_metrics(
+                store,
+                judges.judge if judge_store is None else judge_store,
+                score_options,
+                spill_dir=run.root,
+            )
     report.provenance = provenance
     return report, account
-
-
-def score_run(
-    run: RunDir,
-    responses: Path,
-    judge_responses: Path | None,
-    *,
-    strict_judge: bool = False,
-    strict: bool = False,
-    sample_timeout: float | None = None,
-    jobs: int = 1,
-    warn: Warn = _ignore,
-    progress: Callable[..., None] | None = None,
-    profile: str = "reference",
-    options: dict[str, Any] | None = None,
-) -> DatBenchReport:
-    """Score a DatBench run directory's responses (and judge responses) into a report
-    (``strict_judge``/``strict`` raise as :func:`~datbench_cli.benchmarks.datbench.evaluator.compute_report` does)."""
-    report, _ = _score(
-        run,
-        responses,
-        judge_responses,
-        strict_judge=strict_judge,
-        strict=strict,
-        sample_timeout=sample_timeout,
-        jobs=jobs,
-        warn=warn,
-        progress=progress,
-        profile=profile,
-        options=options,
-    )
-    return report
 
 
 def _coverage_where(coverage: dict[str, Any]) -> str:
@@ -439,15 +375,12 @@ def score_checked(
         run,
         responses,
         judge_responses,
-        strict_judge=False,
-        strict=False,
         sample_timeout=sample_timeout,
         jobs=jobs,
         warn=warn,
         progress=progress,
         profile=profile,
         options=recorded,
-        spill_dir=run.root,
     )
     null_empty_accuracies(report.summary)
     record_checks(report.summary, run_checks(report, judges, options))

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
@@ -18,13 +18,19 @@ from datbench_cli.batch.responses import (
     RESPONSE_STATUSES,
 )
 from datbench_cli.benchmarks.datbench.detail_spill import DetailSpill
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import ScorerFailed
 from datbench_cli.scorers import get_scorer
 
-if TYPE_CHECKING:
-    from datbench_cli.benchmarks.datbench.references import SampleKey
+
+class Grouped(Protocol):
+    """What the summary reads of a sample: its groups (a sample, or a reference's key)."""
+
+    @property
+    def capability(self) -> Any: ...
+
+    @property
+    def dataset(self) -> Any: ...
 
 
 @dataclass
@@ -137,7 +143,7 @@ class SummaryBuilder:
 
     def add(
         self,
-        sample: DatBenchSample | SampleKey,
+        sample: Grouped,
         judge_mode: bool,
         score: float,
         verdict: str | None,
@@ -300,11 +306,6 @@ def null_empty_accuracies(summary: dict[str, Any]) -> None:
     for metrics in summary.get("dataset_metrics", {}).values():
         if "judge_accuracy" in metrics and not metrics.get("judge_samples"):
             metrics["judge_accuracy"] = None
-
-
-def count_duplicates(ids: list[str]) -> int:
-    """How many distinct ids occur more than once."""
-    return sum(1 for n in Counter(ids).values() if n > 1)
 
 
 @dataclass

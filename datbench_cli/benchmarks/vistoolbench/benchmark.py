@@ -21,7 +21,7 @@ from datbench_cli.benchmarks.base import (
 from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
 from datbench_cli.files.provenance import score_options
-from datbench_cli.files.rundir import RunDir
+from datbench_cli.files.rundir import REFERENCES, RunDir
 
 if TYPE_CHECKING:
     from datbench_cli.compare.spec import Side
@@ -44,6 +44,15 @@ class VisToolBench:
     name = BENCHMARK
     title = "VisualToolBench"
     default_source = DEFAULT_SOURCE
+    has_agent = True  # the official tool loop: benchmarks/vistoolbench/agent
+    imports_official = True
+
+    def import_official(self, path: Path, run: RunDir) -> Any:
+        """The run's responses from the official runner's result files."""
+        from datbench_cli.benchmarks.vistoolbench.official_import import import_official
+        from datbench_cli.benchmarks.vistoolbench.records import load_references
+
+        return import_official(path, load_references(run.path(REFERENCES)))
 
     def select(self, targets: Sequence[str]) -> list[str] | None:
         lowered = [t.strip().lower() for t in targets]

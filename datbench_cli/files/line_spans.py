@@ -3,7 +3,7 @@
 :class:`LineSpans` is what :class:`~datbench_cli.benchmarks.datbench.references.ReferenceFile`,
 :class:`~datbench_cli.batch.response_store.ResponseStore` and
 :class:`~datbench_cli.batch.judge_store.JudgeStore` share: per line its id (an
-:class:`~datbench_cli.benchmarks.datbench.id_table.IdTable`), number, offset, length and CRC-32
+:class:`~datbench_cli.files.id_table.IdTable`), number, offset, length and CRC-32
 as read at the start, the open file, and the checks that a line read back is still the one read
 then (a file rewritten in place while scoring is an input error, never a silently different
 line). Use it as a context manager: the file stays open (also in forked workers) until it is
@@ -17,9 +17,9 @@ from array import array
 from pathlib import Path
 from typing import Any, Self
 
-from datbench_cli.benchmarks.datbench.codes import Ascending, UIntArray
-from datbench_cli.benchmarks.datbench.id_table import IdTable
 from datbench_cli.files import jsonio
+from datbench_cli.files.codes import Ascending, UIntArray
+from datbench_cli.files.id_table import IdTable
 
 
 class LineSpans:

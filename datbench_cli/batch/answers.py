@@ -1,0 +1,55 @@
+"""What a model and a judge answered for one sample: the records the response files hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class VLMResponse:
+    """The model's output for one sample; ``parsed_answer`` wins over ``raw_output`` when set."""
+
+    id: str
+    raw_output: str
+    parsed_answer: str | None = None
+
+    def __post_init__(self) -> None:
+        # Accepted: ``raw_output=None`` (the spec's vectors score a null raw output as the
+        # reference does: like an empty answer). Anything else but text is refused.
+        check_text(self, "id", self.id, optional=False)
+        check_text(self, "raw_output", self.raw_output, optional=True)
+        check_text(self, "parsed_answer", self.parsed_answer, optional=True)
+
+    @property
+    def model_output(self) -> str:
+        """The text that is scored: ``parsed_answer`` if non-empty, else ``raw_output``."""
+        return self.parsed_answer or self.raw_output
+
+
+@dataclass
+class JudgeResponse:
+    """The judge's output for one sample; ``verdict`` (if set) takes precedence over the text.
+
+    ``response_digest`` (optional): the digest of the response text that was judged, as
+    ``make-judge-tasks`` records it; a verdict whose digest differs from the current response's
+    is stale and scores 0.
+    """
+
+    id: str
+    raw_judge_output: str
+    verdict: str | None = None
+    response_digest: str | None = None
+
+    def __post_init__(self) -> None:
+        check_text(self, "id", self.id, optional=False)
+        check_text(self, "raw_judge_output", self.raw_judge_output, optional=True)
+        check_text(self, "verdict", self.verdict, optional=True)
+        check_text(self, "response_digest", self.response_digest, optional=True)
+
+
+def check_text(owner: object, name: str, value: object, *, optional: bool) -> None:
+    """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``)."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    kind = "a string or None" if optional else "a string"
+    raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")
