@@ -45,9 +45,11 @@ demo: $(STAMP)
 	cp sample_data/vistoolbench/judge_responses.jsonl $(DEMO_DIR)-vistoolbench/judge_responses.jsonl
 	$(DATBENCH) score --allow-missing --dir $(DEMO_DIR)-vistoolbench  # the sample leaves 2 turns unanswered
 
-# The suite on one interpreter (PYTHON, in VENV).
+# The suite on one interpreter (PYTHON, in VENV), one pytest-xdist worker per core; it ends with
+# the 15 slowest tests so drift shows.
+PYTEST_ARGS ?= -n auto --durations=15
 suite: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # `make test` (the README's test command, what .ci/run runs): the suite on the oldest supported
 # Python (PYTHON, in .venv) and on the newest (3.13, in .venv-3.13). A machine without
