@@ -92,8 +92,14 @@ class ParallelScoringTests(unittest.TestCase):
             finally:
                 gc.unfreeze()
 
-    def test_usable_cpus_is_positive(self) -> None:
-        self.assertGreaterEqual(usable_cpus(), 1)
+    def test_usable_cpus_counts_the_cores_this_process_may_run_on(self) -> None:
+        # Not os.cpu_count(): a process pinned to 2 of the machine's cores (taskset, a
+        # container's cpuset) has 2 usable cores.
+        with mock.patch("os.sched_getaffinity", return_value={0, 5}, create=True):
+            self.assertEqual(usable_cpus(), 2)
+        with mock.patch("os.sched_getaffinity", side_effect=AttributeError, create=True):
+            with mock.patch("os.cpu_count", return_value=None):
+                self.assertEqual(usable_cpus(), 1)
 
 
 def fed_work(copies: int, step: int) -> tuple[WorkList, Feed, list[DatBenchSample]]:
