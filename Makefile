@@ -15,10 +15,12 @@ help:
 	@echo "make bench  - speed and memory ratios, in a runtime-only venv (BENCH_ARGS='--samples 1500')"
 	@echo "make fuzz   - the property tests and kill loops with many more examples (minutes)"
 
+# --no-compile: pip would byte-compile every installed module (sympy, scipy, pyarrow, ...), a
+# third of a fresh install's CPU time; Python compiles what the suite imports on first use.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-compile -e '.[test]'
 	$(PY) -m compileall -q datbench_cli
 	touch $(STAMP)
 
