@@ -20,10 +20,12 @@ help:
 	@echo "make format - ruff format + ruff check --fix"
 	@echo "make sample-data - regenerate sample_data/ from the vectors in tests/data"
 
+# --no-compile: pip would byte-compile every installed module (sympy, scipy, pyarrow, ...), a
+# third of a fresh install's CPU time; Python compiles what the suite imports on first use.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-compile -e '.[test]'
 	$(PY) -m compileall -q datbench_cli
 	touch $(STAMP)
 
@@ -58,23 +60,32 @@ demo: $(STAMP)
 	@echo "demo: PATH (source $(VENV)/bin/activate) and write the page of the first run:"
 	@echo "    datbench view $(DEMO_DIR)/"
 
-# The suite on one interpreter (PYTHON, in VENV).
+# The suite on one interpreter (PYTHON, in VENV), one pytest-xdist worker per core; it ends with
+# the 15 slowest tests so drift shows.
+PYTEST_ARGS ?= -n auto --durations=15
 suite: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # `make test` (the README's test command, what .ci/run runs): the suite on the oldest supported
-# Python (PYTHON, in .venv) and on the newest (3.13, in .venv-3.13). A machine without
-# python3.13 runs only the first and says so.
+# Python (PYTHON, in .venv) and on the newest (3.13, in .venv-3.13). The two venvs are set up
+# side by side (mostly waiting on pip), then the suites run one after the other, each on every
+# core. A machine without python3.13 runs only the first and says so.
 PYTHON_NEWEST ?= python3.13
-test: suite
+NEWEST_VENV ?= .venv-3.13
+test:
 	@newest=""; \
 	for candidate in $(PYTHON_NEWEST) $$HOME/.pyenv/versions/3.13*/bin/python3.13; do \
 		if "$$candidate" -c "" >/dev/null 2>&1; then newest="$$candidate"; break; fi; \
 	done; \
 	if [ -z "$$newest" ]; then \
+		$(MAKE) --no-print-directory suite || exit 1; \
 		echo "notice: $(PYTHON_NEWEST) not found: the suite ran on $$($(PY) -V 2>&1) only"; \
 	else \
-		$(MAKE) --no-print-directory suite PYTHON="$$newest" VENV=.venv-3.13; \
+		$(MAKE) --no-print-directory install PYTHON="$$newest" VENV=$(NEWEST_VENV) & newest_install=$$!; \
+		$(MAKE) --no-print-directory install || { wait $$newest_install; exit 1; }; \
+		wait $$newest_install || exit 1; \
+		$(MAKE) --no-print-directory suite || exit 1; \
+		$(MAKE) --no-print-directory suite PYTHON="$$newest" VENV=$(NEWEST_VENV); \
 	fi
 
 ci: test

@@ -10,7 +10,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
+import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -177,3 +180,223 @@ def temp_leftovers(root: Path) -> list[str]:
         for p in root.rglob("*")
         if p.name.endswith(".tmp") or p.name.startswith((".datbench-staging", ".datbench-old"))
     )
+
+
+class WritePoints:
+    """Every state of the folder ``root`` that a SIGKILL could leave while a command runs
+    in-process, recorded at each of its write points.
+
+    A write point is a call, concerning a path below ``root``, of a primitive that changes files:
+    ``os.write``, ``os.open`` with a write flag, ``os.replace``/``rename``/``unlink``/``remove``/
+    ``rmdir``/``mkdir``/``ftruncate``, ``tempfile.mkstemp``, ``Path.mkdir``/``write_bytes``, the
+    writes, flushes and closes of ``os.fdopen`` files, and the staging folder's
+    ``rename_no_replace`` (one system call made through ctypes). The tree is recorded before and
+    after each; an ``os.write`` of ``n`` bytes also records the file holding only its first
+    ``n // 2`` of them (the kernel may stop a killed write between pages). :attr:`states` holds
+    each distinct state once, in order, with the point that first showed it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.states: list[tuple[str, dict[str, bytes | None]]] = []
+        self.points = 0
+        self._seen: set[tuple[tuple[str, bytes | None], ...]] = set()
+        self._busy = False
+        self._lock = threading.RLock()
+
+    def snapshot(self) -> dict[str, bytes | None]:
+        """Every file (its bytes) and folder (``None``) below ``root``, by relative path."""
+        tree: dict[str, bytes | None] = {}
+        if not self.root.is_dir():
+            return tree
+        for path in sorted(self.root.rglob("*")):
+            rel = str(path.relative_to(self.root))
+            if path.is_symlink():
+                tree[rel] = b"symlink -> " + os.fsencode(os.readlink(path))
+            elif path.is_dir():
+                tree[rel] = None
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    tree[rel] = path.read_bytes()
+        return tree
+
+    def _record(self, label: str, tree: dict[str, bytes | None] | None = None) -> None:
+        state = self.snapshot() if tree is None else tree
+        key = tuple(sorted(state.items()))
+        if key not in self._seen:
+            self._seen.add(key)
+            self.states.append((label, state))
+
+    def _below(self, path: Any) -> bool:
+        try:
+            return Path(os.path.abspath(os.fspath(path))).is_relative_to(self.root)
+        except (TypeError, ValueError):
+            return False
+
+    def _fd_path(self, fd: int) -> str | None:
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if self._below(target):
+                return str(Path(target).relative_to(self.root))
+        return None
+
+    def _point(self, name: str, concerns: bool, call: Any) -> Any:
+        if not concerns:
+            return call()
+        with self._lock:  # one write point at a time, whichever thread makes it
+            if self._busy:
+                return call()
+            self._busy = True
+            try:
+                self.points += 1
+                self._record(f"before {name} (point {self.points})")
+                result = call()
+                self._record(f"after {name} (point {self.points})")
+                return result
+            finally:
+                self._busy = False
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[WritePoints]:
+        """Record the states at every write point below ``root`` during the block."""
+        from datbench_cli.files import staging
+
+        real = {
+            name: getattr(os, name)
+            for name in ("open", "replace", "rename", "unlink", "remove", "rmdir", "mkdir")
+        }
+        real_ftruncate, real_mkstemp, real_path_mkdir = os.ftruncate, tempfile.mkstemp, Path.mkdir
+        real_rename_no_replace = staging.rename_no_replace
+        points = self
+
+        def path_call(name: str, paths: int) -> Any:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                if name == "open" and not (args[1] & _WRITE_FLAGS):
+                    return real[name](*args, **kwargs)
+                concerns = kwargs.get("dir_fd") is not None or any(
+                    self._below(p) for p in args[:paths]
+                )
+                return self._point(
+                    f"os.{name} {args[0]}", concerns, lambda: real[name](*args, **kwargs)
+                )
+
+            return call
+
+        def write(fd: int, data: Any) -> int:
+            rel = None if self._busy else self._fd_path(fd)
+            if rel is None:
+                return _REAL_WRITE(fd, data)
+            with self._lock:
+                start = self.snapshot().get(rel)
+                written = int(self._point(f"os.write {rel}", True, lambda: _REAL_WRITE(fd, data)))
+                if start is not None and written > 1:  # a kill half-way through this write
+                    after = self.snapshot()
+                    done = after.get(rel)
+                    if done is not None and len(done) >= len(start) + written:
+                        half = {**after, rel: done[: len(start) + written // 2]}
+                        self._record(f"inside os.write {rel} (point {self.points})", half)
+                return written
+
+        def ftruncate(fd: int, length: int) -> None:
+            rel = self._fd_path(fd)
+            self._point(f"os.ftruncate {rel}", rel is not None, lambda: real_ftruncate(fd, length))
+
+        def mkstemp(*args: Any, dir: Any = None, **kwargs: Any) -> Any:
+            concerns = dir is not None and self._below(dir)
+            return self._point(
+                f"mkstemp in {dir}", concerns, lambda: real_mkstemp(*args, dir=dir, **kwargs)
+            )
+
+        def path_mkdir(path: Path, *args: Any, **kwargs: Any) -> None:
+            self._point(
+                f"mkdir {path}", self._below(path), lambda: real_path_mkdir(path, *args, **kwargs)
+            )
+
+        def write_bytes(path: Path, data: bytes) -> int:
+            return int(
+                self._point(
+                    f"write_bytes {path}", self._below(path), lambda: _REAL_WRITE_BYTES(path, data)
+                )
+            )
+
+        def rename_no_replace(source: Path, target: Path) -> bool:
+            return bool(
+                self._point(
+                    f"rename_no_replace {source}",
+                    self._below(source) or self._below(target),
+                    lambda: real_rename_no_replace(source, target),
+                )
+            )
+
+        class Recorded:
+            """An ``os.fdopen`` file whose writes, flushes and closes are write points."""
+
+            def __init__(self, handle: Any, rel: str | None) -> None:
+                self._handle, self._rel = handle, rel
+
+            def _call(self, method: str, *args: Any) -> Any:
+                function = getattr(self._handle, method)
+                return points._point(
+                    f"{method} {self._rel}", self._rel is not None, lambda: function(*args)
+                )
+
+            def write(self, data: Any) -> Any:
+                return self._call("write", data)
+
+            def flush(self) -> None:
+                self._call("flush")
+
+            def close(self) -> None:
+                self._call("close")
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self._handle, name)
+
+            def __enter__(self) -> Any:
+                return self
+
+            def __exit__(self, *exc: Any) -> None:
+                self.close()
+
+        def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+            rel = self._fd_path(fd)
+            handle = _REAL_FDOPEN(fd, *args, **kwargs)
+            mode = args[0] if args else kwargs.get("mode", "r")
+            return Recorded(handle, rel) if rel is not None and "r" not in mode else handle
+
+        with contextlib.ExitStack() as stack:
+            for name, paths in (("open", 1), ("replace", 2), ("rename", 2), ("unlink", 1),
+                                ("remove", 1), ("rmdir", 1), ("mkdir", 1)):  # fmt: skip
+                stack.enter_context(mock.patch(f"os.{name}", path_call(name, paths)))
+            stack.enter_context(mock.patch("os.write", write))
+            stack.enter_context(mock.patch("os.ftruncate", ftruncate))
+            stack.enter_context(mock.patch("os.fdopen", fdopen))
+            stack.enter_context(mock.patch("tempfile.mkstemp", mkstemp))
+            stack.enter_context(mock.patch.object(Path, "mkdir", path_mkdir))
+            stack.enter_context(mock.patch.object(Path, "write_bytes", write_bytes))
+            stack.enter_context(mock.patch.object(staging, "rename_no_replace", rename_no_replace))
+            self._record("before the command")
+            yield self
+            self._record("after the command")
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended (for the names a killed writer leaves)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def materialize(state: dict[str, bytes | None], root: Path, pid: int) -> None:
+    """Make ``root`` hold exactly ``state``, as a process ``pid`` killed at that moment left it:
+    this process's id in the names of temporary files and staging folders becomes ``pid``."""
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    mine = f"-{os.getpid()}."
+    for rel, data in state.items():
+        path = root / rel.replace(mine, f"-{pid}.")
+        if data is None:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)

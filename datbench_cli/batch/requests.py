@@ -18,7 +18,7 @@ import base64
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -271,6 +271,7 @@ class PartWriter:
         *,
         max_lines: int = MAX_LINES_PER_PART,
         max_bytes: int = DEFAULT_MAX_FILE_MB * MB,
+        before_placing: Callable[[list[Path]], None] | None = None,
     ) -> None:
         if max_lines < 1 or max_bytes < 1:
             raise UsageError("part files need room for at least one line")
@@ -278,6 +279,7 @@ class PartWriter:
         self.stem = stem
         self.max_lines = max_lines
         self.max_bytes = max_bytes
+        self.before_placing = before_placing
         self.lines = 0
         self.paths: list[Path] = []
         self._temps: list[Path] = []
@@ -340,6 +342,10 @@ class PartWriter:
         self._discard()
 
     def _put_in_place(self) -> None:
+        if self.before_placing is not None:  # e.g. journal the names before they exist
+            self.before_placing(
+                [self.directory / part_name(self.stem, n) for n in range(1, len(self._temps) + 1)]
+            )
         for number, temp in enumerate(self._temps, start=1):
             target = self.directory / part_name(self.stem, number)
             with jsonio.writing(target):
@@ -365,9 +371,13 @@ def write_parts(
     *,
     max_lines: int = MAX_LINES_PER_PART,
     max_bytes: int = DEFAULT_MAX_FILE_MB * MB,
+    before_placing: Callable[[list[Path]], None] | None = None,
 ) -> list[Path]:
-    """Write ``rows`` as numbered part files; return their paths (none for no rows)."""
-    with PartWriter(directory, stem, max_lines=max_lines, max_bytes=max_bytes) as writer:
+    """Write ``rows`` as numbered part files; return their paths (none for no rows).
+    ``before_placing`` is given the part paths before the first is renamed into place."""
+    with PartWriter(
+        directory, stem, max_lines=max_lines, max_bytes=max_bytes, before_placing=before_placing
+    ) as writer:
         for row in rows:
             writer.write(row)
     return writer.paths

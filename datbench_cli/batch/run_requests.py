@@ -30,10 +30,14 @@ JudgeTextOf = Callable[[dict[str, Any]], str]
 
 
 def write_task_requests(
-    run: RunDir, settings: RequestSettings | None, units_of: UnitsOf
+    run: RunDir,
+    settings: RequestSettings | None,
+    units_of: UnitsOf,
+    before_placing: Callable[[list[Path]], None] | None = None,
 ) -> list[Path]:
     """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl; without
-    ``settings``, stale task request files are removed."""
+    ``settings``, stale task request files are removed. ``before_placing`` is given the part
+    paths before the first is renamed into place (an export journals them then)."""
     directory = run.path(REQUESTS_DIR)
     check_replaceable(directory)
     if settings is None:
@@ -44,7 +48,13 @@ def write_task_requests(
         for _, task in jsonio.iter_jsonl(run.path(TASKS))
         for request in task_requests(units_of(task), run.root, settings)
     )
-    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
+    return write_parts(
+        directory,
+        "tasks",
+        rows,
+        max_bytes=settings.max_file_bytes,
+        before_placing=before_placing,
+    )
 
 
 def custom_id(line: dict[str, Any]) -> str:

@@ -8,14 +8,14 @@ import tempfile
 import unittest
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.scorers import SCORERS
 from tests.cli_helpers import ROOT, SAMPLE, sample_capabilities
 
 
 def rows(folder: Path) -> dict[str, list[dict]]:
+    import pyarrow.parquet as pq  # here, not at collection (pyarrow takes a while to import)
+
     return {
         capability: pq.read_table(folder / capability / "test-00000-of-00001.parquet").to_pylist()
         for capability in CAPABILITIES

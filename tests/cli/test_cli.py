@@ -12,8 +12,6 @@ import time
 import unittest
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from tests.cli_helpers import (
     ROOT,
     SAMPLE,
@@ -60,6 +58,8 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual(manifest["counts"]["samples"], len(tasks))
 
     def test_images_are_the_datasets_bytes(self) -> None:
+        import pyarrow.parquet as pq  # here, not at collection (pyarrow takes a while to import)
+
         tasks = {t["id"]: t for t in lines(self.run_dir / "tasks.jsonl")}
         compared = 0
         for capability in self.capabilities:

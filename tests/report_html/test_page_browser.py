@@ -11,57 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from datbench_cli.cli.html_page import optional_value
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
 
-CHROMIUM = Path("/usr/bin/chromium")
-DRIVER = Path("/usr/bin/chromedriver")
 INJECT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"></script>'
 VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
-
-
-def _browser_missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[test]')"
-    if not CHROMIUM.is_file() or not DRIVER.is_file():
-        return "chromium / chromium-driver are not installed (.ci/run installs them)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"browser test cannot run under CI: {missing}")
-        pytest.skip(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1100,900",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    browser = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
-    try:
-        yield browser
-    finally:
-        browser.quit()
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

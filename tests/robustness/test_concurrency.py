@@ -23,14 +23,14 @@ from tests.run_builders import (
     tree_digest,
 )
 
-ROUNDS = 3
+ROUNDS = 2
 
 
 class ConcurrentScoreTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
-        cls.run_dir = make_score_run(cls.tmp / "run", 3000)
+        cls.run_dir = make_score_run(cls.tmp / "run", 600)  # long enough for the runs to overlap
         # A second judge file, so the two runs write different reports.
         cls.other_judges = cls.tmp / "all-true.jsonl"
         lines = (cls.run_dir / "judge_responses.jsonl").read_text().splitlines()

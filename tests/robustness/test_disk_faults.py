@@ -180,7 +180,15 @@ class DiskFullTests(_Case):
         run_dir = self.tmp / "run"
         export = run_cli(*export_args(run_dir), "--format", "openai", "--model", "m")
         self.assertEqual(export.exit_code, 0, export.stderr)
-        requests = sorted(str(p) for p in (run_dir / "requests").glob("tasks.openai.*.jsonl"))
+        # 24 requests prove what the whole export's would (a budget at every tenth of the way).
+        parts = sorted((run_dir / "requests").glob("tasks.openai.*.jsonl"))
+        lines = [line for part in parts for line in part.read_text().splitlines()][:24]
+        for part in parts:
+            part.unlink()
+        (run_dir / "requests" / "tasks.openai.00001.jsonl").write_text(
+            "".join(line + "\n" for line in lines)
+        )
+        requests = [str(run_dir / "requests" / "tasks.openai.00001.jsonl")]
         out = run_dir / "responses.jsonl"
         with ChatServer() as server:
             args = ["send", *requests, "--base-url", server.base_url, "--concurrency", "2"]

@@ -2,7 +2,10 @@
 of ``export-tasks``, ``make-judge-tasks``, ``score`` and ``send``: after every kill each file of
 the run directory is complete and identical to a clean run's, or absent (hidden temporary files
 and the export's staging folder aside, which the next run removes); rerunning the same command
-then leaves exactly the clean run's directory. Ctrl-C exits 130 with one line on stderr."""
+then leaves exactly the clean run's directory. Ctrl-C exits 130 with one line on stderr.
+
+A few kills per command here; ``make fuzz`` runs the long loops. The same guarantee is proven at
+every write point, deterministically, by test_write_points.py."""
 
 from __future__ import annotations
 
@@ -35,13 +38,17 @@ from tests.run_builders import (
 )
 
 SEED = 20_260_509
-# Kills per command: 52 in CI, four times as many under HYPOTHESIS_PROFILE=long.
-KILLS = {"export-tasks": 16, "make-judge-tasks": 10, "score": 14, "send": 12}
-SCALE = 4 if long_run() else 1
+# Kills per command: a few in make test, where tests/robustness/test_write_points.py proves the
+# same guarantee at every write point; the long random loops (208 kills) run under make fuzz.
+if long_run():
+    KILLS = {"export-tasks": 64, "make-judge-tasks": 40, "score": 56, "send": 48}
+else:
+    KILLS = {"export-tasks": 2, "make-judge-tasks": 2, "score": 2, "send": 2}
 RERUN_EVERY = 5
-EXPORT_SAMPLES = 160
-SCORE_SAMPLES = 4000
-SEND_REQUESTS = 600
+# Runs long enough for a kill to land mid-way; the long loops use bigger ones.
+EXPORT_SAMPLES = 160 if long_run() else 80
+SCORE_SAMPLES = 4000 if long_run() else 1000
+SEND_REQUESTS = 600 if long_run() else 150
 
 
 def start(args: list[str], **options: Any) -> subprocess.Popen[bytes]:
@@ -91,7 +98,6 @@ class KillLoopTests(unittest.TestCase):
         cls.rng = random.Random(SEED)
         cls.dataset = make_image_dataset(cls.tmp / "dataset", EXPORT_SAMPLES)
         cls.score_run = make_score_run(cls.tmp / "score-run", SCORE_SAMPLES)
-        cls.kills = 0
         started = time.monotonic()
         run_real_cli("--version")
         cls.startup = time.monotonic() - started
@@ -138,10 +144,12 @@ class KillLoopTests(unittest.TestCase):
                 self.assertEqual(tree_digest(run_dir), clean, after)
 
         reset(0)
-        wanted, landed, attempts = KILLS[name] * SCALE, 0, 0
-        while landed < wanted and attempts < 3 * wanted:
+        wanted, landed, attempts = KILLS[name], 0, 0
+        # A kill lands within the first 60% of a clean run's time; a run that finishes first on
+        # a quieter moment of the machine is retried (up to ten tries per kill).
+        while landed < wanted and attempts < 10 * wanted:
             attempts += 1
-            delay = self.rng.uniform(0.1, 0.95) * window(duration)
+            delay = self.rng.uniform(0.1, 0.6) * window(duration)
             code = kill_after(args, delay)
             self.assertIn(code, (None, 0), f"{name} failed on its own (attempt {attempts})")
             if code is not None:
@@ -154,7 +162,6 @@ class KillLoopTests(unittest.TestCase):
                 if landed != wanted:
                     reset(landed // RERUN_EVERY)
         self.assertEqual(landed, wanted, f"{name}: only {landed} kills landed mid-way")
-        type(self).kills += landed
 
     def test_export_tasks(self) -> None:
         run_dir = self.tmp / "export-run"
@@ -254,12 +261,6 @@ class KillLoopTests(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = (source / "requests" / "judge_tasks.openai.00001.jsonl").read_text().splitlines()
         target.write_text("".join(line + "\n" for line in lines[:SEND_REQUESTS]))
-
-    def test_zz_kills_in_total(self) -> None:
-        """Runs last (by name): the kill loops together killed enough commands mid-way."""
-        if self.kills == 0:
-            self.skipTest("the kill loops did not run in this process")
-        self.assertGreaterEqual(self.kills, 50 * SCALE)
 
 
 @unittest.skipUnless(os.name == "posix", "process groups and signals are POSIX")

@@ -23,7 +23,7 @@ _SLACK_MIB = 150  # the parent's own growth while the worker is watched, and pag
 
 _SCRIPT = textwrap.dedent(
     """
-    import json, os, resource, sys, time
+    import json, os, resource, sys
     from datbench_cli.benchmarks.datbench.evaluator import _failed_record, _record
     from datbench_cli.benchmarks.datbench.records import library_record
     from datbench_cli.benchmarks.datbench.schema import DatBenchSample
@@ -39,14 +39,12 @@ _SCRIPT = textwrap.dedent(
     )
     work = [WorkItem(sample, hostile, False, None), WorkItem(sample, "[1, 2]", False, None)]
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
-    start = time.monotonic()
     records = list(score_in_workers(
         partial(_record, library_record), work, partial(_failed_record, library_record),
         1, Limits(30.0, cap),
     ))
     outcomes = [type("O", (), {"score": r[0], "error": r[3]}) for r in records]
     print(json.dumps({
-        "seconds": time.monotonic() - start,
         "base_mib": base >> 20,
         "children_peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10,
         "outcomes": [[o.score, o.error] for o in outcomes],
@@ -61,7 +59,7 @@ class MemoryCapTests(unittest.TestCase):
             [sys.executable, "-c", _SCRIPT, str(_CAP_MIB)],
             capture_output=True,
             text=True,
-            timeout=90,  # a hang fails here
+            timeout=300,  # a hang fails here (a generous bound: no timing is asserted)
             env=cli_env(),
         )
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -75,7 +73,6 @@ class MemoryCapTests(unittest.TestCase):
         self.assertLessEqual(
             result["children_peak_mib"], result["base_mib"] + _CAP_MIB + _SLACK_MIB, result
         )
-        self.assertLess(result["seconds"], 30, result)
 
     def test_the_cli_applies_the_cap_with_jobs_1(self) -> None:
         import tempfile

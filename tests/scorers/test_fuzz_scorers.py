@@ -124,7 +124,8 @@ class ScorerProperties(unittest.TestCase):
 def _property(name: str, profile: str = "reference") -> Any:
     answer = BASE_ROWS[name][1]["answer"]
 
-    @settings(max_examples=examples(2))
+    # 30 outputs per scorer in make test (some 60 names), 900 under make fuzz.
+    @settings(max_examples=examples(0.3))
     @given(model_outputs(answer))
     def test(self: ScorerProperties, output: str) -> None:
         self.check(name, output, profile)

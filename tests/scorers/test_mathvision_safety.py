@@ -298,7 +298,8 @@ class HostileOutputTests(unittest.TestCase):
     def test_a_long_boxed_sum_finishes(self) -> None:
         # A boxed sum of more terms than the recursion limit ends in latex2sympy's RecursionError
         # (one convert_add frame per operator) after a parse of tens of seconds (5,000 terms:
-        # ~20 s); the fast path gives that outcome at once (a 1-second budget would fail it).
+        # ~20 s); the fast path gives that outcome at once. The default 10 s budget fails the
+        # parse (a 1 s budget failed the fast path itself on a loaded CI machine, 500,000 terms).
         for terms in (5_000, self.MB // 2):
             with self.subTest(terms=terms):
                 output = "\\boxed{" + "1+" * terms + "1}"
@@ -308,7 +309,7 @@ class HostileOutputTests(unittest.TestCase):
                     if line["row"]["answer"] == "12"
                 )
                 row = dict(line["row"], image=None)
-                result = score_hostile(row, line["capability"], output, budget=1.0)
+                result = score_hostile(row, line["capability"], output)
                 self.assertEqual(result.score, 0.0)
                 self.assertNotIn("error", result.metadata["score_details"])
 

@@ -431,8 +431,11 @@ def _export(
             "their image files got a '~N' suffix so that they stay apart on case-insensitive "
             f"file systems: {name_ids(check.case_clashes)}"
         )
-    request_files = write_task_requests(run, requests)
-    guard.record(p.relative_to(run.root).as_posix() for p in request_files)
+    # The part names go into the journal before the parts exist: a kill between the rename
+    # and the journal line would leave a file no export owns (found by test_write_points).
+    request_files = write_task_requests(
+        run, requests, lambda paths: guard.record(p.relative_to(run.root).as_posix() for p in paths)
+    )
     options: dict[str, Any] = {"limit": plan.limit}
     if no_image:
         options["no_image"] = True

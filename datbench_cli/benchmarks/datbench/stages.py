@@ -68,9 +68,13 @@ def inference_units(task: dict[str, Any]) -> list[InferenceUnit]:
     return [(task["id"], task["question"], [image] if image else [], [])]
 
 
-def write_task_requests(run: RunDir, settings: RequestSettings | None) -> list[Path]:
+def write_task_requests(
+    run: RunDir,
+    settings: RequestSettings | None,
+    before_placing: Callable[[list[Path]], None] | None = None,
+) -> list[Path]:
     """``requests/tasks.openai.NNNNN.jsonl`` from a DatBench run's tasks.jsonl."""
-    return run_requests.write_task_requests(run, settings, inference_units)
+    return run_requests.write_task_requests(run, settings, inference_units, before_placing)
 
 
 # --------------------------------------------------------------------------- reading a run

@@ -271,8 +271,13 @@ def _export(
             guard.start_placing()
             run.path(MANIFEST).unlink(missing_ok=True)
         staging.place()
-    request_files = write_task_requests(run, requests, inference_units)
-    guard.record(p.relative_to(run.root).as_posix() for p in request_files)
+    # The part names go into the journal before the parts exist (see DatBench's export).
+    request_files = write_task_requests(
+        run,
+        requests,
+        inference_units,
+        lambda paths: guard.record(p.relative_to(run.root).as_posix() for p in paths),
+    )
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
