@@ -21,6 +21,7 @@ from datbench_cli.compare.inputs import RunReport, identity, identity_difference
 from datbench_cli.compare.spec import Columns, Side
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.leaderboard import reports
+from datbench_cli.runtime.pool import owned_worker, usable_cpus
 
 _LABEL = re.compile(r"^([^=/\\]+)=(.+)$")
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
@@ -258,12 +259,16 @@ def _read_all(arguments: list[str]) -> Iterator[tuple[Run, list[str]]]:
     """Every argument read, in order: by a pool of forked worker processes (one a core, at
     most :data:`_WORKERS`; forked, so they hash the checks as this process would) at most
     :data:`_AHEAD` runs ahead of this process, or here where there is one core or no fork."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    workers = min(cores, _WORKERS, len(arguments))
+    workers = min(usable_cpus(), _WORKERS, len(arguments))
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(read_run, arguments)
         return
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=owned_worker,  # ignores Ctrl-C, dies with this process
+        initargs=(os.getpid(),),
+    ) as pool:
         pending = deque(pool.submit(read_run, argument) for argument in arguments[:_AHEAD])
         later = iter(arguments[_AHEAD:])
         try:

@@ -6,14 +6,16 @@ Ctrl-C that lands there vanishes and the command would run on to a normal end, e
 replace its outputs. The command-line program runs each command in :func:`remembering_ctrl_c`; the places
 that commit work (renaming an output into place, appending a line to a log, claiming an
 export, each step a progress bar counts) call :func:`checkpoint`, which raises the
-``KeyboardInterrupt`` again when a press was swallowed. In library use nothing is installed
-and :func:`checkpoint` never raises.
+``KeyboardInterrupt`` again when a press was swallowed, and the dropped one is not printed
+("Exception ignored ..." and its traceback would break the one-line error). In library use
+nothing is installed and :func:`checkpoint` never raises.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -41,9 +43,17 @@ def remembering_ctrl_c() -> Iterator[None]:
         yield
         return
     signal.signal(signal.SIGINT, _on_sigint)
+    previous_hook = sys.unraisablehook
+
+    def drop_remembered(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            previous_hook(unraisable)  # remembered presses are raised again at a checkpoint
+
+    sys.unraisablehook = drop_remembered
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _pressed = False
 

@@ -131,10 +131,17 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise SampleTimeout("scoring this sample exceeded its time budget")
 
 
-def _start_worker(parent: int, limits: Limits) -> None:
-    """A worker's set-up, once (pebble already ignores SIGINT in its workers)."""
+def owned_worker(parent: int) -> None:
+    """Make this process a worker the tool owns: Ctrl-C is the parent's to handle (it stops
+    the workers), and the worker dies with ``parent``, whatever ends it. Every pool of ours
+    runs this first in each worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(parent)
+
+
+def _start_worker(parent: int, limits: Limits) -> None:
+    """A scoring worker's set-up, once."""
+    owned_worker(parent)
     size = _address_space()
     if limits.memory is not None and size is not None:
         resource.setrlimit(resource.RLIMIT_AS, (size + limits.memory, resource.RLIM_INFINITY))
