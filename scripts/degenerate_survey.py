@@ -38,11 +38,11 @@ def warm_up(rows: dict[str, tuple[str, dict[str, Any]]]) -> None:
 
 def fresh_state() -> Any:
     """A function that puts MathVision's parser back where the warm-up left it before each
-    sample: its memo emptied and latex2sympy's module state (``var``, ``variances``, which a
+    sample: its memo and last lexed text emptied and latex2sympy's module state (``var``, ``variances``, which a
     differential in an earlier sample may have changed) restored, so that every sample is
     measured as the first of its kind in a fresh process (the worst case), not helped by an
     earlier one."""
-    from datbench_cli.scorers import mathvision
+    from datbench_cli.scorers import mathvision, mathvision_nonnumbers
 
     mathvision._typing_io_shim()
     import latex2sympy2
@@ -52,6 +52,7 @@ def fresh_state() -> Any:
 
     def fresh() -> None:
         mathvision._MEMO.clear()
+        mathvision_nonnumbers._LAST_LEXED[0] = ("", [])  # no text lexed yet
         for name, value in saved.items():
             value.clear()
             value.update(copies[name])
