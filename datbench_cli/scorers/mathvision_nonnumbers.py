@@ -29,9 +29,9 @@ run of ``( [ { + -``) that is a plain letter (``LETTER_NO_E``):
    barred here. So the printed result names that letter (``t``, ``t_{1}``, ``t(3 + 4)``, ``I``)
    and the arithmetic evaluation refuses it, as the reference's ``eval`` raises ``NameError``
    or ``SyntaxError`` (its module has no one-letter globals).
-4. Nothing in the text changes latex2sympy's module state in a way a later call could notice:
-   ``=`` (assignment) and ``\\in`` are barred, and :func:`_state_allows` covers ``var`` (letter
-   atoms read it; a converted differential rebinds it). What a call always sets (``frac_type``
+4. Nothing in the text changes latex2sympy's module state: ``=`` (assignment) and ``\\in``
+   are barred, and :func:`_state_allows` covers ``var`` (letter atoms read it; a converted
+   differential rebinds it, so none may be in the text). What a call always sets (``frac_type``
    for a text with ``\\frac``, an empty ``VARIABLE_VALUES``) is set by :func:`settle_state` as
    the call would.
 
@@ -58,21 +58,22 @@ _DIFFERENTIAL = re.compile(r"d[a-zA-Z\\]")
 
 
 def _state_allows(text: str, module: Any) -> bool:
-    """The call cannot change latex2sympy's state in a way a later call could notice.
+    """The call leaves latex2sympy's state as it is.
 
-    While ``var`` is the import's dict, it must map no letter-led name to anything but the
-    imaginary unit (``i``, ``j``), so a letter atom's lookup cannot build a matrix symbol or
-    write ``variances``, and the text must hold no differential (converting one rebinds ``var``
-    to a Symbol). Once a differential has done that, ``var`` is a Symbol and every use of it
-    (``name in var`` for each letter atom, ``var[name] = ...``) raises ``TypeError`` whichever
-    Symbol it is, so a further rebinding changes nothing observable.
+    The text must hold no differential (converting one rebinds ``var`` to its Symbol: the
+    letter and list classes below reproduce that). ``var`` must be a Symbol (a differential's
+    earlier rebinding: every lookup raises ``TypeError``) or a dict mapping no letter-led name
+    to anything but the imaginary unit (``i``, ``j``), so a letter atom's lookup cannot build a
+    matrix symbol or write ``variances``.
     """
     import sympy
 
     var = module.var
+    if _DIFFERENTIAL.search(text):
+        return False
     if type(var) is sympy.Symbol:
         return True
-    if type(var) is not dict or _DIFFERENTIAL.search(text):
+    if type(var) is not dict:
         return False
     return all(not str(key)[:1].isalpha() or value is sympy.I for key, value in var.items())
 
