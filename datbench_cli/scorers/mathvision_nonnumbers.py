@@ -341,20 +341,19 @@ def settled_not_a_number(text: str, module: Any) -> bool:
 # The parser then (checked against latex2sympy itself on generated texts, in a fresh and an
 # already-changed state, by tests/scorers/test_degenerate_outputs.py):
 #
-# - raises, before any conversion, when an item other than the last is malformed (empty, or
-#   with an empty factor: ``,,``, a leading comma, ``a:,b``, ``a::b,``) or the last item is
-#   empty or starts with a colon (``1,2,``, ``a,b,.``, ``a,:b``); only :func:`settle_state`'s
-#   state is set;
-# - parses every item when each is well formed, and converts them in order into a list, which
-#   is no number (``evaluate`` refuses a list; the reference's ``round`` raises on one). The
-#   conversion goes token by token from the left (items, then factors, then the product's
-#   terms): a differential rebinds ``var`` to its Symbol and converts to the Symbol ``d<x>``;
-#   a plain letter other than ``I`` raises ``TypeError`` once ``var`` is a Symbol, which ends
-#   the call; numbers, ``e`` and ``I`` never read ``var``. So ``var`` ends bound to the last
-#   differential before that letter.
+# - raises, before any conversion, when the first item is malformed (an empty factor: a
+#   leading comma, ``a:,b``, ``a::b,c``), or a later item is empty or starts with a colon
+#   (``1,,2``, a trailing comma ``1,2,``, ``a,:b``); only :func:`settle_state`'s state is set;
+# - else stops before the first colon of a later item that has no factor after it (``a,b:,c``
+#   and ``a,b::c`` parse as ``a,b``: the rest is never read) and converts the items it read in
+#   order into a list, which is no number (``evaluate`` refuses a list; the reference's
+#   ``round`` raises on one). The conversion goes token by token from the left (items, then
+#   factors, then the product's terms): a differential rebinds ``var`` to its Symbol and
+#   converts to the Symbol ``d<x>``; a plain letter other than ``I`` raises ``TypeError`` once
+#   ``var`` is a Symbol, which ends the call; numbers, ``e`` and ``I`` never read ``var``. So
+#   ``var`` ends bound to the last differential before that letter.
 #
-# A last item with an empty factor after its first (``a,b:``: the parser may leave the colon
-# unread) is left to the parser, and so is any item of :data:`_SHALLOW` tokens or more (conversion recursion).
+# Any item of :data:`_SHALLOW` tokens or more is left to the parser (conversion recursion).
 _LIST_KINDS = ("LETTER_NO_E", "EXP_E", "DIFFERENTIAL", "NUMBER", "COLON", "COMMA")
 
 
@@ -363,6 +362,14 @@ def _well_formed(item: list[Any], colon: int) -> bool:
     if not item or item[0].type == colon or item[-1].type == colon:
         return False
     return all(a.type != colon or b.type != colon for a, b in zip(item, item[1:], strict=False))
+
+
+def _well_formed_prefix(item: list[Any], colon: int) -> list[Any]:
+    """The item up to its first colon that has no factor after it (the whole item if none)."""
+    for index, token in enumerate(item):
+        if token.type == colon and (index + 1 == len(item) or item[index + 1].type == colon):
+            return item[:index]
+    return item
 
 
 def list_text_outcome(text: str, module: Any) -> Any:
@@ -394,18 +401,20 @@ def list_text_outcome(text: str, module: Any) -> Any:
             items[-1].append(token)
     if len(items) < 2 or any(len(item) >= _SHALLOW for item in items):
         return None
-    last = items[-1]
-    if (
-        not last
-        or last[0].type == PSLexer.COLON
-        or not all(_well_formed(item, PSLexer.COLON) for item in items[:-1])
-    ):
+    colon = PSLexer.COLON
+    if not _well_formed(items[0], colon):
         return _NO_CHANGE  # a syntax error: nothing is converted
-    if not _well_formed(items[-1], PSLexer.COLON):
-        return None
+    read = list(items[0])
+    for item in items[1:]:
+        if not item or item[0].type == colon:
+            return _NO_CHANGE  # a syntax error: nothing is converted
+        kept = _well_formed_prefix(item, colon)
+        read += kept
+        if len(kept) < len(item):
+            break  # the parser stops before that colon; the rest is never read
     outcome: Any = _NO_CHANGE
     symbol_now = type(module.var) is sympy.Symbol
-    for token in tokens:
+    for token in read:
         if token.type == PSLexer.LETTER_NO_E and token.text != "I" and symbol_now:
             break  # TypeError here: ``name in var`` with var a Symbol
         if token.type == PSLexer.DIFFERENTIAL:
@@ -432,6 +441,7 @@ def list_text_outcome(text: str, module: Any) -> Any:
 # latex2sympy's preprocessing is the identity (no backslash, ``~``, ``$`` or ``)_{``), so the
 # call sees exactly these texts and sets the same state (no ``\frac`` anywhere).
 _PREPROCESSED = re.compile(r"[\\~$]|\)_\{")
+_MAY_NAME = re.compile(r"^[^{]*[A-Za-z]")  # no brace, and a letter (operator names need one)
 UNREAD_AFTER_NO_BRACE = tuple(
     f"FUNC_{name}_NAME"
     for name in (
@@ -447,8 +457,8 @@ def cut_at_unread_token(text: str) -> str:
     operator name too when the text has no ``{``), or ``text`` itself when there is none, the
     lexer fails first, or preprocessing could change the text: latex2sympy gives the same
     result, or raises, and leaves the same state, for both."""
-    if _PREPROCESSED.search(text):
-        return text
+    if _PREPROCESSED.search(text) or not ("." in text or _MAY_NAME.search(text)):
+        return text  # (an operator name is made of letters: no need to lex a run of brackets)
     unread = _unread_types(text)
     last_text, last_tokens = _LAST_LEXED[0]
     if last_text == text:  # lexed whole before
