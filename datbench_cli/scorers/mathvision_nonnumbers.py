@@ -66,16 +66,7 @@ def _state_allows(text: str, module: Any) -> bool:
     to anything but the imaginary unit (``i``, ``j``), so a letter atom's lookup cannot build a
     matrix symbol or write ``variances``.
     """
-    import sympy
-
-    var = module.var
-    if _DIFFERENTIAL.search(text):
-        return False
-    if type(var) is sympy.Symbol:
-        return True
-    if type(var) is not dict:
-        return False
-    return all(not str(key)[:1].isalpha() or value is sympy.I for key, value in var.items())
+    return not _DIFFERENTIAL.search(text) and _lookups_harmless(module)
 
 
 def _first_token(text: str, skipped: set[int]) -> Any:
@@ -334,10 +325,10 @@ def settled_not_a_number(text: str, module: Any) -> bool:
 # List texts: every token is a plain letter, ``e``, a differential, a number (``NUMBER``), a
 # colon (``COLON``, a division in ``mp``) or a comma, with at least one comma, up to the first
 # token the parser cannot read (a period, an operator name: see :func:`cut_at_unread_token`).
-# Split at the commas
-# into items and each item at the colons into factors. Without brackets a comma can only be
-# the separator of ``relation_list_content`` (every other rule that consumes one is inside a
-# bracket or a matrix), an item is a relation and a factor an implicit product (``postfix+``).
+# Split at the commas into items and each item at the colons into factors. Without brackets a
+# comma can only be the separator of ``relation_list_content`` (every other rule that consumes
+# one is inside a bracket or a matrix), an item is a relation and a factor an implicit product
+# (``postfix+``).
 # The parser then (checked against latex2sympy itself on generated texts, in a fresh and an
 # already-changed state, by tests/scorers/test_degenerate_outputs.py):
 #
@@ -424,7 +415,7 @@ def list_text_outcome(text: str, module: Any) -> Any:
     return outcome
 
 
-# ----------------------------------------------------------------------------- cut at an unread token
+# ----------------------------------------------------------------------- cut at an unread token
 #
 # No rule of the grammar consumes a ``.`` token (``PERIOD``), and the operator names of
 # ``\operatorname{...}`` (``ones``, ``rank``, ``eye``, ...: :data:`UNREAD_AFTER_NO_BRACE`) are
