@@ -925,14 +925,14 @@ def main() -> None:
             check=True,
         )
         worst = json.loads(result.stdout.strip().splitlines()[-1])
-        for family, (variant, name, shape, seconds, outcome) in worst.items():
+        for family, (variant, name, shape, seconds, outcome, cpu) in worst.items():
             verdict = pass_fail(seconds <= DEGENERATE_TARGET)
             report(
                 f"degenerate output, {family}",
                 seconds,
                 None,
                 f"target <= {DEGENERATE_TARGET} s: {verdict} (worst: {name}, {variant}, "
-                f"metadata {shape}: {outcome})",
+                f"metadata {shape}: {outcome}; CPU {cpu:.2f} s)",
             )
 
     if "imports" in parts:

@@ -40,11 +40,11 @@ def warm_up(rows: dict[str, tuple[str, dict[str, Any]]]) -> None:
 
 def fresh_state() -> Any:
     """A function that puts MathVision's parser back where the warm-up left it before each
-    sample: its memo emptied and latex2sympy's module state (``var``, ``variances``, which a
+    sample: its memo and last lexed text emptied and latex2sympy's module state (``var``, ``variances``, which a
     differential in an earlier sample may have changed) restored, so that every sample is
     measured as the first of its kind in a fresh process (the worst case), not helped by an
     earlier one."""
-    from datbench_cli.scorers import mathvision
+    from datbench_cli.scorers import mathvision, mathvision_nonnumbers
 
     mathvision._typing_io_shim()
     import latex2sympy2
@@ -54,6 +54,7 @@ def fresh_state() -> Any:
 
     def fresh() -> None:
         mathvision._MEMO.clear()
+        mathvision_nonnumbers._LAST_LEXED[0] = ("", [])  # no text lexed yet
         for name, value in saved.items():
             value.clear()
             value.update(copies[name])
@@ -80,10 +81,12 @@ def within(budget: float, sample: DatBenchSample, text: str) -> Outcome | None:
         signal.signal(signal.SIGALRM, previous)
 
 
-def survey(
-    budget: float, names: list[str] | None = None
-) -> list[tuple[str, str, str, str, float, str]]:
-    """(family, variant, dataset, metadata shape, seconds, outcome) of every sample scored."""
+Result = tuple[str, str, str, str, float, str, float]
+
+
+def survey(budget: float, names: list[str] | None = None) -> list[Result]:
+    """(family, variant, dataset, metadata shape, seconds, outcome, CPU seconds) of every sample
+    scored (on a busy host the wall time exceeds the CPU time the sample took)."""
     rows = scorer_rows()
     if names:
         rows = {name: row for name, row in rows.items() if name in names}
@@ -96,23 +99,22 @@ def survey(
                 for shape, metadata in metadata_shapes(row.get("metadata", "{}")).items():
                     sample = DatBenchSample.from_hf_row(dict(row, metadata=metadata), capability)
                     fresh()
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.process_time()
                     outcome = within(budget, sample, text)
                     seconds = time.perf_counter() - started
+                    cpu = time.process_time() - cpu
                     if outcome is None:
                         result = "SampleTimeout"
                     elif outcome.error:
                         result = outcome.error["type"]
                     else:
                         result = f"score {outcome.score}"
-                    results.append((family, variant, name, shape, seconds, result))
+                    results.append((family, variant, name, shape, seconds, result, cpu))
     return results
 
 
-def worst_per_family(
-    results: list[tuple[str, str, str, str, float, str]],
-) -> dict[str, tuple[str, str, str, str, float, str]]:
-    worst: dict[str, tuple[str, str, str, str, float, str]] = {}
+def worst_per_family(results: list[Result]) -> dict[str, Result]:
+    worst: dict[str, Result] = {}
     for result in results:
         if result[0] not in worst or result[4] > worst[result[0]][4]:
             worst[result[0]] = result
@@ -131,13 +133,19 @@ def main() -> None:
     if args.json:
         print(json.dumps({family: list(result[1:]) for family, result in worst.items()}))
         return
-    for family, (_, variant, name, shape, seconds, result) in worst.items():
+    for family, (_, variant, name, shape, seconds, result, cpu) in worst.items():
         verdict = "PASS" if seconds <= TARGET else "FAIL"
-        print(f"{family:<34} {seconds:8.3f} s  {verdict}  {name} / {variant} / {shape}: {result}")
+        print(
+            f"{family:<34} {seconds:8.3f} s (CPU {cpu:.3f} s)  {verdict}  "
+            f"{name} / {variant} / {shape}: {result}"
+        )
     print()
-    for family, variant, name, shape, seconds, result in results:
+    for family, variant, name, shape, seconds, result, cpu in results:
         if args.all or seconds > TARGET:
-            print(f"{seconds:8.3f} s  {family} / {variant} / {name} / {shape}: {result}")
+            print(
+                f"{seconds:8.3f} s (CPU {cpu:.3f} s)  {family} / {variant} / {name} / {shape}: "
+                f"{result}"
+            )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from typing import Any
 from datbench_cli.metrics.safe_arith import evaluate
 from datbench_cli.runtime.budget import SampleTimeout
 from datbench_cli.scorers.base import SampleFields, default_input, note_correction
-from datbench_cli.scorers.mathvision_nonnumbers import cut_at_period, settled_not_a_number
+from datbench_cli.scorers.mathvision_nonnumbers import cut_at_unread_token, settled_not_a_number
 from datbench_cli.text.boxed import BOXED_OPEN, greedy_boxed
 from datbench_cli.text.math_normalize import strip_string
 
@@ -184,7 +184,7 @@ def _latex_number(text: str) -> Any:
 
     converter = latex2sympy2.latex2sympy
     if _is_the_real(converter, latex2sympy2):
-        cut = cut_at_period(text)  # the parser never reads past it
+        cut = cut_at_unread_token(text)  # the parser never reads past the cut
         if cut != text:
             return _latex_number(cut)
         if settled_not_a_number(text, latex2sympy2):

@@ -25,7 +25,8 @@ from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import mathvision
 from datbench_cli.scorers.mathvision_nonnumbers import (
     LEAFLESS_TOKENS,
-    cut_at_period,
+    UNREAD_AFTER_NO_BRACE,
+    cut_at_unread_token,
     settled_not_a_number,
 )
 from tests.degenerate_texts import FAMILIES
@@ -124,6 +125,68 @@ def two_character_tokens(lexer_class: Any, chars: str) -> list[str]:
     return pairs
 
 
+def consumed_right_before(parser_class: Any, token: int) -> set[int | None]:
+    """The token types a parse (or a prediction, whose SLL closure follows every return edge)
+    can have consumed just before consuming ``token``; ``None`` when it can be the first token
+    of ``math``. Walks the parser's ATN backwards over epsilon edges (rule calls, the return
+    edges of rule stop states, predicates) from every transition that consumes ``token``;
+    wildcards and negated sets count as consuming anything."""
+    atn = parser_class.atn
+    top = atn.maxTokenType
+    epsilon_into: dict[int, list[int]] = {}
+    consumed_into: dict[int, set[int]] = {}
+    consuming = []
+    for state in atn.states:
+        for transition in state.transitions:
+            target = transition.target.stateNumber
+            if transition.isEpsilon:
+                epsilon_into.setdefault(target, []).append(state.stateNumber)
+                continue
+            matched = {k for k in range(1, top + 1) if transition.matches(k, 1, top)}
+            consumed_into.setdefault(target, set()).update(matched)
+            if token in matched:
+                consuming.append(state.stateNumber)
+    start = atn.ruleToStartState[parser_class.ruleNames.index("math")].stateNumber
+    before: set[int | None] = set()
+    seen: set[int] = set()
+    while consuming:
+        number = consuming.pop()
+        if number in seen:
+            continue
+        seen.add(number)
+        before.update(consumed_into.get(number, ()))
+        if number == start:
+            before.add(None)
+        consuming.extend(epsilon_into.get(number, ()))
+    return before
+
+
+def rule_strings(lexer_class: Any, name: str) -> set[str]:
+    """Every string the lexer rule ``name`` matches, for a rule made of literals only (no rule
+    calls, no loops, one character per transition: asserted while walking its ATN)."""
+    from antlr4.atn.ATNState import RuleStopState
+    from antlr4.atn.Transition import RuleTransition
+
+    atn = lexer_class.atn
+    out: set[str] = set()
+    todo = [(atn.ruleToStartState[lexer_class.ruleNames.index(name)], "")]
+    while todo:
+        state, text = todo.pop()
+        assert len(text) < 40, (name, text)  # no loop
+        if isinstance(state, RuleStopState):
+            out.add(text)
+            continue
+        for transition in state.transitions:
+            assert not isinstance(transition, RuleTransition), name
+            if transition.isEpsilon:
+                todo.append((transition.target, text))
+                continue
+            chars = [c for c in range(0x3000) if transition.matches(c, 0, 0x10FFFF)]
+            assert len(chars) == 1, (name, chars)
+            todo.append((transition.target, text + chr(chars[0])))
+    return out
+
+
 class LexerTests(unittest.TestCase):
     def test_no_token_spans_two_brackets(self) -> None:
         _module()
@@ -157,6 +220,34 @@ class PeriodGrammarTests(unittest.TestCase):
                 for transition in state.transitions
             )
         )
+
+    def test_operator_names_are_consumed_only_right_after_a_brace(self) -> None:
+        _module()
+        from gen.PSParser import PSParser
+
+        for name in UNREAD_AFTER_NO_BRACE:
+            with self.subTest(token=name):
+                before = consumed_right_before(PSParser, getattr(PSParser, name))
+                self.assertEqual(before, {PSParser.L_BRACE})
+        # Not vacuous: a number may come first, or after many kinds of token.
+        before = consumed_right_before(PSParser, PSParser.NUMBER)
+        self.assertIn(None, before)
+        self.assertIn(PSParser.COMMA, before)
+        self.assertEqual(consumed_right_before(PSParser, PSParser.PERIOD), set())
+
+    def test_every_spelling_of_an_operator_name_is_seen_before_lexing(self) -> None:
+        _module()
+        from gen.PSLexer import PSLexer
+
+        from datbench_cli.scorers.mathvision_nonnumbers import _MAY_NAME
+
+        for name in UNREAD_AFTER_NO_BRACE:
+            spellings = rule_strings(PSLexer, name)
+            self.assertTrue(spellings, name)
+            for spelling in spellings:
+                self.assertTrue(_MAY_NAME.search(spelling), (name, spelling))
+        # Not vacuous: the walk finds every spelling of a rule with alternatives.
+        self.assertEqual(rule_strings(PSLexer, "FUNC_EIGENVALS_NAME"), {"eigenvals", "eigenvalues"})
 
     def test_the_lexer_has_no_predicates(self) -> None:
         _module()
@@ -236,7 +327,7 @@ def parser_outcome(module: Any, text: str) -> Any:
 
 PERIOD_PIECES = ("a", "b", "d", "x", "e", "I", "dx", "1", "2", "12", "3.5", "0", ".", ".", ",")
 PERIOD_PIECES += (":", ";", "(", ")", "{", "}", "[", "]", "+", "-", "*", "/", "^", "_", "=", " ")
-PERIOD_PIECES += ("!", "%", "<", "'", "|", "gcd", "rank", "E", "..", ".5", "5.")
+PERIOD_PIECES += ("!", "%", "<", "'", "|", "gcd", "rank", "E", "..", ".5", "5.", "ones", "tr")
 
 
 class CutAtPeriodTests(_StateTest):
@@ -247,10 +338,10 @@ class CutAtPeriodTests(_StateTest):
     )
     def test_the_cut_text_is_the_whole_texts_outcome(self, pieces: list[str], poisoned: bool):
         text = "".join(pieces)
-        cut = cut_at_period(text)
+        cut = cut_at_unread_token(text)
         if cut == text:
             return
-        self.assertTrue(text.startswith(cut) and cut.endswith("."), (text, cut))
+        self.assertTrue(text.startswith(cut), (text, cut))
         self.start_state(poisoned)
         whole = parser_outcome(self.module, text), _state(self.module)
         self.start_state(poisoned)
@@ -258,11 +349,99 @@ class CutAtPeriodTests(_StateTest):
         self.assertEqual(short, whole, (text, cut))
 
     def test_cuts_are_made_where_expected(self) -> None:
-        self.assertEqual(cut_at_period("ab,cd.ef"), "ab,cd.")
-        self.assertEqual(cut_at_period("3.5+x.y"), "3.5+x.")  # a decimal point is no period
-        self.assertEqual(cut_at_period("ab.\\frac{1}{2}"), "ab.\\frac{1}{2}")  # preprocessed
-        self.assertEqual(cut_at_period("(a)_{b}.c"), "(a)_{b}.c")
-        self.assertEqual(cut_at_period("abc"), "abc")
+        self.assertEqual(cut_at_unread_token("ab,cd.ef"), "ab,cd.")
+        self.assertEqual(cut_at_unread_token("3.5+x.y"), "3.5+x.")  # a decimal point is no period
+        self.assertEqual(cut_at_unread_token("ab.\\frac{1}{2}"), "ab.\\frac{1}{2}")  # preprocessed
+        self.assertEqual(cut_at_unread_token("(a)_{b}.c"), "(a)_{b}.c")
+        self.assertEqual(cut_at_unread_token("abc"), "abc")
+        self.assertEqual(cut_at_unread_token("a,bonesc.d"), "a,bones")
+        self.assertEqual(cut_at_unread_token("xtry"), "xtr")
+        self.assertEqual(cut_at_unread_token("{x}tr"), "{x}tr")  # a brace: only at a period
+        self.assertEqual(cut_at_unread_token("{x}tr.y"), "{x}tr.")
+
+    def test_a_cut_text_of_each_operator_name_equals_the_whole(self) -> None:
+        from gen.PSLexer import PSLexer
+
+        from datbench_cli.scorers.mathvision_nonnumbers import _tokens
+
+        spelled = {"TRACE": "tr", "DIAGONALIZE": "eig", "EIGENVECTORS": "eigenvects"}
+        for name in UNREAD_AFTER_NO_BRACE:
+            stem = name.removeprefix("FUNC_").removesuffix("_NAME")
+            literal = spelled.get(stem, stem.lower())
+            self.assertEqual([t.type for t in _tokens(literal)], [getattr(PSLexer, name)])
+            for text in (f"ab,c{literal}1,d", f"2:x{literal}+3", f"{literal}dx"):
+                cut = cut_at_unread_token(text)
+                with self.subTest(text=text, cut=cut):
+                    self.assertNotEqual(cut, text)
+                    for poisoned in (False, True):
+                        self.start_state(poisoned)
+                        whole = parser_outcome(self.module, text), _state(self.module)
+                        self.start_state(poisoned)
+                        short = parser_outcome(self.module, cut), _state(self.module)
+                        self.assertEqual(short, whole)
+
+
+LIST_FACTOR_PIECES = ("a", "b", "x", "I", "e", "dx", "dy", "da", "7", "12", "3.5", "1,234")
+
+
+def list_texts(pieces: tuple[str, ...] = LIST_FACTOR_PIECES) -> Any:
+    """Texts of items separated by commas, each of factors separated by colons, with empty
+    items and factors (syntax errors) and a period, a stray token or an operator name after."""
+    factor = st.lists(st.sampled_from(pieces), min_size=0, max_size=4).map("".join)
+    item = st.lists(factor, min_size=1, max_size=3).map(":".join)
+    ending = st.sampled_from(("", "", ".", ".ab,c", ":", "tr", "ones,dx", "+1", "(x)", "^2"))
+    return st.tuples(st.lists(item, min_size=1, max_size=5).map(",".join), ending).map("".join)
+
+
+class ListTextTests(_StateTest):
+    @settings(max_examples=examples(0.4))
+    @given(list_texts(), st.booleans())
+    def test_list_texts_equal_the_parser(self, text: str, poisoned: bool) -> None:
+        self.check(text, poisoned, must_decide=False)
+
+    @settings(max_examples=examples(0.3))
+    @given(list_texts(("a", "b", "I", "e", "dx", "dy", "7 ")), st.booleans())
+    def test_list_texts_without_stray_tokens_are_decided(self, text: str, poisoned: bool):
+        text = text.replace(" ", "")
+        if "," not in cut_at_unread_token(text) or "7e" in text or "(x)" in text:
+            return  # no list, 7e.. an E_NOTATION, or a bracket
+        if text.endswith(("+1", "^2")):
+            return
+        self.check(text, poisoned, must_decide=True)
+
+    def test_cases(self) -> None:
+        cases = {
+            "1,2,3": True,
+            "1,2,": True,
+            "1,,2": True,
+            ",1": True,
+            "ab,dx,cd": True,
+            "ab,dx": True,
+            "a:,b": True,
+            "a::b,c": True,
+            "12:,5": True,
+            "1,2:": True,
+            "1,:2": True,
+            "dx,a:,": True,
+            "a,b:,c": True,
+            "a,b::c": True,
+            "dx,b:c:,y": True,
+            "ab,cd,.": True,
+            "1+2,3": False,
+        }
+        for text, decided in cases.items():
+            for poisoned in (False, True):
+                with self.subTest(text=text, poisoned=poisoned):
+                    self.check(text, poisoned, must_decide=decided)
+                    if not decided:
+                        self.start_state(poisoned)
+                        self.assertFalse(settled_not_a_number(text, self.module))
+
+    def test_a_full_size_number_loop_equals_the_parser(self) -> None:
+        text = FAMILIES["number loop"]["1, 2, 3"].replace(" ", "")
+        for poisoned in (False, True):
+            self.check(text, poisoned, must_decide=True)
+            self.check(text.rstrip(","), poisoned, must_decide=True)
 
 
 class BracketTextTests(_StateTest):
@@ -296,13 +475,20 @@ class FamilyTests(unittest.TestCase):
             FAMILIES["bracket loop"]["4096 { then }"],
             FAMILIES["bracket loop"]["(((("],
             FAMILIES["bracket loop"]["({["],
+            FAMILIES["prose loop"]["commas and periods"],
+            FAMILIES["number loop"]["1, 2, 3"],
+            FAMILIES["long chain of thought, no answer"]["reasoning"],
         ]
         for name in ("var", "variances", "frac_type", "VARIABLE_VALUES"):
             self.addCleanup(setattr, module, name, getattr(module, name))
-        with mock.patch.object(module.PSParser, "math", side_effect=AssertionError("parsed")):
-            for output in slow:
-                details = mathvision.score_sample({"answer": "12", "options": []}, output)
+        for output in slow:
+            for gold, options in (("12", []), ("B", ["3", "5"])):
+                # Any exception is swallowed as "not equal": count the calls instead.
+                mathvision._MEMO.clear()
+                with mock.patch.object(module.PSParser, "math") as math:
+                    details = mathvision.score_sample({"answer": gold, "options": options}, output)
                 self.assertEqual(details["score"], 0.0)
+                math.assert_not_called()
 
 
 if __name__ == "__main__":
