@@ -177,3 +177,126 @@ def temp_leftovers(root: Path) -> list[str]:
         for p in root.rglob("*")
         if p.name.endswith(".tmp") or p.name.startswith((".datbench-staging", ".datbench-old"))
     )
+
+
+class Killed(BaseException):
+    """The process "died" at a write point (:class:`KillAt`); never caught by the tool."""
+
+
+class KillAt:
+    """A process killed at its ``at``-th write point below ``root`` (``at=None``: never, only
+    counting them).
+
+    Every call that changes the file system below ``root`` is a write point: ``os.open`` with a
+    write flag (and so ``tempfile.mkstemp``), ``os.write`` and writes to an ``os.fdopen`` file
+    on a descriptor so opened, ``Path.write_bytes``, ``os.replace``, ``os.rename``,
+    ``os.unlink``, ``os.remove``, ``os.mkdir``, ``os.rmdir``, ``os.chmod`` (a call relative to
+    an open folder, as ``shutil.rmtree`` makes, counts). Writes elsewhere (a dataset cache)
+    change nothing below ``root``, so a kill there is a kill at the point before. The
+    ``at``-th point raises :class:`Killed` before it changes anything, and so does every later
+    write anywhere, so no clean-up runs: what is on disk is what a SIGKILL at that moment
+    leaves.
+    """
+
+    def __init__(self, root: Path, at: int | None = None) -> None:
+        self.root = root.resolve()
+        self.at = at
+        self.points = 0
+        self.dead = False
+        self._fds: set[int] = set()
+
+    def _below(self, path: Any, dir_fd: Any = None) -> bool:
+        if dir_fd is not None:
+            return True
+        try:
+            return Path(os.path.abspath(os.fspath(path))).is_relative_to(self.root)
+        except TypeError:
+            return False
+
+    def _point(self, counted: bool = True) -> None:
+        if self.dead:
+            raise Killed
+        if not counted:
+            return
+        self.points += 1
+        if self.at is not None and self.points >= self.at:
+            self.dead = True
+            raise Killed
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[KillAt]:
+        """Patch the write primitives for the duration of the block."""
+        real_open = os.open
+        kill = self
+
+        def by_path(real: Any, paths: int) -> Any:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                dir_fd = kwargs.get("dir_fd") or kwargs.get("src_dir_fd")
+                kill._point(any(kill._below(p, dir_fd) for p in args[:paths]))
+                return real(*args, **kwargs)
+
+            return call
+
+        def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            below = kill._below(path, kwargs.get("dir_fd"))
+            if flags & _WRITE_FLAGS:
+                kill._point(below)
+            fd = real_open(path, flags, *args, **kwargs)
+            if below and flags & _WRITE_FLAGS:
+                kill._fds.add(fd)
+            else:
+                kill._fds.discard(fd)
+            return fd
+
+        def fake_write(fd: int, data: Any) -> int:
+            kill._point(fd in kill._fds)
+            return _REAL_WRITE(fd, data)
+
+        class File:
+            def __init__(self, handle: IO[bytes], fd: int) -> None:
+                self._handle = handle
+                self._fd = fd
+                self._counted = fd in kill._fds
+
+            def write(self, data: bytes) -> int:
+                # Buffered: what reaches the disk between two writes is a prefix of the file,
+                # so its first write is a write point, and its close (the final flush).
+                kill._point(self._counted)
+                self._counted = False
+                return self._handle.write(data)
+
+            def close(self) -> None:
+                kill._point(self._handle.closed is False and self._fd in kill._fds)
+                self._handle.close()
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self._handle, name)
+
+            def __enter__(self) -> Any:
+                return self
+
+            def __exit__(self, *exc: Any) -> None:
+                self.close()
+
+        def fake_fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            handle = _REAL_FDOPEN(fd, mode, *args, **kwargs)
+            return File(handle, fd) if "r" not in mode else handle
+
+        def write_bytes(path: Path, data: bytes) -> int:
+            kill._point(kill._below(path))
+            return _REAL_WRITE_BYTES(path, data)
+
+        one = ("unlink", "remove", "mkdir", "rmdir", "chmod")
+        patches = [mock.patch(f"os.{name}", by_path(getattr(os, name), 1)) for name in one]
+        patches += [
+            mock.patch(f"os.{name}", by_path(getattr(os, name), 2))
+            for name in ("replace", "rename")
+        ]
+        with contextlib.ExitStack() as stack:
+            for patch in patches:
+                stack.enter_context(patch)
+            stack.enter_context(mock.patch("os.open", fake_open))
+            stack.enter_context(mock.patch("os.write", fake_write))
+            stack.enter_context(mock.patch("os.fdopen", fake_fdopen))
+            stack.enter_context(mock.patch.object(Path, "write_bytes", write_bytes))
+            yield self
