@@ -155,8 +155,8 @@ def switch_in(root: Path, stage: Path) -> None:
             path = root / rel
             if path.is_file() or path.is_symlink():
                 with jsonio.writing(path):
-                    path.unlink(missing_ok=True)
-                _remove_empty_parents(root, path)
+                    path.unlink()
+            _remove_empty_parents(root, path)  # also when a kill came between the two
         _move_tree(stage, root, skip=MANIFEST)
         with jsonio.writing(root / MANIFEST):
             os.replace(manifest, root / MANIFEST)
