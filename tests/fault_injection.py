@@ -171,11 +171,11 @@ def read_only_file_system(root: Path) -> Iterator[None]:
 
 
 def temp_leftovers(root: Path) -> list[str]:
-    """Temporary files and staging folders below ``root`` (there should be none)."""
+    """Temporary files and export folders below ``root`` (there should be none)."""
     return sorted(
         str(p.relative_to(root))
         for p in root.rglob("*")
-        if p.name.endswith(".tmp") or p.name.startswith((".datbench-staging", ".datbench-old"))
+        if p.name.endswith(".tmp") or p.name.startswith(".datbench-export.")
     )
 
 
