@@ -295,10 +295,16 @@ def _address_space_limit() -> None:
 
 
 class StreamTests(_Runs):
-    def real(self, *args: str, stdin: Any = None, data: bytes | None = None) -> Any:
-        """``datbench ARGS`` in a subprocess under a 2 GB address-space limit."""
+    def real(
+        self, *args: str, stdin: Any = None, data: bytes | None = None, limit_mb: int = 0
+    ) -> Any:
+        """``datbench ARGS`` in a subprocess under a 2 GB address-space limit (and with
+        ``limit_mb``, that input limit)."""
+        env = cli_env()
+        if limit_mb:
+            env["DATBENCH_MAX_INPUT_MB"] = str(limit_mb)
         return subprocess.run(
-            cli_command(*args), cwd=ROOT, env=cli_env(), stdin=stdin, input=data,
+            cli_command(*args), cwd=ROOT, env=env, stdin=stdin, input=data,
             capture_output=True, preexec_fn=_address_space_limit,
         )  # fmt: skip
 
@@ -337,6 +343,37 @@ class StreamTests(_Runs):
         done = self.real("compare", str(run), "/dev/stdin", stdin=writer.stdout)
         self.assert_one_sentence(done, "/dev/stdin")
         self.assertIn("larger than", done.stderr.decode())
+
+    def test_endless_jsonl_of_short_valid_lines(self) -> None:
+        """``yes '{"id": ...}' | datbench CMD /dev/stdin``: every valid line is short, so only
+        the total ends it (here DATBENCH_MAX_INPUT_MB=8, under the 2 GB limit)."""
+        line = b'{"id": "x", "raw_output": "a", "task_id": "x", "model_answer": "a"}\n'
+        for kind in ("datbench", "vistoolbench"):
+            run = self.run_copy(kind)
+            cases = [
+                ["make-judge-tasks", "/dev/stdin", "-d", str(run), "-o", str(self.tmp / "j.jsonl")],
+                ["score", "/dev/stdin", "-d", str(run), "-o", str(self.tmp / "r.json")],
+            ]
+            if kind == "vistoolbench":
+                out = str(self.tmp / "i.jsonl")
+                cases.append(["import-responses", "/dev/stdin", "-d", str(run), "-o", out])
+            before = tree(run)
+            for args in cases:
+                with self.subTest(kind=kind, command=args[0]):
+                    writer = subprocess.Popen(
+                        [sys.executable, "-c", "import sys\nwhile True: "
+                         f"sys.stdout.buffer.write({line!r} * 4096)"],
+                        stdout=subprocess.PIPE,
+                    )  # fmt: skip
+                    try:
+                        done = self.real(*args, stdin=writer.stdout, limit_mb=8)
+                    finally:
+                        writer.kill()
+                        writer.wait()
+                    self.assert_one_sentence(done, "/dev/stdin")
+                    self.assertIn("larger than 8 MiB", done.stderr.decode())
+                    self.assertEqual(tree(run), before)
+                    self.assertEqual(sorted(p.name for p in self.tmp.glob("*.json*")), [])
 
     def test_pipes_and_dev_stdin_as_inputs(self) -> None:
         for kind in ("datbench", "vistoolbench"):
