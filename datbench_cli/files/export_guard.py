@@ -18,7 +18,7 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, TASKS, RunDir
-from datbench_cli.files.staging import Stage, previous_files, switch_in
+from datbench_cli.files.staging import Stage, check_placeable, previous_files, switch_in
 from datbench_cli.runtime import interrupt
 
 _REQUESTS = "requests"
@@ -38,10 +38,10 @@ class ExportGuard:
 
     @classmethod
     def begin(cls, root: Path, *, force: bool) -> ExportGuard:
-        """Check ``root`` (which exists: the lock made it) may take an export."""
-        if not root.is_dir():
+        """Check ``root`` may take an export."""
+        if root.exists() and not root.is_dir():
             raise InputError("not a directory; pass a directory with --dir", root)
-        owned = previous_files(root)
+        owned = previous_files(root) if root.is_dir() else set()
         if owned is None:
             if any(root.iterdir()) and not force:
                 raise InputError(
@@ -110,13 +110,14 @@ class ExportGuard:
     ) -> dict[str, Any]:
         """Run an export under a guard: ``body(guard, staged, stage)`` writes the export's
         files into the private folder (``staged`` is it as a run directory, ``stage`` writes
-        images into it) and returns the manifest; every path is checked again, the manifest
-        written into the folder (the commit), and the folder switched in."""
+        images into it) and returns the manifest; every path and folder is checked again, the
+        manifest written into the folder (the commit), and the folder switched in."""
         guard = cls.begin(root, force=force)
         with Stage(root) as stage:
             staged = RunDir(stage.path)
             manifest = body(guard, staged, stage)
             guard.claim(manifest["written"])
+            check_placeable(root, manifest["written"])
             interrupt.checkpoint()  # the last moment a dropped Ctrl-C leaves the old export
             staged.write_manifest(manifest)
             switch_in(root, stage.path)

@@ -30,6 +30,10 @@ _UMASK_LOCK = threading.Lock()
 # DATBENCH_MAX_INPUT_MB (mebibytes) when it is set (see :func:`input_limit`).
 MAX_DOCUMENT_BYTES = 512 << 20
 MAX_JSONL_BYTES = 2 << 30
+# The most lines of a JSONL file (blank ones too): an endless stream of short lines would
+# otherwise fill memory with one small object per line long before the bytes run out (the
+# bench's largest run has 50,000 samples).
+MAX_JSONL_LINES = 4_000_000
 LIMIT_VARIABLE = "DATBENCH_MAX_INPUT_MB"
 # The longest JSONL line (an agent trajectory with its images is the largest).
 MAX_LINE_BYTES = 256 << 20
@@ -114,9 +118,10 @@ def iter_jsonl(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 
-    Reads at most :data:`MAX_JSONL_BYTES` in all (see :func:`input_limit`) and
-    :data:`MAX_LINE_BYTES` per line: past either, an :class:`InputError` naming the file and
-    line, so an endless stream of short lines ends too. Accepts a UTF-8 BOM and CRLF line
+    Reads at most :data:`MAX_JSONL_BYTES` (see :func:`input_limit`) and
+    :data:`MAX_JSONL_LINES` in all and :data:`MAX_LINE_BYTES` per line: past any, an
+    :class:`InputError` naming the file and line, so an endless stream of short lines ends
+    too. Accepts a UTF-8 BOM and CRLF line
     ends. A line that is not valid UTF-8 JSON, or whose value is
     not a JSON object, raises :class:`InputError` with the file and 1-based line number.
 
@@ -171,6 +176,13 @@ def _spans(
         for number, raw in enumerate(lines, start=1):
             if offset + len(raw) > limit:
                 raise _too_large(path, limit, number)
+            if number > MAX_JSONL_LINES:
+                raise InputError(
+                    f"has more than {MAX_JSONL_LINES:,} lines (an endless stream such as `yes` "
+                    "into a pipe?); not reading further",
+                    path,
+                    number,
+                )
             if len(raw) > MAX_LINE_BYTES:
                 raise InputError(
                     f"line longer than {MAX_LINE_BYTES >> 20} MiB (an endless stream such as "

@@ -28,6 +28,7 @@ import re
 import secrets
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -103,6 +104,17 @@ def check_replaceable(folder: Path) -> None:
             folder,
             hint="move it away or export into another directory (--dir)",
         )
+
+
+def check_placeable(root: Path, rels: Iterable[str]) -> None:
+    """Refuse, before the export is committed, a folder of ``root`` that a file of ``rels``
+    would go into and that is a symlink or a file (see :func:`check_replaceable`)."""
+    folders: set[Path] = set()
+    for rel in rels:
+        folders.update(Path(rel).parents)
+    folders.discard(Path("."))
+    for folder in sorted(folders, key=lambda p: len(p.parts)):
+        check_replaceable(root / folder)
 
 
 def leftovers(root: Path) -> list[Path]:
@@ -210,6 +222,7 @@ class Stage:
 
     def __enter__(self) -> Stage:
         with jsonio.writing(self.path):
+            self.root.mkdir(parents=True, exist_ok=True)
             os.mkdir(self.path, 0o777)
         return self
 
