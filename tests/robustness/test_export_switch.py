@@ -56,7 +56,7 @@ def committed_leftover(root: Path) -> bool:
     return any((stage / MANIFEST).is_file() for stage in staging.leftovers(root))
 
 
-class KillAtEveryWritePointTests(unittest.TestCase):
+class _Exports(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, self.tmp, True)
@@ -69,6 +69,8 @@ class KillAtEveryWritePointTests(unittest.TestCase):
         shutil.rmtree(run, ignore_errors=True)
         shutil.copytree(clean, run)
 
+
+class KillAtEveryWritePointTests(_Exports):
     def check_every_point(self, kind: str) -> None:
         first, second = EXPORTS[kind]
         clean = {}
@@ -109,6 +111,26 @@ class KillAtEveryWritePointTests(unittest.TestCase):
 
     def test_vistoolbench(self) -> None:
         self.check_every_point("vistoolbench")
+
+
+class KilledFirstExportTests(_Exports):
+    def test_an_export_over_a_killed_first_one_is_not_refused(self) -> None:
+        """Killed at any point of the first export into a new directory, the rerun is not
+        refused (the directory holds only the killed export's private folder, or the whole
+        export) and leaves exactly the clean export."""
+        args = EXPORTS["datbench"][0]
+        self.export(args, self.tmp / "clean")
+        clean = tree(self.tmp / "clean")
+        run = self.tmp / "run"
+        with KillAt(self.tmp).installed() as meter:
+            self.export(args, run)
+        for at in range(1, meter.points + 1):
+            with self.subTest(kill_at=at):
+                shutil.rmtree(run)
+                with KillAt(self.tmp, at).installed(), self.assertRaises(Killed):
+                    run_cli("export-tasks", *args, "-d", str(run), "-q")
+                self.export(args, run)
+                self.assertEqual(differences(tree(run), clean), [])
 
 
 class SettleTests(unittest.TestCase):
