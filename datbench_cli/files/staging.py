@@ -72,15 +72,18 @@ def _legacy_files(root: Path, manifest: dict[str, Any]) -> set[str]:
 
 
 def previous_files(root: Path) -> set[str] | None:
-    """Relative paths the export of ``root`` wrote (its manifest included); ``None`` when
-    ``root`` holds no export."""
+    """Relative paths the export of ``root`` wrote (its manifest included; never a path
+    outside ``root``, whatever a hand-edited manifest says); ``None`` when ``root`` holds no
+    export."""
     manifest = _read_manifest_quietly(root / MANIFEST)
     if manifest is None:
         return None
     written = manifest.get("written")
-    if not isinstance(written, dict):
-        return _legacy_files(root, manifest)
-    return {MANIFEST, *(k for k in written if isinstance(k, str) and _is_inside(k))}
+    if isinstance(written, dict):
+        files = {MANIFEST, *(k for k in written if isinstance(k, str))}
+    else:
+        files = _legacy_files(root, manifest)
+    return {rel for rel in files if _is_inside(rel)}
 
 
 def _is_inside(rel: str) -> bool:

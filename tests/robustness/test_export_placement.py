@@ -71,6 +71,15 @@ class SwitchTests(_Tmp):
             switch_in(root, folder)
         self.assertEqual(list(other.iterdir()), [])
 
+    def test_a_hand_edited_manifest_never_removes_a_file_outside(self) -> None:
+        root, victim = self.tmp / "run", self.tmp / "victim"
+        root.mkdir()
+        victim.write_bytes(b"user")
+        listed = {"../victim": "", str(victim): "", "tasks.jsonl": ""}
+        (root / MANIFEST).write_text(json.dumps({"tool": "datbench", "written": listed}))
+        switch_in(root, self.stage(root, {"images/a.png": b"new"}))
+        self.assertEqual(victim.read_bytes(), b"user")
+
     def test_an_uncommitted_folder_is_removed(self) -> None:
         root = self.tmp / "run"
         root.mkdir()
