@@ -110,12 +110,15 @@ def data_url(data: bytes) -> str:
     return f"data:{mime_type(data)};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def image_url(run_root: Path, rel_path: str, settings: RequestSettings) -> str:
+def image_url(
+    run_root: Path, rel_path: str, settings: RequestSettings, named_root: Path | None = None
+) -> str:
     """The URL a request uses for one image of the run directory (``rel_path`` as in tasks.jsonl).
 
     ``data-url``: the file's bytes inlined; ``file``: an absolute ``file://`` URL (for vLLM's
     ``--allowed-local-media-path``); ``url``: ``--image-base-url`` + ``/`` + ``rel_path``, so the
-    base URL stands for the run directory (``<base>/images/<file>``).
+    base URL stands for the run directory (``<base>/images/<file>``). ``named_root``: the run
+    directory the URL names when the file is read from elsewhere (an export's private folder).
     """
     path = run_root / rel_path
     if settings.image_mode == "url":
@@ -124,7 +127,7 @@ def image_url(run_root: Path, rel_path: str, settings: RequestSettings) -> str:
     if not path.is_file():
         raise InputError("image file is missing; run `datbench export-tasks` again", path)
     if settings.image_mode == "file":
-        return path.resolve().as_uri()
+        return (named_root / rel_path if named_root else path).resolve().as_uri()
     return data_url(path.read_bytes())
 
 
@@ -183,13 +186,14 @@ def prompt_request(
     history: Sequence[dict[str, Any]],
     run_root: Path,
     settings: RequestSettings,
+    named_root: Path | None = None,
 ) -> dict[str, Any]:
     """The request for one inference unit: a DatBench task or a VisualToolBench turn.
 
     ``images`` are paths relative to the run directory, ``history`` prior turns as in
-    :func:`chat_messages`.
+    :func:`chat_messages`; ``named_root`` as in :func:`image_url`.
     """
-    urls = [image_url(run_root, rel, settings) for rel in images]
+    urls = [image_url(run_root, rel, settings, named_root) for rel in images]
     return request_line(custom_id, chat_messages(prompt, urls, history), settings)
 
 
@@ -198,11 +202,14 @@ InferenceUnit = tuple[str, str, Sequence[str], Sequence[dict[str, Any]]]
 
 
 def task_requests(
-    units: Iterable[InferenceUnit], run_root: Path, settings: RequestSettings
+    units: Iterable[InferenceUnit],
+    run_root: Path,
+    settings: RequestSettings,
+    named_root: Path | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The requests of a task's inference units (a benchmark says what its units are)."""
     for custom_id, prompt, images, history in units:
-        yield prompt_request(custom_id, prompt, images, history, run_root, settings)
+        yield prompt_request(custom_id, prompt, images, history, run_root, settings, named_root)
 
 
 # --------------------------------------------------------------------------- judge requests

@@ -426,7 +426,7 @@ def _export(
             "their image files got a '~N' suffix so that they stay apart on case-insensitive "
             f"file systems: {name_ids(check.case_clashes)}"
         )
-    request_files = write_task_requests(staged, requests)
+    request_files = write_task_requests(staged, requests, named=run)
     options: dict[str, Any] = {"limit": plan.limit}
     if no_image:
         options["no_image"] = True

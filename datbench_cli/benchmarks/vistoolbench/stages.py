@@ -268,7 +268,7 @@ def _export(
             in_shard["tasks"] += 1
             in_shard["turns"] += len(task.turns)
             in_shard["images"] += sum(per_turn)
-    request_files = write_task_requests(staged, requests, inference_units)
+    request_files = write_task_requests(staged, requests, inference_units, run)
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
