@@ -112,11 +112,13 @@ def check_replaceable(folder: Path) -> None:
 def check_placeable(root: Path, rels: Iterable[str]) -> None:
     """Refuse, before the export is committed, a folder of ``root`` that a file of ``rels``
     would go into and that is a symlink or a file (see :func:`check_replaceable`)."""
-    folders: set[Path] = set()
+    folders: set[str] = set()
     for rel in rels:
-        folders.update(Path(rel).parents)
-    folders.discard(Path("."))
-    for folder in sorted(folders, key=lambda p: len(p.parts)):
+        folder = rel.rpartition("/")[0]
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    for folder in sorted(folders, key=lambda f: f.count("/")):
         check_replaceable(root / folder)
 
 
