@@ -5,6 +5,8 @@ kernel drops it when its holder dies, so a killed stage never leaves a stale loc
 for stages that replace a set of files, shared for ``score`` (one output renamed into place
 whole). A stage that finds the lock taken stops at once with one sentence naming the holder
 (its command line and process id, from ``/proc/locks``), never waits, never writes.
+Whoever takes the lock first finishes or drops an export a kill interrupted
+(:func:`datbench_cli.files.staging.settle`), under the exclusive lock.
 """
 
 from __future__ import annotations
