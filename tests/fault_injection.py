@@ -174,12 +174,135 @@ def read_only_file_system(root: Path) -> Iterator[None]:
 
 
 def temp_leftovers(root: Path) -> list[str]:
-    """Temporary files and staging folders below ``root`` (there should be none)."""
+    """Temporary files and export folders below ``root`` (there should be none)."""
     return sorted(
         str(p.relative_to(root))
         for p in root.rglob("*")
-        if p.name.endswith(".tmp") or p.name.startswith((".datbench-staging", ".datbench-old"))
+        if p.name.endswith(".tmp") or p.name.startswith(".datbench-export.")
     )
+
+
+class Killed(BaseException):
+    """The process "died" at a write point (:class:`KillAt`); never caught by the tool."""
+
+
+class KillAt:
+    """A process killed at its ``at``-th write point below ``root`` (``at=None``: never, only
+    counting them).
+
+    Every call that changes the file system below ``root`` is a write point: ``os.open`` with a
+    write flag (and so ``tempfile.mkstemp``), ``os.write`` and writes to an ``os.fdopen`` file
+    on a descriptor so opened, ``Path.write_bytes``, ``os.replace``, ``os.rename``,
+    ``os.unlink``, ``os.remove``, ``os.mkdir``, ``os.rmdir``, ``os.chmod`` (a call relative to
+    an open folder, as ``shutil.rmtree`` makes, counts). Writes elsewhere (a dataset cache)
+    change nothing below ``root``, so a kill there is a kill at the point before. The
+    ``at``-th point raises :class:`Killed` before it changes anything, and so does every later
+    write anywhere, so no clean-up runs: what is on disk is what a SIGKILL at that moment
+    leaves.
+    """
+
+    def __init__(self, root: Path, at: int | None = None) -> None:
+        self.root = root.resolve()
+        self.at = at
+        self.points = 0
+        self.dead = False
+        self._fds: set[int] = set()
+
+    def _below(self, path: Any, dir_fd: Any = None) -> bool:
+        if dir_fd is not None:
+            return True
+        try:
+            return Path(os.path.abspath(os.fspath(path))).is_relative_to(self.root)
+        except TypeError:
+            return False
+
+    def _point(self, counted: bool = True) -> None:
+        if self.dead:
+            raise Killed
+        if not counted:
+            return
+        self.points += 1
+        if self.at is not None and self.points >= self.at:
+            self.dead = True
+            raise Killed
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[KillAt]:
+        """Patch the write primitives for the duration of the block."""
+        real_open = os.open
+        kill = self
+
+        def by_path(real: Any, paths: int) -> Any:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                dir_fd = kwargs.get("dir_fd") or kwargs.get("src_dir_fd")
+                kill._point(any(kill._below(p, dir_fd) for p in args[:paths]))
+                return real(*args, **kwargs)
+
+            return call
+
+        def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            below = kill._below(path, kwargs.get("dir_fd"))
+            if flags & _WRITE_FLAGS:
+                kill._point(below)
+            fd = real_open(path, flags, *args, **kwargs)
+            if below and flags & _WRITE_FLAGS:
+                kill._fds.add(fd)
+            else:
+                kill._fds.discard(fd)
+            return fd
+
+        def fake_write(fd: int, data: Any) -> int:
+            kill._point(fd in kill._fds)
+            return _REAL_WRITE(fd, data)
+
+        class File:
+            def __init__(self, handle: IO[bytes], fd: int) -> None:
+                self._handle = handle
+                self._fd = fd
+                self._counted = fd in kill._fds
+
+            def write(self, data: bytes) -> int:
+                # Buffered: what reaches the disk between two writes is a prefix of the file,
+                # so its first write is a write point, and its close (the final flush).
+                kill._point(self._counted)
+                self._counted = False
+                return self._handle.write(data)
+
+            def close(self) -> None:
+                kill._point(self._handle.closed is False and self._fd in kill._fds)
+                self._handle.close()
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self._handle, name)
+
+            def __enter__(self) -> Any:
+                return self
+
+            def __exit__(self, *exc: Any) -> None:
+                self.close()
+
+        def fake_fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            handle = _REAL_FDOPEN(fd, mode, *args, **kwargs)
+            return File(handle, fd) if "r" not in mode else handle
+
+        def write_bytes(path: Path, data: bytes) -> int:
+            kill._point(kill._below(path))
+            return _REAL_WRITE_BYTES(path, data)
+
+        one = ("unlink", "remove", "mkdir", "rmdir", "chmod")
+        patches = [mock.patch(f"os.{name}", by_path(getattr(os, name), 1)) for name in one]
+        patches += [
+            mock.patch(f"os.{name}", by_path(getattr(os, name), 2))
+            for name in ("replace", "rename")
+        ]
+        with contextlib.ExitStack() as stack:
+            for patch in patches:
+                stack.enter_context(patch)
+            stack.enter_context(mock.patch("os.open", fake_open))
+            stack.enter_context(mock.patch("os.write", fake_write))
+            stack.enter_context(mock.patch("os.fdopen", fake_fdopen))
+            stack.enter_context(mock.patch.object(Path, "write_bytes", write_bytes))
+            yield self
 
 
 class WritePoints:
@@ -189,8 +312,7 @@ class WritePoints:
     A write point is a call, concerning a path below ``root``, of a primitive that changes files:
     ``os.write``, ``os.open`` with a write flag, ``os.replace``/``rename``/``unlink``/``remove``/
     ``rmdir``/``mkdir``/``ftruncate``, ``tempfile.mkstemp``, ``Path.mkdir``/``write_bytes``, the
-    writes, flushes and closes of ``os.fdopen`` files, and the staging folder's
-    ``rename_no_replace`` (one system call made through ctypes). The tree is recorded before and
+    writes, flushes and closes of ``os.fdopen`` files. The tree is recorded before and
     after each; an ``os.write`` of ``n`` bytes also records the file holding only its first
     ``n // 2`` of them (the kernel may stop a killed write between pages). :attr:`states` holds
     each distinct state once, in order, with the point that first showed it.
@@ -259,14 +381,11 @@ class WritePoints:
     @contextlib.contextmanager
     def recording(self) -> Iterator[WritePoints]:
         """Record the states at every write point below ``root`` during the block."""
-        from datbench_cli.files import staging
-
         real = {
             name: getattr(os, name)
             for name in ("open", "replace", "rename", "unlink", "remove", "rmdir", "mkdir")
         }
         real_ftruncate, real_mkstemp, real_path_mkdir = os.ftruncate, tempfile.mkstemp, Path.mkdir
-        real_rename_no_replace = staging.rename_no_replace
         points = self
 
         def path_call(name: str, paths: int) -> Any:
@@ -319,15 +438,6 @@ class WritePoints:
                 )
             )
 
-        def rename_no_replace(source: Path, target: Path) -> bool:
-            return bool(
-                self._point(
-                    f"rename_no_replace {source}",
-                    self._below(source) or self._below(target),
-                    lambda: real_rename_no_replace(source, target),
-                )
-            )
-
         class Recorded:
             """An ``os.fdopen`` file whose writes, flushes and closes are write points."""
 
@@ -374,7 +484,6 @@ class WritePoints:
             stack.enter_context(mock.patch("tempfile.mkstemp", mkstemp))
             stack.enter_context(mock.patch.object(Path, "mkdir", path_mkdir))
             stack.enter_context(mock.patch.object(Path, "write_bytes", write_bytes))
-            stack.enter_context(mock.patch.object(staging, "rename_no_replace", rename_no_replace))
             self._record("before the command")
             yield self
             self._record("after the command")

@@ -141,10 +141,7 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 def is_leftover(name: str) -> bool:
-    """A killed writer's hidden leftover: a temporary file, a staging folder's content or an
-    export's journal (which the next export reads and removes)."""
+    """A killed writer's hidden leftover: a temporary file or an export's private folder (which
+    the next command switches in or removes)."""
     parts = Path(name).parts
-    return name.endswith(".tmp") or any(
-        part.startswith((".datbench-staging", ".datbench-old-images", ".datbench-export.journal"))
-        for part in parts
-    )
+    return name.endswith(".tmp") or any(part.startswith(".datbench-export.") for part in parts)

@@ -18,7 +18,7 @@ import base64
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -110,12 +110,15 @@ def data_url(data: bytes) -> str:
     return f"data:{mime_type(data)};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def image_url(run_root: Path, rel_path: str, settings: RequestSettings) -> str:
+def image_url(
+    run_root: Path, rel_path: str, settings: RequestSettings, named_root: Path | None = None
+) -> str:
     """The URL a request uses for one image of the run directory (``rel_path`` as in tasks.jsonl).
 
     ``data-url``: the file's bytes inlined; ``file``: an absolute ``file://`` URL (for vLLM's
     ``--allowed-local-media-path``); ``url``: ``--image-base-url`` + ``/`` + ``rel_path``, so the
-    base URL stands for the run directory (``<base>/images/<file>``).
+    base URL stands for the run directory (``<base>/images/<file>``). ``named_root``: the run
+    directory the URL names when the file is read from elsewhere (an export's private folder).
     """
     path = run_root / rel_path
     if settings.image_mode == "url":
@@ -124,7 +127,7 @@ def image_url(run_root: Path, rel_path: str, settings: RequestSettings) -> str:
     if not path.is_file():
         raise InputError("image file is missing; run `datbench export-tasks` again", path)
     if settings.image_mode == "file":
-        return path.resolve().as_uri()
+        return (named_root / rel_path if named_root else path).resolve().as_uri()
     return data_url(path.read_bytes())
 
 
@@ -183,13 +186,14 @@ def prompt_request(
     history: Sequence[dict[str, Any]],
     run_root: Path,
     settings: RequestSettings,
+    named_root: Path | None = None,
 ) -> dict[str, Any]:
     """The request for one inference unit: a DatBench task or a VisualToolBench turn.
 
     ``images`` are paths relative to the run directory, ``history`` prior turns as in
-    :func:`chat_messages`.
+    :func:`chat_messages`; ``named_root`` as in :func:`image_url`.
     """
-    urls = [image_url(run_root, rel, settings) for rel in images]
+    urls = [image_url(run_root, rel, settings, named_root) for rel in images]
     return request_line(custom_id, chat_messages(prompt, urls, history), settings)
 
 
@@ -198,11 +202,14 @@ InferenceUnit = tuple[str, str, Sequence[str], Sequence[dict[str, Any]]]
 
 
 def task_requests(
-    units: Iterable[InferenceUnit], run_root: Path, settings: RequestSettings
+    units: Iterable[InferenceUnit],
+    run_root: Path,
+    settings: RequestSettings,
+    named_root: Path | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The requests of a task's inference units (a benchmark says what its units are)."""
     for custom_id, prompt, images, history in units:
-        yield prompt_request(custom_id, prompt, images, history, run_root, settings)
+        yield prompt_request(custom_id, prompt, images, history, run_root, settings, named_root)
 
 
 # --------------------------------------------------------------------------- judge requests
@@ -271,7 +278,6 @@ class PartWriter:
         *,
         max_lines: int = MAX_LINES_PER_PART,
         max_bytes: int = DEFAULT_MAX_FILE_MB * MB,
-        before_placing: Callable[[list[Path]], None] | None = None,
     ) -> None:
         if max_lines < 1 or max_bytes < 1:
             raise UsageError("part files need room for at least one line")
@@ -279,7 +285,6 @@ class PartWriter:
         self.stem = stem
         self.max_lines = max_lines
         self.max_bytes = max_bytes
-        self.before_placing = before_placing
         self.lines = 0
         self.paths: list[Path] = []
         self._temps: list[Path] = []
@@ -342,10 +347,6 @@ class PartWriter:
         self._discard()
 
     def _put_in_place(self) -> None:
-        if self.before_placing is not None:  # e.g. journal the names before they exist
-            self.before_placing(
-                [self.directory / part_name(self.stem, n) for n in range(1, len(self._temps) + 1)]
-            )
         for number, temp in enumerate(self._temps, start=1):
             target = self.directory / part_name(self.stem, number)
             with jsonio.writing(target):
@@ -371,13 +372,9 @@ def write_parts(
     *,
     max_lines: int = MAX_LINES_PER_PART,
     max_bytes: int = DEFAULT_MAX_FILE_MB * MB,
-    before_placing: Callable[[list[Path]], None] | None = None,
 ) -> list[Path]:
-    """Write ``rows`` as numbered part files; return their paths (none for no rows).
-    ``before_placing`` is given the part paths before the first is renamed into place."""
-    with PartWriter(
-        directory, stem, max_lines=max_lines, max_bytes=max_bytes, before_placing=before_placing
-    ) as writer:
+    """Write ``rows`` as numbered part files; return their paths (none for no rows)."""
+    with PartWriter(directory, stem, max_lines=max_lines, max_bytes=max_bytes) as writer:
         for row in rows:
             writer.write(row)
     return writer.paths

@@ -30,14 +30,11 @@ JudgeTextOf = Callable[[dict[str, Any]], str]
 
 
 def write_task_requests(
-    run: RunDir,
-    settings: RequestSettings | None,
-    units_of: UnitsOf,
-    before_placing: Callable[[list[Path]], None] | None = None,
+    run: RunDir, settings: RequestSettings | None, units_of: UnitsOf, named: RunDir | None = None
 ) -> list[Path]:
     """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl; without
-    ``settings``, stale task request files are removed. ``before_placing`` is given the part
-    paths before the first is renamed into place (an export journals them then)."""
+    ``settings``, stale task request files are removed. ``named``: the run directory that
+    ``--image-mode file`` URLs name (``run`` being an export's private folder)."""
     directory = run.path(REQUESTS_DIR)
     check_replaceable(directory)
     if settings is None:
@@ -46,15 +43,11 @@ def write_task_requests(
     rows = (
         request
         for _, task in jsonio.iter_jsonl(run.path(TASKS))
-        for request in task_requests(units_of(task), run.root, settings)
+        for request in task_requests(
+            units_of(task), run.root, settings, named.root if named else None
+        )
     )
-    return write_parts(
-        directory,
-        "tasks",
-        rows,
-        max_bytes=settings.max_file_bytes,
-        before_placing=before_placing,
-    )
+    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
 
 
 def custom_id(line: dict[str, Any]) -> str:

@@ -24,8 +24,17 @@ _BOM = b"\xef\xbb\xbf"
 _TEMP_SUFFIX = ".tmp"
 _GZIP_MAGIC = b"\x1f\x8b"
 _UMASK_LOCK = threading.Lock()
-# The largest JSON document (a report, an official results file) read whole into memory.
+# The most of a user-named input ever read, so that an endless one (/dev/zero, `yes` into a
+# pipe) ends in one sentence: a JSON document (a report, an official results file), read
+# whole into memory; a JSONL file, read line by line, in total. Both are replaced by
+# DATBENCH_MAX_INPUT_MB (mebibytes) when it is set (see :func:`input_limit`).
 MAX_DOCUMENT_BYTES = 512 << 20
+MAX_JSONL_BYTES = 2 << 30
+# The most lines of a JSONL file (blank ones too): an endless stream of short lines would
+# otherwise fill memory with one small object per line long before the bytes run out (the
+# bench's largest run has 50,000 samples).
+MAX_JSONL_LINES = 4_000_000
+LIMIT_VARIABLE = "DATBENCH_MAX_INPUT_MB"
 # The longest JSONL line (an agent trajectory with its images is the largest).
 MAX_LINE_BYTES = 256 << 20
 
@@ -47,10 +56,28 @@ def dumps_pretty(obj: Any) -> bytes:
     return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2)
 
 
-def read_bounded(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytearray:
+def input_limit(default: int) -> int:
+    """``default``, or the limit ``DATBENCH_MAX_INPUT_MB`` sets (the one place it is read)."""
+    value = os.environ.get(LIMIT_VARIABLE, "")
+    return int(value) << 20 if value.isdigit() and int(value) > 0 else default
+
+
+def _too_large(path: Path, limit: int, number: int | None = None) -> InputError:
+    return InputError(
+        f"is larger than {limit >> 20} MiB (an endless stream such as /dev/zero or `yes` "
+        "into a pipe?); not reading further",
+        path,
+        number,
+        hint=f"to read a larger file, set {LIMIT_VARIABLE} to its size in MiB",
+    )
+
+
+def read_bounded(path: Path, limit: int | None = None) -> bytearray:
     """The bytes of a user-named file read once, front to back (so a pipe or ``/dev/stdin``
-    works), at most ``limit`` of them: an endless or oversized input (``/dev/zero``) is an
+    works), at most ``limit`` of them (by default :data:`MAX_DOCUMENT_BYTES`, see
+    :func:`input_limit`): an endless or oversized input (``/dev/zero``) is an
     :class:`InputError` naming the file, never a memory error."""
+    limit = limit if limit is not None else input_limit(MAX_DOCUMENT_BYTES)
     handle = _open_jsonl(path)
     data = bytearray()
     with handle:
@@ -60,11 +87,7 @@ def read_bounded(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytearray:
                     raise InputError("holds NUL bytes: binary data, not JSON text", path)
                 data += chunk
                 if len(data) > limit:
-                    raise InputError(
-                        f"is larger than {limit >> 20} MiB (an endless stream such as "
-                        "/dev/zero?); not reading further",
-                        path,
-                    )
+                    raise _too_large(path, limit)
         except OSError as exc:
             raise InputError(f"cannot read file ({exc.strerror})", path) from None
         except MemoryError:
@@ -95,7 +118,11 @@ def iter_jsonl(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 
-    Accepts a UTF-8 BOM and CRLF line ends. A line that is not valid UTF-8 JSON, or whose value is
+    Reads at most :data:`MAX_JSONL_BYTES` (see :func:`input_limit`) and
+    :data:`MAX_JSONL_LINES` in all and :data:`MAX_LINE_BYTES` per line: past any, an
+    :class:`InputError` naming the file and line, so an endless stream of short lines ends
+    too. Accepts a UTF-8 BOM and CRLF line
+    ends. A line that is not valid UTF-8 JSON, or whose value is
     not a JSON object, raises :class:`InputError` with the file and 1-based line number.
 
     With ``on_torn_tail``, a last line that has no line end and is not valid JSON (what a writer
@@ -141,11 +168,21 @@ def _open_jsonl(path: Path) -> IO[bytes]:
 def _spans(
     handle: IO[bytes], path: Path, on_torn_tail: Callable[[int], None] | None
 ) -> Iterator[tuple[int, dict[str, Any], int, bytes]]:
+    limit = input_limit(MAX_JSONL_BYTES)
     with handle:
         complete = 0
         offset = 0
         lines = iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b"")
         for number, raw in enumerate(lines, start=1):
+            if offset + len(raw) > limit:
+                raise _too_large(path, limit, number)
+            if number > MAX_JSONL_LINES:
+                raise InputError(
+                    f"has more than {MAX_JSONL_LINES:,} lines (an endless stream such as `yes` "
+                    "into a pipe?); not reading further",
+                    path,
+                    number,
+                )
             if len(raw) > MAX_LINE_BYTES:
                 raise InputError(
                     f"line longer than {MAX_LINE_BYTES >> 20} MiB (an endless stream such as "

@@ -5,6 +5,8 @@ kernel drops it when its holder dies, so a killed stage never leaves a stale loc
 for stages that replace a set of files, shared for ``score`` (one output renamed into place
 whole). A stage that finds the lock taken stops at once with one sentence naming the holder
 (its command line and process id, from ``/proc/locks``), never waits, never writes.
+Whoever takes the lock first finishes or drops an export a kill interrupted
+(:func:`datbench_cli.files.staging.settle`), under the exclusive lock.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from datbench_cli.errors import InputError
+from datbench_cli.files import staging
 
 try:
     import fcntl
@@ -64,22 +67,42 @@ def _refusal(directory: Path, fd: int, stage: str) -> InputError:
     )
 
 
+def _take(directory: Path, fd: int, stage: str, mode: int) -> None:
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _refusal(directory, fd, stage) from None
+    except OSError:
+        pass  # a file system without flock (some network mounts): go on unlocked
+
+
 @contextlib.contextmanager
 def hold_lock(directory: Path, stage: str, *, shared: bool = False) -> Iterator[None]:
     """Hold ``directory``'s lock for the block, or raise :class:`InputError` naming the
-    holder at once."""
+    holder at once.
+
+    An export a kill interrupted (its private folder left in ``directory``) is first finished
+    or dropped under the exclusive lock (:func:`staging.settle`), so every stage starts on one
+    whole export."""
     if fcntl is None:
         yield
         return
     fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _refusal(directory, fd, stage) from None
-        except OSError:
-            # A file system without flock (some network mounts): go on unlocked.
-            pass
+        exclusive = not shared or bool(staging.leftovers(directory))
+        _take(directory, fd, stage, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        if exclusive:
+            staging.settle(directory)
+            if shared:
+                _take(directory, fd, stage, fcntl.LOCK_SH)
         yield
     finally:
         os.close(fd)
+
+
+def settle(directory: Path) -> None:
+    """Finish or drop an export a kill interrupted in ``directory`` (a stage that reads it
+    without holding its lock calls this first); nothing to do costs one directory listing."""
+    if staging.leftovers(directory):
+        with hold_lock(directory, "this command", shared=True):
+            pass

@@ -27,7 +27,6 @@ from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock
 from datbench_cli.files.rundir import (
-    EXPORT_JOURNAL,
     IMAGES,
     JUDGE_RESPONSES,
     JUDGE_TASKS,
@@ -50,7 +49,6 @@ _OWNERS: dict[str, frozenset[str]] = {
     TASKS: frozenset({"export-tasks"}),
     REFERENCES: frozenset({"export-tasks"}),
     IMAGES: frozenset({"export-tasks"}),
-    EXPORT_JOURNAL: frozenset({"export-tasks"}),
     REQUESTS: frozenset({"export-tasks", "make-judge-tasks"}),
     RESPONSES: frozenset({"agent", "send", "import-responses"}),
     TRAJECTORIES: frozenset({"agent"}),

@@ -12,19 +12,19 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.locking import hold_lock
+from datbench_cli.files.locking import hold_lock, settle
+from datbench_cli.files.runfiles import (  # noqa: F401 - re-exported: the names live there
+    IMAGES,
+    JUDGE_RESPONSES,
+    JUDGE_TASKS,
+    MANIFEST,
+    REFERENCES,
+    REPORT,
+    RESPONSES,
+    TASKS,
+)
 from datbench_cli.version import __version__
 
-MANIFEST = "datbench.json"
-TASKS = "tasks.jsonl"
-REFERENCES = "references.jsonl"
-IMAGES = "images"
-RESPONSES = "responses.jsonl"
-JUDGE_TASKS = "judge_tasks.jsonl"
-JUDGE_RESPONSES = "judge_responses.jsonl"
-REPORT = "report.json"
-# What an export lists the files it writes in while it runs (removed when it finishes).
-EXPORT_JOURNAL = ".datbench-export.journal"
 # The files whose SHA-256 the manifest records (written by the export, read by later stages).
 _HASHED = (TASKS, REFERENCES)
 
@@ -114,13 +114,8 @@ class RunDir:
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""
         self.require_exists()
+        settle(self.root)
         path = self.path(MANIFEST)
-        if not path.is_file() and self.path(EXPORT_JOURNAL).is_file():
-            raise InputError(
-                f"an export into this directory was stopped before it finished (no {MANIFEST}, "
-                f"{EXPORT_JOURNAL} left); run `datbench export-tasks` again",
-                self.root,
-            )
         if not path.is_file():
             raise InputError(
                 f"no {MANIFEST} here: this is not a run directory made by "
@@ -165,7 +160,9 @@ class RunDir:
 
     def benchmark(self) -> str | None:
         """The manifest's ``benchmark`` without checking the files; ``None`` with no manifest
-        (or one naming none). Whether it is a known one is the benchmarks table's to say."""
+        (or one naming no known benchmark)."""
+        if self.root.is_dir():
+            settle(self.root)
         path = self.path(MANIFEST)
         if not path.is_file():
             return None

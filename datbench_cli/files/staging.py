@@ -1,21 +1,22 @@
-"""An export's image files, staged aside and put into ``images/`` only when the export succeeds.
+"""An export's files, written into a private folder of the run directory and switched in whole.
 
-The staging folder is a fresh private folder of this process
-(``.datbench-staging.<host>-<pid>.<random>``, made with ``mkdir``, which never follows or reuses
-an existing name), so nothing planted in the run directory (a ``.datbench-staging`` or
-``.datbench-old-images`` symlink, another export's folder) is ever written through, removed or
-even looked at. Staged files are created with ``O_EXCL | O_NOFOLLOW`` under the umask.
+An export writes every new file (tasks, references, images, request files) into a fresh
+private folder of the run directory, ``.datbench-export.<host>-<pid>.<random>`` (made with
+``mkdir``, which never follows or reuses a name; image files created with
+``O_EXCL | O_NOFOLLOW``), and the new manifest into that folder last. The rename that puts the
+manifest into the folder commits the export; it is the one rename that decides:
 
-On success the staged files are put into ``images/``: when there is no ``images/`` yet, by
-renaming the staging folder itself (one ``rename`` that never replaces anything: see
-:func:`rename_no_replace`), otherwise one by one (other files there stay: the export guard
-decides which of the earlier export's files go). Either way a reader never sees half a file.
-A staged file costs three system calls (``open``, ``write``, ``close``). Before anything is moved,
-:meth:`ImageStaging.check_placeable` refuses a target folder that is a symlink or not a folder
-(``images/`` itself or one task's sub-folder), so a failed check leaves the earlier export
-intact. Leftovers of a killed export (a staging folder named for a dead process of this host)
-are removed by the next export; the fixed names older versions used are removed only from a
-run directory whose earlier export listed them.
+- before it, the previous export is untouched: a failure removes the folder at once, a kill
+  leaves it for the next command to remove;
+- after it, :func:`switch_in` removes the previous export's files that the new one does not
+  have (as the previous manifest lists them), moves the new files into place (a folder absent
+  from the run directory in one rename) and renames the manifest into the run directory last,
+  then removes the empty private folder.
+
+Every step of :func:`switch_in` can be repeated, so a kill in the middle is finished by the
+next command that takes the run directory's lock (:func:`settle`, run by
+:func:`~datbench_cli.files.locking.hold_lock`): the run directory ends with the previous export
+or the new one, never a mix, and no private folder is left.
 """
 
 from __future__ import annotations
@@ -23,79 +24,71 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat
-import sys
-from collections.abc import Collection
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.runfiles import IMAGES, MANIFEST, REFERENCES, TASKS
 
-STAGING_PREFIX = ".datbench-staging"
-OLD_PREFIX = ".datbench-old-images"
-LEGACY_NAMES = (STAGING_PREFIX, OLD_PREFIX)
+PREFIX = ".datbench-export."
+_STAGE_NAME = re.compile(r"\.datbench-export\.[0-9a-f]{8}-[0-9]+\.[0-9a-f]{8}")
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-_RENAME_NOREPLACE = 1  # linux/fs.h
-_AT_FDCWD = -100
+_ALWAYS_WRITTEN = (MANIFEST, TASKS, REFERENCES)
 
 
-def _renameat2() -> object | None:
-    """glibc's ``renameat2`` (Linux), or ``None`` where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes  # already loaded by datasets/pyarrow in an export
-
+def _read_manifest_quietly(path: Path) -> dict[str, Any] | None:
+    """The manifest as a dict when it is a datbench manifest, else ``None`` (never raises)."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        function = libc.renameat2
-    except (OSError, AttributeError):
+        manifest = jsonio.read_json(path)
+    except InputError:
         return None
-    function.argtypes = [
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
-    function.restype = ctypes.c_int
-    return function
+    if not isinstance(manifest, dict) or manifest.get("tool") != "datbench":
+        return None
+    return manifest
 
 
-def rename_no_replace(source: Path, target: Path) -> bool:
-    """Rename ``source`` to ``target`` only if nothing is at ``target``; ``False`` when something
-    is (then nothing was moved).
-
-    On Linux this is one ``renameat2(RENAME_NOREPLACE)``, which cannot replace anything. Where
-    that call is missing, ``target`` is checked with ``lstat`` first and renamed only when
-    absent: a folder renamed onto an existing file, link or non-empty folder fails, so what a
-    race could replace is at most an empty folder made in between.
-    """
-    function = _renameat2()
-    if function is not None:
-        import ctypes
-
-        result = function(  # type: ignore[operator]
-            _AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE
+def _legacy_files(root: Path, manifest: dict[str, Any]) -> set[str]:
+    """What an export of an older version wrote (its manifest has no ``written`` map)."""
+    files = set(_ALWAYS_WRITTEN)
+    options = manifest.get("options")
+    requests = options.get("openai_requests") if isinstance(options, dict) else None
+    listed = requests.get("files") if isinstance(requests, dict) else None
+    files.update(name for name in listed or () if isinstance(name, str))
+    images = root / IMAGES
+    if images.is_dir() and not images.is_symlink():
+        files.update(
+            p.relative_to(root).as_posix()
+            for p in images.rglob("*")
+            if p.is_file() or p.is_symlink()
         )
-        if result == 0:
-            return True
-        code = ctypes.get_errno()
-        if code == errno.EEXIST:
-            return False
-        if code not in (errno.EINVAL, errno.ENOSYS):  # EINVAL: a file system without the flag
-            raise OSError(code, os.strerror(code), str(target))
-    if os.path.lexists(target):
-        return False
-    try:
-        os.rename(source, target)
-    except OSError as exc:
-        if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
-            return False
-        raise
-    return True
+    return files
+
+
+def previous_files(root: Path) -> set[str] | None:
+    """Relative paths the export of ``root`` wrote (its manifest included; never a path
+    outside ``root``, whatever a hand-edited manifest says); ``None`` when ``root`` holds no
+    export."""
+    manifest = _read_manifest_quietly(root / MANIFEST)
+    if manifest is None:
+        return None
+    written = manifest.get("written")
+    if isinstance(written, dict):
+        files = {MANIFEST, *(k for k in written if isinstance(k, str))}
+    else:
+        files = _legacy_files(root, manifest)
+    return {rel for rel in files if _is_inside(rel)}
+
+
+def _is_inside(rel: str) -> bool:
+    parts = Path(rel).parts
+    return bool(parts) and not Path(rel).is_absolute() and ".." not in parts
 
 
 def check_replaceable(folder: Path) -> None:
@@ -116,111 +109,147 @@ def check_replaceable(folder: Path) -> None:
         )
 
 
-def remove_leftovers(root: Path, owned: Collection[str] = ()) -> None:
-    """Delete staging folders that killed exports left in ``root``.
+def check_placeable(root: Path, rels: Iterable[str]) -> None:
+    """Refuse, before the export is committed, a folder of ``root`` that a file of ``rels``
+    would go into and that is a symlink or a file (see :func:`check_replaceable`)."""
+    folders: set[str] = set()
+    for rel in rels:
+        folder = rel.rpartition("/")[0]
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    for folder in sorted(folders, key=lambda f: f.count("/")):
+        check_replaceable(root / folder)
 
-    Only real folders (never symlinks) named by this host for a process that is gone are
-    removed, and the fixed names earlier versions used when ``owned`` (what the earlier export
-    of ``root`` wrote) lists them.
-    """
+
+def leftovers(root: Path) -> list[Path]:
+    """The private export folders in ``root`` (real folders only, never a link)."""
     try:
         entries = os.listdir(root)
     except OSError:
-        return
+        return []
+    found = []
     for entry in entries:
-        if not entry.startswith(LEGACY_NAMES):
+        if entry.startswith(PREFIX) and _STAGE_NAME.fullmatch(entry):
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.lstat(root / entry).st_mode):
+                    found.append(root / entry)
+    return sorted(found)
+
+
+def _committed(stage: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return stat.S_ISREG(os.lstat(stage / MANIFEST).st_mode)
+    return False
+
+
+def settle(root: Path) -> None:
+    """Finish what killed exports left in ``root`` (the caller holds the lock exclusively): a
+    committed private folder is switched in, an uncommitted one removed."""
+    for stage in leftovers(root):
+        if _committed(stage):
+            switch_in(root, stage)
+        else:
+            with jsonio.writing(stage):
+                shutil.rmtree(stage)
+
+
+def switch_in(root: Path, stage: Path) -> None:
+    """Put the committed export in ``stage`` into ``root`` (see the module docstring); safe to
+    run again after a kill at any point."""
+    manifest = stage / MANIFEST
+    if _committed(stage):
+        new = _read_manifest_quietly(manifest)
+        written = new.get("written") if new is not None else None
+        if not isinstance(written, dict):
+            raise InputError(
+                "this unfinished export's manifest lists no files; remove the folder and run "
+                "`datbench export-tasks` again",
+                manifest,
+            )
+        keep = {MANIFEST, *written}
+        for rel in sorted((previous_files(root) or set()) - keep, reverse=True):
+            path = root / rel
+            if path.is_file() or path.is_symlink():
+                with jsonio.writing(path):
+                    path.unlink()
+            _remove_empty_parents(root, path)  # also when a kill came between the two
+        _move_tree(stage, root, skip=MANIFEST)
+        with jsonio.writing(root / MANIFEST):
+            os.replace(manifest, root / MANIFEST)
+    with jsonio.writing(stage):
+        shutil.rmtree(stage)
+
+
+def _move_tree(source: Path, target: Path, skip: str = "") -> None:
+    """Move every entry of ``source`` into ``target``: a folder absent there in one rename,
+    a file replacing the file of its name."""
+    for entry in sorted(os.listdir(source)):
+        if entry == skip:
             continue
-        path = root / entry
-        with contextlib.suppress(OSError):
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
-                continue
-            if entry in LEGACY_NAMES:
-                if entry in owned:
-                    shutil.rmtree(path)
-            elif jsonio.is_stale_name(entry.split(".", 2)[-1]):
-                shutil.rmtree(path)
+        here, there = source / entry, target / entry
+        with jsonio.writing(there):
+            if stat.S_ISDIR(os.lstat(here).st_mode):
+                if not os.path.lexists(there):
+                    try:
+                        os.rename(here, there)
+                        continue
+                    except OSError as exc:  # made meanwhile (not empty): move file by file
+                        if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                            raise
+                check_replaceable(there)
+                _move_tree(here, there)
+            else:
+                os.replace(here, there)
 
 
-def _fresh_name(prefix: str) -> str:
-    return f"{prefix}.{jsonio.process_tag()}.{secrets.token_hex(4)}"
+def _remove_empty_parents(root: Path, path: Path) -> None:
+    parent = path.parent
+    while parent != root and root in parent.parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            return
+        parent = parent.parent
 
 
-class ImageStaging:
-    """A context manager: :meth:`write` image files, :meth:`place` them into ``target``; on
-    leaving, the staging folder is deleted (``target`` is untouched unless placed)."""
+class Stage:
+    """A context manager: a new private export folder in ``root``. :meth:`write` puts image
+    files in it; the export writes its other files into :attr:`path`, the manifest last. On
+    leaving, an uncommitted folder (no manifest) is removed; a committed one stays for
+    :func:`switch_in` (or, after a failure there, the next command's :func:`settle`)."""
 
-    def __init__(self, root: Path, target: str, owned: Collection[str] = ()) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.target = root / target
-        self.path = root / _fresh_name(STAGING_PREFIX)
+        self.path = root / f"{PREFIX}{jsonio.process_tag()}.{secrets.token_hex(4)}"
         self._staged = os.fspath(self.path)
-        self._owned = owned
-        self._made: set[Path] = set()
-        self._files: list[str] = []
+        self._made: set[str] = {""}
 
-    def __enter__(self) -> ImageStaging:
-        check_replaceable(self.target)
-        remove_leftovers(self.root, self._owned)
+    def __enter__(self) -> Stage:
         with jsonio.writing(self.path):
             self.root.mkdir(parents=True, exist_ok=True)
             os.mkdir(self.path, 0o777)
-        self._made.add(self.path)
         return self
 
     def write(self, relative: str, data: bytes) -> None:
-        """Stage ``relative`` (a path inside the target folder) holding ``data``.
+        """Write ``relative`` (a path inside the run directory) holding ``data``.
 
         Plain ``os.open``/``os.write``/``os.close``: no file object (whose ``fstat``, ``ioctl``
         and ``lseek`` would triple the system calls of a small file)."""
-        with jsonio.writing(self.target / relative):
-            folder, _, _ = relative.rpartition("/")
-            if folder:
-                self._folder(self.path / folder)
+        with jsonio.writing(self.root / relative):
+            self._folder(relative.rpartition("/")[0])
             fd = os.open(os.path.join(self._staged, relative), _NEW_FILE, 0o666)
             try:
                 jsonio.write_all(fd, data)
             finally:
                 os.close(fd)
-        self._files.append(relative)
 
-    def _folder(self, folder: Path) -> None:
+    def _folder(self, folder: str) -> None:
         if folder in self._made:
             return
-        self._folder(folder.parent)
-        os.mkdir(folder)
+        self._folder(folder.rpartition("/")[0])
+        os.mkdir(os.path.join(self._staged, folder))
         self._made.add(folder)
-
-    def _target_folders(self) -> list[Path]:
-        folders = {self.target}
-        for relative in self._files:
-            parent = (self.target / relative).parent
-            while parent != self.target:
-                folders.add(parent)
-                parent = parent.parent
-        return sorted(folders, key=lambda p: len(p.parts))
-
-    def check_placeable(self) -> None:
-        """Refuse, before anything is replaced, a target folder (``images/`` or one of its
-        sub-folders) that is a symlink or a file: datbench never writes through a link it did
-        not make, nor removes one."""
-        for folder in self._target_folders():
-            check_replaceable(folder)
-
-    def place(self) -> None:
-        """Move every staged file into the target folder (replacing the file of that name):
-        the whole staging folder in one rename when the target folder does not exist yet."""
-        self.check_placeable()
-        with jsonio.writing(self.target):
-            if not os.path.lexists(self.target) and rename_no_replace(self.path, self.target):
-                self._made.clear()
-                return
-        for folder in self._target_folders():
-            with jsonio.writing(folder):
-                if not folder.is_dir():
-                    os.mkdir(folder, 0o777)
-        for relative in self._files:
-            with jsonio.writing(self.target / relative):
-                os.replace(self.path / relative, self.target / relative)
 
     def __exit__(
         self,
@@ -228,5 +257,5 @@ class ImageStaging:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._made:
+        if os.path.isdir(self.path) and not _committed(self.path):
             shutil.rmtree(self.path, ignore_errors=True)

@@ -122,18 +122,6 @@ class DataLossTests(_Case):
                 for name, digest in second.items():
                     self.assertEqual(sha256(run_dir / name), digest, name)
 
-    def test_an_export_over_an_interrupted_one_is_not_refused(self) -> None:
-        run_dir = self.tmp / "run"
-        self.assertEqual(run_cli(*export_args("counting", run_dir)).exit_code, 0)
-        # What a killed export leaves past its point of no return: no manifest, a journal.
-        listed = json.loads((run_dir / "datbench.json").read_text())["written"]
-        (run_dir / "datbench.json").unlink()
-        (run_dir / ".datbench-export.journal").write_text("".join(f"{n}\n" for n in listed))
-        result = run_cli(*export_args("counting", run_dir, "--limit", "1"))
-        self.assertEqual(result.exit_code, 0, result.stderr)
-        self.assertFalse((run_dir / ".datbench-export.journal").exists())
-        self.assertEqual(len(list((run_dir / "images").iterdir())), 1)
-
 
 class SourceTests(_Case):
     def test_a_missing_path_is_no_such_directory(self) -> None:

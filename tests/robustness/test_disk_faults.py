@@ -1,5 +1,5 @@
 """A full disk and a read-only directory: every stage stops with one sentence and exit 2, and
-leaves the run directory as it was (or, for a late export failure, without a manifest), with no
+leaves the run directory as it was (a failed export: the previous export byte for byte), with no
 temporary file behind; given room again, the same command finishes the job."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.files.export_guard import JOURNAL
 from tests.chat_server import ChatServer
 from tests.cli_helpers import ROOT, SAMPLE, run_cli, sample_capabilities, tree_bytes
 from tests.fault_injection import FullDisk, read_only_file_system, temp_leftovers
@@ -49,16 +48,6 @@ def assert_error_line(case: unittest.TestCase, stderr: str, reason: str) -> None
     case.assertIn(reason, errors[0])
     case.assertNotIn("internal error", stderr)
     case.assertNotIn("Traceback", stderr)
-
-
-def assert_journal_lists_every_file(case: unittest.TestCase, after: dict[str, bytes]) -> None:
-    """A failed export past the point of no return leaves its journal, which names every file
-    present (so the next export knows them as its own); the journal is then taken out of
-    ``after``."""
-    journal = after.pop(JOURNAL, None)
-    case.assertIsNotNone(journal, sorted(after))
-    listed = set(journal.decode().splitlines())
-    case.assertEqual(set(after) - listed, set())
 
 
 def budgets(total: int) -> list[int]:
@@ -103,14 +92,8 @@ class DiskFullTests(_Case):
                     result = run_cli(*args)
                 self.assert_one_sentence(result, NO_SPACE)
                 self.assertEqual(temp_leftovers(run_dir), [], result.stderr)
-                after = tree_bytes(run_dir)
-                if after != old:
-                    # Past the point of no return: the old manifest is gone, so later stages
-                    # refuse the directory; every file present is the new export's.
-                    self.assertNotIn("datbench.json", after)
-                    assert_journal_lists_every_file(self, after)
-                    for name, data in after.items():
-                        self.assertEqual(data, clean.get(name), name)
+                # Every byte is written before the export is committed: the previous export.
+                self.assertEqual(tree_bytes(run_dir), old)
         rerun = run_cli(*args)
         self.assertEqual(rerun.exit_code, 0, rerun.stderr)
         self.assertEqual(tree_bytes(run_dir), clean)
@@ -128,17 +111,9 @@ class DiskFullTests(_Case):
                 self.restore(run_dir, old)
                 with FullDisk(budget).installed():
                     result = run_cli(*vtb_export_args(run_dir))
-                self.assertEqual(temp_leftovers(run_dir), [])
-                after = tree_bytes(run_dir)
-                if result.exit_code == 0:  # images already there are not written again
-                    self.assertEqual(after, clean)
-                    continue
                 self.assert_one_sentence(result, NO_SPACE)
-                if after != old:
-                    self.assertNotIn("datbench.json", after)
-                    assert_journal_lists_every_file(self, after)
-                    for name, data in after.items():
-                        self.assertIn(data, (clean.get(name), old.get(name)), name)
+                self.assertEqual(temp_leftovers(run_dir), [])
+                self.assertEqual(tree_bytes(run_dir), old)
         self.assertEqual(run_cli(*vtb_export_args(run_dir)).exit_code, 0)
         self.assertEqual(tree_bytes(run_dir), clean)
 

@@ -1,6 +1,7 @@
-"""The export's fast paths keep their promises: placing the staging folder in one rename
-never replaces anything, the guard's "folder is absent" shortcut still refuses a planted file,
-and the local data digest hashed in the background notices a changed file."""
+"""The export's fast paths keep their promises: switching in a folder absent from the run
+directory takes one rename and a linked folder is never written through, the guard's "folder
+is absent" shortcut still refuses a planted file, and the local data digest hashed in the
+background notices a changed file."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from datbench_cli.errors import InputError
 from datbench_cli.files.export_guard import ExportGuard
+from datbench_cli.files.rundir import MANIFEST
 from datbench_cli.files.sources import Source, pin_local, pin_local_later
-from datbench_cli.files.staging import ImageStaging, rename_no_replace
+from datbench_cli.files.staging import Stage, switch_in
 from tests.cli_helpers import make_dataset, make_row, run_cli
 
 
@@ -25,91 +27,81 @@ class _Tmp(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
 
-class RenameNoReplaceTests(_Tmp):
-    def source(self) -> Path:
-        folder = self.tmp / "staged"
-        folder.mkdir()
-        (folder / "a.png").write_bytes(b"new")
-        return folder
+class SwitchTests(_Tmp):
+    """:func:`staging.switch_in` with hand-made private folders (the manifest marks one
+    committed)."""
 
-    def test_moves_onto_nothing(self) -> None:
-        source = self.source()
-        self.assertTrue(rename_no_replace(source, self.tmp / "images"))
-        self.assertEqual((self.tmp / "images" / "a.png").read_bytes(), b"new")
-        self.assertFalse(source.exists())
+    def stage(self, root: Path, files: dict[str, bytes]) -> Path:
+        with Stage(root) as stage:
+            for rel, data in files.items():
+                stage.write(rel, data)
+            written = {rel: "" for rel in files}
+            body = {"tool": "datbench", "written": written}
+            (stage.path / MANIFEST).write_bytes(json.dumps(body).encode())
+        return stage.path
 
-    def test_never_replaces_a_folder_file_or_link(self) -> None:
-        other = self.tmp / "elsewhere"
-        other.mkdir()
-        for kind in ("empty folder", "folder", "file", "link"):
-            with self.subTest(kind):
-                source, target = self.source(), self.tmp / "images"
-                if kind == "empty folder":
-                    target.mkdir()
-                elif kind == "folder":
-                    target.mkdir()
-                    (target / "mine.txt").write_bytes(b"user")
-                elif kind == "file":
-                    target.write_bytes(b"user")
-                else:
-                    target.symlink_to(other, target_is_directory=True)
-                self.assertFalse(rename_no_replace(source, target))
-                self.assertEqual((source / "a.png").read_bytes(), b"new")
-                self.assertEqual(list(other.iterdir()), [])
-                if kind == "link":
-                    self.assertTrue(target.is_symlink())
-                    target.unlink()
-                elif kind == "file":
-                    self.assertEqual(target.read_bytes(), b"user")
-                    target.unlink()
-                else:
-                    self.assertTrue(target.is_dir())
-                    shutil.rmtree(target)
-                shutil.rmtree(source)
-
-
-class StagingPlacementTests(_Tmp):
-    def test_whole_folder_when_images_is_absent(self) -> None:
+    def test_whole_folder_in_one_rename_when_images_is_absent(self) -> None:
         root = self.tmp / "run"
         root.mkdir()
-        with ImageStaging(root, "images") as staging:
-            staging.write("a.png", b"A" * 100_000)
-            staging.write("sub/b.jpg", b"B")
-            staging.place()
+        folder = self.stage(root, {"images/a.png": b"A" * 100_000, "images/sub/b.jpg": b"B"})
+        inode = os.stat(folder / "images").st_ino
+        switch_in(root, folder)
+        self.assertEqual(os.stat(root / "images").st_ino, inode)
         self.assertEqual((root / "images" / "a.png").read_bytes(), b"A" * 100_000)
         self.assertEqual((root / "images" / "sub" / "b.jpg").read_bytes(), b"B")
-        self.assertEqual(sorted(p.name for p in root.iterdir()), ["images"])
+        self.assertEqual(sorted(p.name for p in root.iterdir()), [MANIFEST, "images"])
 
     def test_file_by_file_beside_what_images_holds(self) -> None:
         root = self.tmp / "run"
         (root / "images").mkdir(parents=True)
         (root / "images" / "keep.txt").write_bytes(b"user")
         (root / "images" / "a.png").write_bytes(b"old")
-        with ImageStaging(root, "images") as staging:
-            staging.write("a.png", b"new")
-            staging.place()
+        switch_in(root, self.stage(root, {"images/a.png": b"new"}))
         self.assertEqual((root / "images" / "keep.txt").read_bytes(), b"user")
         self.assertEqual((root / "images" / "a.png").read_bytes(), b"new")
-        self.assertEqual(sorted(p.name for p in root.iterdir()), ["images"])
+        self.assertEqual(sorted(p.name for p in root.iterdir()), [MANIFEST, "images"])
 
-    def test_an_unplaced_staging_folder_is_removed(self) -> None:
+    def test_a_linked_folder_is_never_written_through(self) -> None:
+        root, other = self.tmp / "run", self.tmp / "elsewhere"
+        root.mkdir()
+        other.mkdir()
+        (root / "images").symlink_to(other, target_is_directory=True)
+        folder = self.stage(root, {"images/a.png": b"new"})
+        with self.assertRaises(InputError):
+            switch_in(root, folder)
+        self.assertEqual(list(other.iterdir()), [])
+
+    def test_a_hand_edited_manifest_never_removes_a_file_outside(self) -> None:
+        root, victim = self.tmp / "run", self.tmp / "victim"
+        root.mkdir()
+        victim.write_bytes(b"user")
+        listed = {"../victim": "", str(victim): "", "tasks.jsonl": ""}
+        (root / MANIFEST).write_text(json.dumps({"tool": "datbench", "written": listed}))
+        switch_in(root, self.stage(root, {"images/a.png": b"new"}))
+        self.assertEqual(victim.read_bytes(), b"user")
+
+    def test_an_uncommitted_folder_is_removed(self) -> None:
         root = self.tmp / "run"
         root.mkdir()
-        with ImageStaging(root, "images") as staging:
-            staging.write("a.png", b"A")
+        with Stage(root) as stage:
+            stage.write("images/a.png", b"A")
+        self.assertEqual(list(root.iterdir()), [])
+        with self.assertRaises(RuntimeError), Stage(root) as stage:
+            stage.write("images/a.png", b"A")
+            raise RuntimeError
         self.assertEqual(list(root.iterdir()), [])
 
 
 class GuardShortcutTests(_Tmp):
     def test_a_file_planted_after_the_first_check_is_refused_at_claim(self) -> None:
         root = self.tmp / "run"
+        root.mkdir()
         guard = ExportGuard.begin(root, force=False)
         guard.check("images/a.png")  # images/ is absent: nothing to look at
         (root / "images").mkdir()
         (root / "images" / "a.png").write_bytes(b"user")
         with self.assertRaises(InputError):
             guard.claim(["images/a.png"])
-        guard.fail()
         self.assertEqual((root / "images" / "a.png").read_bytes(), b"user")
 
     def test_a_planted_file_in_an_existing_folder_is_refused(self) -> None:
@@ -120,7 +112,6 @@ class GuardShortcutTests(_Tmp):
         with self.assertRaises(InputError):
             guard.check("images/deep/a.png")
         guard.check("images/other/b.png")  # absent folder inside a present one: fine
-        guard.fail()
 
 
 class BackgroundPinTests(_Tmp):

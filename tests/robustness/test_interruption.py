@@ -1,11 +1,12 @@
 """Interrupted runs. The real program is killed (SIGKILL to its process group) at random moments
 of ``export-tasks``, ``make-judge-tasks``, ``score`` and ``send``: after every kill each file of
 the run directory is complete and identical to a clean run's, or absent (hidden temporary files
-and the export's staging folder aside, which the next run removes); rerunning the same command
-then leaves exactly the clean run's directory. Ctrl-C exits 130 with one line on stderr.
+and the export's private folder aside, which the next command switches in or removes); rerunning
+the same command then leaves exactly the clean run's directory. Ctrl-C exits 130 with one line
+on stderr.
 
 A few kills per command here; ``make fuzz`` runs the long loops. The same guarantee is proven at
-every write point, deterministically, by test_write_points.py."""
+every write point, deterministically, by test_write_points.py and test_export_switch.py."""
 
 from __future__ import annotations
 
@@ -305,8 +306,8 @@ class CtrlCTests(unittest.TestCase):
         before = tree_digest(run_dir)
 
         def staged(_: object) -> bool:
-            folders = [p for p in run_dir.glob(".datbench-staging*") if p.is_dir()]
-            return any(len(os.listdir(p)) >= 3 for p in folders)
+            folders = [p / "images" for p in run_dir.glob(".datbench-export.*")]
+            return any(p.is_dir() and len(os.listdir(p)) >= 3 for p in folders)
 
         # Interrupted in the middle of the rows (a few images staged in the private folder).
         self.interrupt(args, staged)

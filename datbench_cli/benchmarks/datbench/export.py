@@ -1,12 +1,10 @@
 """DatBench export: dataset -> images/, tasks.jsonl, references.jsonl and (last) datbench.json.
 
 One pass over each capability's rows, read as Arrow batches (images are never decoded). Ids
-are checked as they stream by; image bytes go to a private staging folder inside the run
-directory (:class:`~datbench_cli.files.staging.ImageStaging`) and tasks/references to temporary
-files. Only when every row was good are they put in place: the old manifest is removed,
-tasks/references renamed, the staged images moved into ``images/``, and the new manifest
-written. A failed export leaves an earlier one untouched; an
-interrupted one leaves no manifest, so later stages refuse the directory until it is rerun.
+are checked as they stream by; every file (images, tasks, references, request files, the
+manifest last) is written into a private folder of the run directory and switched in whole
+only when every row was good (:mod:`datbench_cli.files.staging`): a failed or killed export
+leaves the earlier one, a kill during the switch is finished by the next command.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ from datbench_cli.files.loading import check_limit, dataset_folders, load_source
 from datbench_cli.files.provenance import image_sizes, pins, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
-    MANIFEST,
     REFERENCES,
     TASKS,
     RunDir,
@@ -44,7 +41,7 @@ from datbench_cli.files.rundir import (
     sha256_file,
 )
 from datbench_cli.files.sources import Source, pin_local_later, resolve_source, streamed_files
-from datbench_cli.files.staging import ImageStaging, check_replaceable
+from datbench_cli.files.staging import Stage, check_replaceable
 
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
@@ -322,7 +319,9 @@ def export_datbench(
     with run.lock("export-tasks", create=True):
         return ExportGuard.around(
             run.root,
-            lambda guard: _export(plan, run, guard, shard, requests, warn, advance, no_image),
+            lambda guard, staged, stage: _export(
+                plan, run, guard, staged, stage, shard, requests, warn, advance, no_image
+            ),
             force=force,
         )
 
@@ -331,6 +330,8 @@ def _export(
     plan: ExportPlan,
     run: RunDir,
     guard: ExportGuard,
+    staged: RunDir,
+    stage: Stage,
     shard: Shard | None,
     requests: RequestSettings | None,
     warn: Warn,
@@ -349,67 +350,61 @@ def _export(
     rows: dict[str, str] = {}
     outside: list[str] = []
     digests = ImageDigests()
-    with ImageStaging(run.root, IMAGES, guard.owned) as staging, contextlib.closing(digests):
-        with (
-            jsonio.atomic_writer(run.path(TASKS)) as tasks,
-            jsonio.atomic_writer(run.path(REFERENCES)) as references,
-        ):
-            for capability, ds in plan.splits.items():
-                counts[capability] = 0
-                what = f"{plan.source!r} (config {capability!r})"
-                for index, row in enumerate(iter_rows(ds, what)):
-                    name = check(row.get("id"), f"{capability} row {index}")
-                    record = _reference(row, capability)
-                    references.write(jsonio.dumps(record) + b"\n")
-                    counts[capability] += 1
-                    judge_count += record["eval_mode"] == "judge"
-                    advance(1)
-                    try:
-                        image = image_cell_bytes(row.get("image"), files)
-                    except ImageOutsideDataset:
-                        outside.append(name)
-                        image = None
-                    if image is None:
-                        rows[name] = row_digest(record, [])
-                    else:
-                        # Hashed on another core while this one writes (the slot keeps the order).
-                        rows[name] = ""
-                        digests.add(name, image[0], record)
-                    if shard is not None and not shard.contains(name):
-                        continue
-                    if no_image:
-                        image = None
-                    image_rel = None
-                    if image is None:
-                        if not no_image and (not outside or outside[-1] != name):
-                            imageless.append(name)
-                    else:
-                        extension = extension_from_bytes(image[0])
-                        if extension == "bin":
-                            unknown_format.append(name)
-                        file_name = f"{check.image_stem(name)}.{extension}"
-                        image_rel = f"{IMAGES}/{file_name}"
-                        guard.check(image_rel)
-                        staging.write(file_name, image[0])
-                        written[image_rel] = ""
-                        digests.name_file(name, image_rel)
-                    task = {
-                        "id": name,
-                        "capability": capability,
-                        "question": DatBenchSample(**record, image=None).formatted_question(),
-                        "eval_mode": record["eval_mode"],
-                        "image": image_rel,
-                    }
-                    tasks.write(jsonio.dumps(task) + b"\n")
-                    task_count += 1
-            digests.fill(rows, written)
-            pinned = plan.pinned_source()  # before anything is replaced, should hashing fail
-            # Every row was good: from here on the old export is replaced.
-            guard.claim(written)
-            staging.check_placeable()
-            guard.start_placing()
-            run.path(MANIFEST).unlink(missing_ok=True)
-        staging.place()
+    with (
+        contextlib.closing(digests),
+        jsonio.atomic_writer(staged.path(TASKS)) as tasks,
+        jsonio.atomic_writer(staged.path(REFERENCES)) as references,
+    ):
+        for capability, ds in plan.splits.items():
+            counts[capability] = 0
+            what = f"{plan.source!r} (config {capability!r})"
+            for index, row in enumerate(iter_rows(ds, what)):
+                name = check(row.get("id"), f"{capability} row {index}")
+                record = _reference(row, capability)
+                references.write(jsonio.dumps(record) + b"\n")
+                counts[capability] += 1
+                judge_count += record["eval_mode"] == "judge"
+                advance(1)
+                try:
+                    image = image_cell_bytes(row.get("image"), files)
+                except ImageOutsideDataset:
+                    outside.append(name)
+                    image = None
+                if image is None:
+                    rows[name] = row_digest(record, [])
+                else:
+                    # Hashed on another core while this one writes (the slot keeps the order).
+                    rows[name] = ""
+                    digests.add(name, image[0], record)
+                if shard is not None and not shard.contains(name):
+                    continue
+                if no_image:
+                    image = None
+                image_rel = None
+                if image is None:
+                    if not no_image and (not outside or outside[-1] != name):
+                        imageless.append(name)
+                else:
+                    extension = extension_from_bytes(image[0])
+                    if extension == "bin":
+                        unknown_format.append(name)
+                    file_name = f"{check.image_stem(name)}.{extension}"
+                    image_rel = f"{IMAGES}/{file_name}"
+                    guard.check(image_rel)
+                    stage.write(image_rel, image[0])
+                    written[image_rel] = ""
+                    digests.name_file(name, image_rel)
+                task = {
+                    "id": name,
+                    "capability": capability,
+                    "question": DatBenchSample(**record, image=None).formatted_question(),
+                    "eval_mode": record["eval_mode"],
+                    "image": image_rel,
+                }
+                tasks.write(jsonio.dumps(task) + b"\n")
+                task_count += 1
+        digests.fill(rows, written)
+        pinned = plan.pinned_source()
     if outside:
         warn(
             f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "
@@ -431,11 +426,7 @@ def _export(
             "their image files got a '~N' suffix so that they stay apart on case-insensitive "
             f"file systems: {name_ids(check.case_clashes)}"
         )
-    # The part names go into the journal before the parts exist: a kill between the rename
-    # and the journal line would leave a file no export owns (found by test_write_points).
-    request_files = write_task_requests(
-        run, requests, lambda paths: guard.record(p.relative_to(run.root).as_posix() for p in paths)
-    )
+    request_files = write_task_requests(staged, requests, named=run)
     options: dict[str, Any] = {"limit": plan.limit}
     if no_image:
         options["no_image"] = True
@@ -444,12 +435,12 @@ def _export(
     if requests is not None:
         options["openai_requests"] = {
             **requests.describe(),
-            "files": [p.relative_to(run.root).as_posix() for p in request_files],
+            "files": [p.relative_to(staged.root).as_posix() for p in request_files],
         }
     for name in (TASKS, REFERENCES):
-        written[name] = sha256_file(run.path(name))
+        written[name] = sha256_file(staged.path(name))
     for path in request_files:
-        written[path.relative_to(run.root).as_posix()] = sha256_file(path)
+        written[path.relative_to(staged.root).as_posix()] = sha256_file(path)
     manifest = {
         "benchmark": "datbench",
         "source": plan.source,
@@ -467,6 +458,6 @@ def _export(
         **pins(),
         "rows": rows,
         "written": dict(sorted(written.items())),
-        "image_sizes": image_sizes(run.root, written),
+        "image_sizes": image_sizes(staged.root, written),
     }
     return manifest

@@ -69,12 +69,11 @@ def inference_units(task: dict[str, Any]) -> list[InferenceUnit]:
 
 
 def write_task_requests(
-    run: RunDir,
-    settings: RequestSettings | None,
-    before_placing: Callable[[list[Path]], None] | None = None,
+    run: RunDir, settings: RequestSettings | None, named: RunDir | None = None
 ) -> list[Path]:
-    """``requests/tasks.openai.NNNNN.jsonl`` from a DatBench run's tasks.jsonl."""
-    return run_requests.write_task_requests(run, settings, inference_units, before_placing)
+    """``requests/tasks.openai.NNNNN.jsonl`` from a DatBench run's tasks.jsonl (``named``: see
+    :func:`run_requests.write_task_requests`)."""
+    return run_requests.write_task_requests(run, settings, inference_units, named)
 
 
 # --------------------------------------------------------------------------- reading a run

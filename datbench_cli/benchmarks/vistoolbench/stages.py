@@ -63,7 +63,7 @@ from datbench_cli.files.rundir import (
     sha256_file,
 )
 from datbench_cli.files.sources import Source, pin_local, resolve_source
-from datbench_cli.files.staging import ImageStaging, check_replaceable
+from datbench_cli.files.staging import Stage, check_replaceable
 
 __all__ = [
     "check_judge",
@@ -85,18 +85,18 @@ MODEL_CONTEXT_REQUESTS = (
 
 
 def _write_images(
-    staging: ImageStaging, task: Task, directory: str, guard: ExportGuard, written: dict[str, str]
+    stage: Stage, task: Task, directory: str, guard: ExportGuard, written: dict[str, str]
 ) -> list[list[str]]:
-    """Stage a task's images byte-for-byte (each path checked and journalled first); return
-    each turn's paths relative to the run directory."""
+    """Stage a task's images byte-for-byte (each path checked first); return each turn's
+    paths relative to the run directory."""
     paths = []
     for turn in task.turns:
         turn_paths = []
         for i, blob in enumerate(turn.images):
             name = f"{directory}/turn_{turn.index}_image_{i}.{blob.ext}"
             relative = f"{IMAGES}/{name}"
-            guard.claim([relative])
-            staging.write(name, blob.data)
+            guard.check(relative)
+            stage.write(relative, blob.data)
             written[relative] = sha256_bytes(blob.data)
             turn_paths.append(relative)
         paths.append(turn_paths)
@@ -182,9 +182,11 @@ def export(
     pinned = pin_local(pinned, [None], split)
     return ExportGuard.around(
         run.root,
-        lambda guard: _export(
+        lambda guard, staged, stage: _export(
             run,
             guard,
+            staged,
+            stage,
             tasks,
             pinned,
             source,
@@ -207,6 +209,8 @@ def export(
 def _export(
     run: RunDir,
     guard: ExportGuard,
+    staged: RunDir,
+    stage: Stage,
     tasks: Any,
     pinned: Source,
     source: str,
@@ -231,53 +235,40 @@ def _export(
     in_shard = dict.fromkeys(("tasks", "turns", "images"), 0)
     written: dict[str, str] = {}
     rows: dict[str, str] = {}
-    # Images are staged, tasks and references written to temporary files; only when every row
-    # was good is the earlier export replaced (a bad image in the last row keeps it intact).
-    with ImageStaging(run.root, IMAGES, guard.owned) as staging:
-        with (
-            jsonio.atomic_writer(run.path(TASKS)) as tasks_out,
-            jsonio.atomic_writer(run.path(REFERENCES)) as references_out,
-        ):
-            for task in tasks:
-                # Every task takes its image folder name, so names agree across shards.
-                directory = dirs.assign(task)
-                reference = reference_line(task)
-                references_out.write(jsonio.dumps(reference) + b"\n")
-                rows[task.id] = row_digest(reference, _image_digests(task))
-                per_turn = [0 if no_image else len(turn.images) for turn in task.turns]
-                counts["tasks"] += 1
-                counts["single_turn"] += task.turncase == SINGLE_TURN
-                counts["multi_turn"] += task.turncase == MULTI_TURN
-                counts["turns"] += len(task.turns)
-                counts["rubrics"] += sum(len(turn.rubrics) for turn in task.turns)
-                counts["images"] += sum(per_turn)
-                counts["max_images_per_turn"] = max([counts["max_images_per_turn"], *per_turn])
-                if advance is not None:
-                    advance(1)
-                if shard is not None and not shard.contains(task.id):
-                    continue
-                images = (
-                    [[] for _ in task.turns]
-                    if no_image
-                    else _write_images(staging, task, directory, guard, written)
-                )
-                tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
-                in_shard["tasks"] += 1
-                in_shard["turns"] += len(task.turns)
-                in_shard["images"] += sum(per_turn)
-            # Every row was good: from here on the earlier export is replaced (a half-done
-            # export has no manifest, so it is never taken for a finished one).
-            staging.check_placeable()
-            guard.start_placing()
-            run.path(MANIFEST).unlink(missing_ok=True)
-        staging.place()
-    # The part names go into the journal before the parts exist (see DatBench's export).
-    request_files = write_task_requests(
-        run,
-        requests,
-        inference_units,
-        lambda paths: guard.record(p.relative_to(run.root).as_posix() for p in paths),
-    )
+    # Every file goes to the private folder; only when every row was good is the earlier
+    # export replaced (a bad image in the last row keeps it intact).
+    with (
+        jsonio.atomic_writer(staged.path(TASKS)) as tasks_out,
+        jsonio.atomic_writer(staged.path(REFERENCES)) as references_out,
+    ):
+        for task in tasks:
+            # Every task takes its image folder name, so names agree across shards.
+            directory = dirs.assign(task)
+            reference = reference_line(task)
+            references_out.write(jsonio.dumps(reference) + b"\n")
+            rows[task.id] = row_digest(reference, _image_digests(task))
+            per_turn = [0 if no_image else len(turn.images) for turn in task.turns]
+            counts["tasks"] += 1
+            counts["single_turn"] += task.turncase == SINGLE_TURN
+            counts["multi_turn"] += task.turncase == MULTI_TURN
+            counts["turns"] += len(task.turns)
+            counts["rubrics"] += sum(len(turn.rubrics) for turn in task.turns)
+            counts["images"] += sum(per_turn)
+            counts["max_images_per_turn"] = max([counts["max_images_per_turn"], *per_turn])
+            if advance is not None:
+                advance(1)
+            if shard is not None and not shard.contains(task.id):
+                continue
+            images = (
+                [[] for _ in task.turns]
+                if no_image
+                else _write_images(stage, task, directory, guard, written)
+            )
+            tasks_out.write(jsonio.dumps(task_line(task, images, context_policy)) + b"\n")
+            in_shard["tasks"] += 1
+            in_shard["turns"] += len(task.turns)
+            in_shard["images"] += sum(per_turn)
+    request_files = write_task_requests(staged, requests, inference_units, run)
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
@@ -296,12 +287,12 @@ def _export(
     if requests is not None:
         options["openai_requests"] = {
             **requests.describe(),
-            "files": [path.relative_to(run.root).as_posix() for path in request_files],
+            "files": [path.relative_to(staged.root).as_posix() for path in request_files],
         }
     for name in (TASKS, REFERENCES):
-        written[name] = sha256_file(run.path(name))
+        written[name] = sha256_file(staged.path(name))
     for path in request_files:
-        written[path.relative_to(run.root).as_posix()] = sha256_file(path)
+        written[path.relative_to(staged.root).as_posix()] = sha256_file(path)
     manifest = {
         "benchmark": BENCHMARK,
         "source": source,
@@ -313,7 +304,7 @@ def _export(
         **pins(),
         "rows": rows,
         "written": dict(sorted(written.items())),
-        "image_sizes": image_sizes(run.root, written),
+        "image_sizes": image_sizes(staged.root, written),
     }
     return manifest
 

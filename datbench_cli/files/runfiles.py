@@ -1,0 +1,11 @@
+"""The fixed names of a run directory's files (read by every layer; imports nothing)."""
+
+MANIFEST = "datbench.json"
+TASKS = "tasks.jsonl"
+REFERENCES = "references.jsonl"
+IMAGES = "images"
+REQUESTS = "requests"
+RESPONSES = "responses.jsonl"
+JUDGE_TASKS = "judge_tasks.jsonl"
+JUDGE_RESPONSES = "judge_responses.jsonl"
+REPORT = "report.json"
