@@ -68,8 +68,16 @@ def leaderboard(
     ] = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Rank runs of one benchmark: headline score and per-capability scores with 95%
-    intervals, ranks and compact-letter significance groups (paired tests, Holm)."""
+    """Rank runs of one benchmark: headline and per-capability scores with 95% intervals,
+    ranks and compact-letter significance groups (paired tests, Holm).
+
+    \b
+    Example:
+      datbench leaderboard model-a=runs/a model-b=runs/b --html board.html
+
+    Runs that share a letter are not significantly different. Runs over different exports,
+    profiles or judges are refused unless --allow-different-data.
+    """
     out = Output(quiet)
     read, group_by = runs.read_runs(paths)
     inputs = [r.given for r in read] + [r.report_path for r in read]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli_helpers import run_cli
 from tests.leaderboard.support import datbench_report, flipped
-from tests.report_html.test_page_browser import _no_errors, _open, _shot, driver  # noqa: F401
+from tests.report_html.test_page_browser import _no_errors, _open, _shot
 
 BASE = [i % 9 not in (0, 4, 8) for i in range(150)]
 INJECT = "<b>x<i>y<script>alert(1)"  # no '=' or '/': a LABEL= label cannot hold them

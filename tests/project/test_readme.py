@@ -107,7 +107,8 @@ def test_the_exit_codes_are_the_ones_the_code_uses() -> None:
     text = README.read_text(encoding="utf-8")
     section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     listed = {int(code) for code in re.findall(r"`(\d+)`", section)}
-    used = {0, 2, 130}  # success, usage errors (cli/command.py), Ctrl-C (cli/common.py)
+    # success, usage errors (cli/command.py), an internal error and Ctrl-C (cli/common.py)
+    used = {0, 2, 3, 130}
     pending = [errors.DatbenchError]
     while pending:
         kind = pending.pop()
