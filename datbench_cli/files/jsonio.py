@@ -118,6 +118,24 @@ def iter_jsonl_spans(
         yield number, obj, start, len(raw), zlib.crc32(raw)
 
 
+def iter_jsonl_lines(
+    handle: IO[bytes],
+    path: Path,
+    on_torn_tail: Callable[[int], None] | None = None,
+    on_read: Callable[[bytes], None] | None = None,
+) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """:func:`iter_jsonl` over an open file (or pipe), each object with the raw bytes of its
+    line (a first line's BOM left out); ``on_read`` is given every line read, blank, torn and
+    BOM included, as it is read."""
+    for number, obj, _, raw in _spans(handle, path, on_torn_tail, on_read):
+        yield number, obj, raw
+
+
+def open_jsonl(path: Path) -> IO[bytes]:
+    """``path`` opened for reading; an :class:`InputError` naming it when it cannot be."""
+    return _open_jsonl(path)
+
+
 def read_span(fd: int, offset: int, length: int, crc: int | None = None) -> Any:
     """The JSON value of the line at ``offset`` (``length`` bytes) of an open file;
     ``ValueError`` when ``crc`` is given and the bytes there no longer have it."""
@@ -139,7 +157,10 @@ def _open_jsonl(path: Path) -> IO[bytes]:
 
 
 def _spans(
-    handle: IO[bytes], path: Path, on_torn_tail: Callable[[int], None] | None
+    handle: IO[bytes],
+    path: Path,
+    on_torn_tail: Callable[[int], None] | None,
+    on_read: Callable[[bytes], None] | None = None,
 ) -> Iterator[tuple[int, dict[str, Any], int, bytes]]:
     with handle:
         complete = 0
@@ -153,6 +174,8 @@ def _spans(
                     path,
                     number,
                 )
+            if on_read is not None:
+                on_read(raw)
             start = offset
             offset += len(raw)
             if number == 1:
