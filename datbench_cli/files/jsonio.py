@@ -109,15 +109,6 @@ def iter_jsonl(
         yield number, obj
 
 
-def iter_jsonl_spans(
-    path: Path, on_torn_tail: Callable[[int], None] | None = None
-) -> Iterator[tuple[int, dict[str, Any], int, int, int]]:
-    """:func:`iter_jsonl`, each object with the byte offset, length and CRC-32 of its line in
-    the file (see :func:`read_span`)."""
-    for number, obj, start, raw in _spans(_open_jsonl(path), path, on_torn_tail):
-        yield number, obj, start, len(raw), zlib.crc32(raw)
-
-
 def iter_jsonl_lines(
     handle: IO[bytes],
     path: Path,
@@ -134,15 +125,6 @@ def iter_jsonl_lines(
 def open_jsonl(path: Path) -> IO[bytes]:
     """``path`` opened for reading; an :class:`InputError` naming it when it cannot be."""
     return _open_jsonl(path)
-
-
-def read_span(fd: int, offset: int, length: int, crc: int | None = None) -> Any:
-    """The JSON value of the line at ``offset`` (``length`` bytes) of an open file;
-    ``ValueError`` when ``crc`` is given and the bytes there no longer have it."""
-    raw = os.pread(fd, length, offset)
-    if crc is not None and zlib.crc32(raw) != crc:
-        raise ValueError("the line changed since it was read")
-    return orjson.loads(raw.strip())
 
 
 def _open_jsonl(path: Path) -> IO[bytes]:

@@ -241,13 +241,11 @@ def _score(
 ) -> tuple[DatBenchReport, JudgeAccount]:
     manifest = run.read_manifest()
     with contextlib.ExitStack() as open_files:
-        # The references are held as spans of their file (no object per line), read again
-        # while scoring: open until it is done.
-        references = open_files.enter_context(ReferenceFile(run.path(REFERENCES)))
-        evaluator = evaluator_over(source=references)
-        # The responses and judge responses are read once, each into a table of one run
-        # store (a private temporary sqlite3 database): a pipe is scored like a file.
+        # The references, responses and judge responses are read once, each into a table of
+        # one run store (a private temporary sqlite3 database): a pipe is scored like a file.
         db = open_files.enter_context(contextlib.closing(run_store.connect()))
+        references = open_files.enter_context(ReferenceFile(run.path(REFERENCES), db))
+        evaluator = evaluator_over(source=references)
         # Each is scanned for the report's provenance as it is read, never read again.
         scans = {"responses": InputScan(responses, lines=True)}
         store, loaded = load_response_store(responses, db, scans["responses"].update)
@@ -277,7 +275,7 @@ def _score(
                 "judge_responses": (judge_responses, True),
             },
             options=options or {},
-            ids=references.ids,
+            ids=references,
             scanned={label: scan.result() for label, scan in scans.items()},
             warn=warn,
             response_ids={
