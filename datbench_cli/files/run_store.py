@@ -62,6 +62,15 @@ class LineTable:
         """The position of the last line of ``ident`` (``None``: none)."""
         return self._one(f"SELECT max(position) FROM {self.name} WHERE id = ?", ident)
 
+    def last_of(self, position: int) -> int:
+        """The position of the last line with the id of the one at ``position``."""
+        last: int = self._one(
+            f"SELECT max(b.position) FROM {self.name} a JOIN {self.name} b ON b.id = a.id "
+            "WHERE a.position = ?",
+            position,
+        )
+        return last
+
     def line(self, position: int) -> tuple[str, int, bytes, Any]:
         """The id, line number, raw bytes and extra value of the line at ``position``."""
         row = self.db.execute(

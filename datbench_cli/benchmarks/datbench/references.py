@@ -216,14 +216,14 @@ class ReferenceFile:
         self._weights = OptionalFloats()
 
     def keys(self) -> Iterator[SampleKey]:
-        for index in range(len(self.lines)):
-            yield self.key(index)
+        for index, ident in enumerate(self.lines.ids()):  # the ids streamed in one query
+            yield self.key(index, ident)
 
-    def key(self, index: int) -> SampleKey:
+    def key(self, index: int, ident: str | None = None) -> SampleKey:
         capabilities, modes, datasets = self._codes
         return SampleKey(
             index,
-            None,
+            ident,
             capabilities.names[self._capabilities[index]],
             modes.names[self._modes[index]],
             datasets.names[self._datasets[index]],
@@ -242,8 +242,7 @@ class ReferenceFile:
         return ident
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        last = self.lines.last(self.id_of(index))
-        assert last is not None
+        last = self.lines.last_of(index)
         flag, weight = self._frontier[last], self._weights[last]
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
