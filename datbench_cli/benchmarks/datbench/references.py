@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, Self
 
@@ -169,9 +169,15 @@ def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
 
 class ReferenceFile:
     """``references.jsonl`` in the run store (see the module docstring); use it as a context
-    manager (a store of its own, when not given one, is closed with it)."""
+    manager (a store of its own, when not given one, is closed with it). ``scan`` is given
+    every line read."""
 
-    def __init__(self, path: Path, db: sqlite3.Connection | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        db: sqlite3.Connection | None = None,
+        scan: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.path = path
         self._own = db is None
         self.db = run_store.connect() if db is None else db
@@ -184,7 +190,8 @@ class ReferenceFile:
         codes = self._codes = (Codes(), Codes(), Codes())
 
         def rows() -> Iterator[tuple[str, int, bytes, None]]:
-            for number, record, raw in jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path):
+            lines = jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path, None, scan)
+            for number, record, raw in lines:
                 sample = _parse(record, path, number)
                 self._capabilities.append(codes[0].code(sample.capability))
                 self._modes.append(codes[1].code(sample.eval_mode))

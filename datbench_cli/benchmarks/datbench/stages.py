@@ -244,10 +244,15 @@ def _score(
         # The references, responses and judge responses are read once, each into a table of
         # one run store (a private temporary sqlite3 database): a pipe is scored like a file.
         db = open_files.enter_context(contextlib.closing(run_store.connect()))
-        references = open_files.enter_context(ReferenceFile(run.path(REFERENCES), db))
-        evaluator = evaluator_over(source=references)
         # Each is scanned for the report's provenance as it is read, never read again.
-        scans = {"responses": InputScan(responses, lines=True)}
+        scans = {
+            "references": InputScan(run.path(REFERENCES), lines=False),
+            "responses": InputScan(responses, lines=True),
+        }
+        references = open_files.enter_context(
+            ReferenceFile(run.path(REFERENCES), db, scans["references"].update)
+        )
+        evaluator = evaluator_over(source=references)
         store, loaded = load_response_store(responses, db, scans["responses"].update)
         open_files.enter_context(store)
         _report_set_aside(loaded, "responses", responses, warn)
