@@ -5,14 +5,15 @@
 file once with the rules of :func:`~datbench_cli.batch.responses.load_judge_responses` (plus
 the digest a line without one takes from its judge task, as
 :func:`~datbench_cli.benchmarks.datbench.stages.read_judge_responses` gives it) and keeps, per
-answered line, its id and byte span; a judge response is parsed again from the file when its
-sample is scored (CRC-checked: a line rewritten meanwhile is an input error).
+answered line, its id, line number and raw bytes in the run store; a judge response is parsed
+again from those bytes when its sample is scored.
 :class:`HeldJudges` puts judge responses already in memory (the Python API) behind the same
 questions. Both answer by *position* among the answered lines; the last line of an id counts.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +24,6 @@ from datbench_cli.batch.response_store import AnsweredLines, read_answered
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
-_DIGEST_BYTES = 8  # a response digest is 16 hex digits
 
 
 class Judges(Protocol):
@@ -82,68 +82,48 @@ class HeldJudges:
 
 
 class JudgeStore(AnsweredLines):
-    """A judge file's answered lines as spans (see the module docstring); build it with
-    :func:`load_judge_store` and use it as a context manager (the file stays open for
-    ``pread``, also in forked workers, until it is closed)."""
+    """A judge file's answered lines in the run store (see the module docstring); build it
+    with :func:`load_judge_store` and use it as a context manager. A line's extra value is the
+    digest it took from its judge task, if any."""
 
     fields = (_TEXT, _PARSED)
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        # Per line: 1 and the digest's 8 bytes where it took its judge task's (allocated at
-        # the first such line), else 9 zero bytes.
-        self._filled = bytearray()
-
-    def _add(
-        self, ident: str, filled: str | None, number: int, offset: int, length: int, crc: int
-    ) -> None:
-        position = len(self.ids)
-        self._add_span(ident, number, offset, length, crc)
-        if filled is not None:
-            width = 1 + _DIGEST_BYTES
-            self._filled.extend(bytes(width * (position + 1) - len(self._filled)))
-            self._filled[position * width : (position + 1) * width] = b"\x01" + bytes.fromhex(
-                filled
-            )
+    table_name = "judges"
 
     def judge(self, position: int) -> JudgeResponse:
-        line = self._line(position)
-        digest = line.digest if line.digest is not None else self._filled_digest(position)
+        line, filled = self._line(position)
+        digest = line.digest if line.digest is not None else filled
         return JudgeResponse(line.id, line.text or "", line.parsed, response_digest=digest)
-
-    def _filled_digest(self, position: int) -> str | None:
-        width = 1 + _DIGEST_BYTES
-        entry = self._filled[position * width : (position + 1) * width]
-        return entry[1:].hex() if entry[:1] == b"\x01" else None
 
     def get(self, ident: str) -> JudgeResponse | None:
         position = self.last(ident)
         return None if position is None else self.judge(position)
 
     def line_ids(self) -> Iterator[str]:
-        return iter(self.ids)
-
-    def release(self) -> None:
-        """Drop every column (after scoring): only :meth:`close` is left."""
-        self._release_spans()
-        self._filled = bytearray()
+        return self.lines.ids()
 
 
 def load_judge_store(
-    path: Path, task_digests: Mapping[str, str] | None = None
+    path: Path,
+    task_digests: Mapping[str, str] | None = None,
+    db: sqlite3.Connection | None = None,
+    scan: Callable[[bytes], None] | None = None,
 ) -> tuple[JudgeStore, LoadedResponses]:
-    """The answered lines of a judge-response file as a :class:`JudgeStore`, and what was set
-    aside (``errored_ids``, ``truncated_ids``, the torn last line and unknown keys; no judge
-    responses and no statuses: the store has them). A line without a digest takes the one of
-    its judge task in ``task_digests`` (id -> digest)."""
-    store = JudgeStore(path)
+    """The answered lines of a judge-response file as a :class:`JudgeStore` (a table of
+    ``db``, or of a private store of its own), and what was set aside (``errored_ids``,
+    ``truncated_ids``, the torn last line and unknown keys; no judge responses and no
+    statuses: the store has them). A line without a digest takes the one of its judge task in
+    ``task_digests`` (id -> digest). ``scan`` is given every line read."""
+    store = JudgeStore(path, db)
     digests = task_digests or {}
 
-    def add(line: ResponseLine, *span: int) -> None:
-        filled = digests.get(line.id) if line.digest is None else None
-        store._add(line.id, filled, *span)
+    def filled(line: ResponseLine) -> str | None:
+        return digests.get(line.id) if line.digest is None else None
 
-    return store, read_answered(store, JUDGE_KEYS, add)
+    try:
+        return store, read_answered(store, JUDGE_KEYS, filled, scan)
+    except BaseException:
+        store.close()
+        raise
 
 
 def unknown_ids(

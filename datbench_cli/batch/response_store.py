@@ -1,21 +1,23 @@
 """The answered lines of a VLM response file, for scoring, without one object per line.
 
-:class:`ResponseStore` (what ``score`` uses) reads the file once with the same rules as
-:func:`~datbench_cli.batch.responses.load_vlm_responses` and keeps, per answered line, its id
-(in an :class:`~datbench_cli.files.id_table.IdTable`), its status and the byte
-span of the line; a response is parsed again from the file when it is scored, and a line
-whose bytes are no longer those read at the start (CRC-32) is an input error, never a silently
-different answer. :class:`HeldResponses` puts responses already in memory (the Python API)
+:class:`ResponseStore` (what ``score`` uses) reads the file (or pipe) once with the same rules
+as :func:`~datbench_cli.batch.responses.load_vlm_responses` and keeps, per answered line, its
+id, line number, status and raw bytes in a table of the run store
+(:mod:`~datbench_cli.files.run_store`); a response is parsed again from those bytes when it is
+scored, so a file rewritten meanwhile cannot mix two versions. :class:`HeldResponses` puts responses already in memory (the Python API)
 behind the same questions. Both answer by *position*: the place of a line among the answered
 lines, in file order; the last line of an id is the one that counts.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, Self
+
+import orjson
 
 from datbench_cli.batch.answers import VLMResponse
 from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys
@@ -25,9 +27,8 @@ from datbench_cli.batch.responses import (
     ResponseLine,
     response_line,
 )
-from datbench_cli.errors import InputError
-from datbench_cli.files import jsonio
-from datbench_cli.files.line_spans import LineSpans
+from datbench_cli.files import jsonio, run_store
+from datbench_cli.files.run_store import LineTable
 
 _STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
 
@@ -117,114 +118,126 @@ class HeldResponses:
         return None
 
 
-class AnsweredLines(LineSpans):
-    """The answered lines of a response or judge file: the last line of an id, and a line
-    read back as a :class:`ResponseLine`, checked to be the one read at the start. What
+class AnsweredLines:
+    """The answered lines of a response or judge file in a table of the run store: the last
+    line of an id, and a line read back as a :class:`ResponseLine`. What
     :class:`ResponseStore` and :class:`~datbench_cli.batch.judge_store.JudgeStore` share."""
 
     #: The text and parsed-answer fields of a native line.
     fields = ("raw_output", "parsed_answer")
+    table_name = "responses"
+
+    def __init__(self, path: Path, db: sqlite3.Connection | None = None) -> None:
+        self.path = path
+        self._own = db is None
+        self.db = run_store.connect() if db is None else db
+        self.lines = LineTable(self.db, self.table_name)
+
+    def __len__(self) -> int:
+        return len(self.lines)
 
     def last(self, ident: str) -> int | None:
-        return self.ids.last_index(ident)
+        return self.lines.last(ident)
 
-    def _line(self, position: int) -> ResponseLine:
-        """The line at ``position``, parsed again; an input error naming it when its bytes (or,
-        while held, its id) are no longer those read at the start."""
-        number = self._numbers[position]
-        obj = self._read(position)
-        try:
-            line = (
-                response_line(obj, self.path, number, *self.fields)
-                if isinstance(obj, dict)
-                else None
-            )
-        except InputError:
-            line = None
-        # The CRC says the bytes are those read at the start; the id, while still held, too.
-        if line is None or line.error is not None or not self._same_id(position, line.id):
-            raise InputError("changed while it was being scored", self.path, number)
-        return line
+    def absent_from(self, holds: Callable[[str], bool]) -> int:
+        """How many distinct ids are not ones ``holds`` knows."""
+        return sum(1 for ident in self.lines.distinct_ids() if not holds(ident))
+
+    def _line(self, position: int) -> tuple[ResponseLine, Any]:
+        """The line at ``position``, parsed again from the bytes read at the start, and its
+        extra value."""
+        _, number, raw, extra = self.lines.line(position)
+        return response_line(orjson.loads(raw.strip()), self.path, number, *self.fields), extra
+
+    def forget_ids(self) -> None:
+        return None  # the ids are rows of the store
+
+    def release(self) -> None:
+        return None  # the store is on disk, its cache bounded
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._own:
+            self.db.close()
 
 
 class ResponseStore(AnsweredLines):
-    """A response file's answered lines as spans (see the module docstring); build it with
-    :func:`load_response_store`, use it as a context manager (the file stays open for
-    ``pread``, also in forked workers, until it is closed)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self._statuses = bytearray()
-
-    def _add(
-        self, ident: str, status: str, number: int, offset: int, length: int, crc: int
-    ) -> None:
-        self._add_span(ident, number, offset, length, crc)
-        self._statuses.append(_STATUS_CODES[status])
-
-    def release(self) -> None:
-        """Drop every column (after scoring): only :meth:`close` is left."""
-        self._release_spans()
-        self._statuses = bytearray()
+    """A response file's answered lines in the run store (see the module docstring); build it
+    with :func:`load_response_store` and use it as a context manager."""
 
     def response(self, position: int) -> VLMResponse:
-        line = self._line(position)
+        line, _ = self._line(position)
         return VLMResponse(line.id, line.text or "", line.parsed)
 
     def status(self, position: int) -> str:
-        return RESPONSE_STATUSES[self._statuses[position]]
+        return RESPONSE_STATUSES[self.lines.extra(position)]
 
     def size(self, position: int) -> int:
         # A line's bytes are at least as many as the characters of any text in it.
-        return self._lengths[position]
+        return self.lines.size(position)
 
     def duplicate_ids(self) -> int:
-        return self.ids.duplicate_ids()
+        return self.lines.duplicate_ids()
 
     def unmatched(self, matched: bytearray) -> int:
-        return sum(
-            1
-            for position in range(len(self.ids))
-            if not matched[position] and self.ids.last_of(position) == position
-        )
+        return sum(1 for position in self.lines.last_positions() if not matched[position])
 
     def get(self, ident: str) -> VLMResponse | None:
         position = self.last(ident)
         return None if position is None else self.response(position)
 
 
-def load_response_store(path: Path) -> tuple[ResponseStore, LoadedResponses]:
-    """The answered lines of a VLM response file as a :class:`ResponseStore`, and what was set
-    aside (a :class:`LoadedResponses` with ``errored_ids``, ``truncated_ids``, the torn last
-    line and unknown keys, but no responses and no ``statuses``: the store has them)."""
-    store = ResponseStore(path)
-    loaded = read_answered(
-        store, RESPONSE_KEYS, lambda line, *span: store._add(line.id, line.status, *span)
-    )
+def load_response_store(
+    path: Path,
+    db: sqlite3.Connection | None = None,
+    scan: Callable[[bytes], None] | None = None,
+) -> tuple[ResponseStore, LoadedResponses]:
+    """The answered lines of a VLM response file as a :class:`ResponseStore` (a table of
+    ``db``, or of a private store of its own), and what was set aside (a
+    :class:`LoadedResponses` with ``errored_ids``, ``truncated_ids``, the torn last line and
+    unknown keys, but no responses and no ``statuses``: the store has them). ``scan`` is
+    given every line read."""
+    store = ResponseStore(path, db)
+    try:
+        loaded = read_answered(store, RESPONSE_KEYS, lambda line: _STATUS_CODES[line.status], scan)
+    except BaseException:
+        store.close()
+        raise
     return store, loaded
 
 
 def read_answered(
     store: AnsweredLines,
     keys: frozenset[str],
-    add: Callable[[ResponseLine, int, int, int, int], None],
+    extra: Callable[[ResponseLine], Any],
+    scan: Callable[[bytes], None] | None = None,
 ) -> LoadedResponses:
-    """Read ``store``'s file once: each answered line goes to ``add`` with its number, offset,
-    length and CRC; what is set aside (errored ids with no answered line, token-limit stops,
-    a torn last line, keys outside ``keys``) is returned. The store is then open."""
+    """Read ``store``'s file once (a pipe too): each answered line goes into the store with
+    ``extra(line)``; what is set aside (errored ids with no answered line, token-limit stops,
+    a torn last line, keys outside ``keys``) is returned; ``scan`` is given every line read."""
     loaded = LoadedResponses()
     unknown = UnknownKeys(keys)
     errored: list[str] = []
-    spans = jsonio.iter_jsonl_spans(store.path, loaded.record_torn_tail)
-    for number, obj, offset, length, crc in spans:
-        line = response_line(obj, store.path, number, *store.fields, unknown)
-        if line.error is not None:
-            errored.append(line.id)
-            continue
-        add(line, number, offset, length, crc)
-        if line.finish_reason == "length":
-            loaded.truncated_ids.append(line.id)
-    store._open()
+
+    def rows() -> Iterator[tuple[str, int, bytes, Any]]:
+        lines = jsonio.iter_jsonl_lines(
+            jsonio.open_jsonl(store.path), store.path, loaded.record_torn_tail, scan
+        )
+        for number, obj, raw in lines:
+            line = response_line(obj, store.path, number, *store.fields, unknown)
+            if line.error is not None:
+                errored.append(line.id)
+                continue
+            yield line.id, number, raw, extra(line)
+            if line.finish_reason == "length":
+                loaded.truncated_ids.append(line.id)
+
+    store.lines.fill(rows())
     loaded.unknown_keys = unknown.message(store.path)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if store.last(i) is None]
     return loaded

@@ -136,22 +136,22 @@ def iter_jsonl(
         yield number, obj
 
 
-def iter_jsonl_spans(
-    path: Path, on_torn_tail: Callable[[int], None] | None = None
-) -> Iterator[tuple[int, dict[str, Any], int, int, int]]:
-    """:func:`iter_jsonl`, each object with the byte offset, length and CRC-32 of its line in
-    the file (see :func:`read_span`)."""
-    for number, obj, start, raw in _spans(_open_jsonl(path), path, on_torn_tail):
-        yield number, obj, start, len(raw), zlib.crc32(raw)
+def iter_jsonl_lines(
+    handle: IO[bytes],
+    path: Path,
+    on_torn_tail: Callable[[int], None] | None = None,
+    on_read: Callable[[bytes], None] | None = None,
+) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """:func:`iter_jsonl` over an open file (or pipe), each object with the raw bytes of its
+    line (a first line's BOM left out); ``on_read`` is given every line read, blank, torn and
+    BOM included, as it is read."""
+    for number, obj, _, raw in _spans(handle, path, on_torn_tail, on_read):
+        yield number, obj, raw
 
 
-def read_span(fd: int, offset: int, length: int, crc: int | None = None) -> Any:
-    """The JSON value of the line at ``offset`` (``length`` bytes) of an open file;
-    ``ValueError`` when ``crc`` is given and the bytes there no longer have it."""
-    raw = os.pread(fd, length, offset)
-    if crc is not None and zlib.crc32(raw) != crc:
-        raise ValueError("the line changed since it was read")
-    return orjson.loads(raw.strip())
+def open_jsonl(path: Path) -> IO[bytes]:
+    """``path`` opened for reading; an :class:`InputError` naming it when it cannot be."""
+    return _open_jsonl(path)
 
 
 def _open_jsonl(path: Path) -> IO[bytes]:
@@ -166,7 +166,10 @@ def _open_jsonl(path: Path) -> IO[bytes]:
 
 
 def _spans(
-    handle: IO[bytes], path: Path, on_torn_tail: Callable[[int], None] | None
+    handle: IO[bytes],
+    path: Path,
+    on_torn_tail: Callable[[int], None] | None,
+    on_read: Callable[[bytes], None] | None = None,
 ) -> Iterator[tuple[int, dict[str, Any], int, bytes]]:
     limit = input_limit(MAX_JSONL_BYTES)
     with handle:
@@ -190,6 +193,8 @@ def _spans(
                     path,
                     number,
                 )
+            if on_read is not None:
+                on_read(raw)
             start = offset
             offset += len(raw)
             if number == 1:

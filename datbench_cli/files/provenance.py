@@ -94,30 +94,45 @@ class InputFile:
         return out
 
 
+class InputScan:
+    """A file's provenance (see :func:`scan_file`) made from its lines as they are read: give
+    :meth:`update` every byte of the file in order, line by line, then take :meth:`result`."""
+
+    def __init__(self, path: Path, *, lines: bool) -> None:
+        self._digest = hashlib.sha256()
+        self._scanned = InputFile(path, "")
+        self._lines = lines
+
+    def update(self, raw: bytes) -> None:
+        self._digest.update(raw)
+        if not self._lines or (b'"model"' not in raw and b'"manifest_sha256"' not in raw):
+            return
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(obj, dict):
+            return
+        model = _line_model(obj)
+        if model is not None:
+            self._scanned.models[model] += 1
+        recorded = obj.get("manifest_sha256")
+        if isinstance(recorded, str) and recorded:
+            self._scanned.manifests[recorded] += 1
+
+    def result(self) -> InputFile:
+        self._scanned.sha256 = self._digest.hexdigest()
+        return self._scanned
+
+
 def scan_file(path: Path, *, lines: bool) -> InputFile:
     """Hash ``path``; for a JSONL response file also count each line's model and the manifest
     digest (``manifest_sha256``) a line records it was made against. Never raises on content."""
-    digest = hashlib.sha256()
-    scanned = InputFile(path, "")
+    scan = InputScan(path, lines=lines)
     with path.open("rb") as handle:
         for raw in handle:
-            digest.update(raw)
-            if not lines or (b'"model"' not in raw and b'"manifest_sha256"' not in raw):
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(obj, dict):
-                continue
-            model = _line_model(obj)
-            if model is not None:
-                scanned.models[model] += 1
-            recorded = obj.get("manifest_sha256")
-            if isinstance(recorded, str) and recorded:
-                scanned.manifests[recorded] += 1
-    scanned.sha256 = digest.hexdigest()
-    return scanned
+            scan.update(raw)
+    return scan.result()
 
 
 IMAGES = "images/"  # where an export's image files live, relative to its manifest
@@ -211,12 +226,14 @@ def report_block(
     ids: Container[str],
     warn: Any,
     response_ids: dict[str, set[str] | int] | None = None,
+    scanned: dict[str, InputFile] | None = None,
 ) -> dict[str, Any]:
     """The report's ``provenance`` block; warnings go to ``warn`` and into the block.
 
     ``inputs``: label -> (path or None, is a response file). ``ids``: the export's sample (or
     turn) ids; ``response_ids``: label -> the ids its lines answered (or already how many of
-    those ``ids`` lacks), to name lines that belong to another export.
+    those ``ids`` lacks), to name lines that belong to another export; ``scanned``: label ->
+    the input as scanned while it was read (a pipe, or a file read once), not read again.
     """
     warnings: list[str] = []
 
@@ -228,15 +245,18 @@ def report_block(
     manifest_digest = manifest_sha256(manifest_path)
     files: dict[str, Any] = {"manifest": {"path": str(manifest_path), "sha256": manifest_digest}}
     for label, (path, is_responses) in inputs.items():
-        if path is None or not path.is_file():
+        found = (scanned or {}).get(label)
+        if found is None and (path is None or not path.is_file()):
             files[label] = None
             continue
-        scanned = scan_file(path, lines=is_responses)
-        files[label] = scanned.describe(with_models=is_responses)
+        if found is None:
+            assert path is not None
+            found = scan_file(path, lines=is_responses)
+        files[label] = found.describe(with_models=is_responses)
         if is_responses:
             what = label.replace("_", " ")
-            note(model_warning(what, scanned))
-            note(other_export_warning(what, scanned, manifest_digest))
+            note(model_warning(what, found))
+            note(other_export_warning(what, found, manifest_digest))
     for label, answered in (response_ids or {}).items():
         foreign = (
             answered if isinstance(answered, int) else sum(1 for i in answered if i not in ids)

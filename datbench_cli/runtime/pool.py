@@ -144,7 +144,13 @@ def _start_worker(parent: int, limits: Limits) -> None:
     owned_worker(parent)
     size = _address_space()
     if limits.memory is not None and size is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (size + limits.memory, resource.RLIM_INFINITY))
+        # Never above a hard limit the caller set (``ulimit -v``): raising it is refused.
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = size + limits.memory
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or cap < soft:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGPROF, signal.SIG_DFL)  # the hard limit: ends the process
     gc.set_threshold(*_WORKER_GC_THRESHOLDS)

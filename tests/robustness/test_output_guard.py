@@ -390,6 +390,26 @@ class StreamTests(_Runs):
                 done = self.real(*args, data=responses)
                 self.assertEqual(done.returncode, 0, done.stderr)
                 self.assertEqual(piped.read_bytes(), (run / "judge_tasks.jsonl").read_bytes())
+            with self.subTest(kind=kind, command="score"):
+                reports = []
+                for source, data in (("responses.jsonl", None), ("/dev/stdin", responses)):
+                    out = self.tmp / f"{kind}-scored-{len(reports)}.json"
+                    path = str(run / source) if data is None else source
+                    args = ["score", path, "-d", str(run), "-o", str(out), "--allow-missing"]
+                    # Not under real()'s address-space limit: the pool sets its workers' own.
+                    done = subprocess.run(
+                        cli_command(*args), cwd=ROOT, env=cli_env(), input=data,
+                        capture_output=True,
+                    )  # fmt: skip
+                    self.assertIn(done.returncode, (0, 1), done.stderr)
+                    reports.append(json.loads(out.read_text()))
+                inputs = [r["provenance"]["inputs"]["responses"] for r in reports]
+                if kind == "datbench":  # scanned as it is read: the pipe's digest too
+                    self.assertEqual(inputs[1]["path"], "/dev/stdin")
+                    self.assertEqual(inputs[0]["sha256"], inputs[1]["sha256"])
+                for r in reports:
+                    del r["provenance"]["inputs"]["responses"]
+                self.assertEqual(reports[0], reports[1])
         run = self.run_copy("vistoolbench", "import")
         official = json.dumps(VTB_OFFICIAL).encode()
         lines = b"\n".join(json.dumps(r).encode() for r in VTB_OFFICIAL * 2)

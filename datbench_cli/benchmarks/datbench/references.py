@@ -1,28 +1,30 @@
 """The samples a scoring run works through, held compactly.
 
 :class:`HeldSamples` wraps samples already in memory (the Python API). :class:`ReferenceFile`
-(what ``score`` uses) reads ``references.jsonl`` once, checking every line, and keeps only the
-byte span of each line and the few fields the parent process needs per sample (the id, in an
-:class:`~datbench_cli.files.id_table.IdTable`; capability, eval mode, dataset, as
-codes); a sample is parsed again from the file when it is scored (in the
-worker, with ``--jobs``), so memory does not hold one :class:`DatBenchSample` per reference. A
-line whose bytes are no longer those checked at the start (CRC-32; the file was rewritten in
-place while scoring) is an input error, never a silently different sample.
+(what ``score`` uses) reads ``references.jsonl`` once, checking every line, into a table of the
+run store (:mod:`~datbench_cli.files.run_store`: id, line number, raw bytes), and keeps in
+memory only the few fields the parent needs per sample (capability, eval mode, dataset, as
+codes); a sample is parsed again from its stored line when it is scored, so memory does not
+hold one :class:`DatBenchSample` per reference, and a file rewritten meanwhile cannot mix two
+versions.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
+
+import orjson
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
-from datbench_cli.files import jsonio
+from datbench_cli.files import jsonio, run_store
 from datbench_cli.files.codes import Codes, OptionalFloats, UIntArray
-from datbench_cli.files.line_spans import LineSpans
+from datbench_cli.files.run_store import LineTable
 
 
 class SampleKey:
@@ -165,47 +167,70 @@ def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     return sample
 
 
-class ReferenceFile(LineSpans):
-    """``references.jsonl`` as line spans (see the module docstring); use it as a context
-    manager: the file stays open (and is read with ``pread``, also in forked workers) until
-    it is closed."""
+class ReferenceFile:
+    """``references.jsonl`` in the run store (see the module docstring); use it as a context
+    manager (a store of its own, when not given one, is closed with it). ``scan`` is given
+    every line read."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
+    def __init__(
+        self,
+        path: Path,
+        db: sqlite3.Connection | None = None,
+        scan: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self.path = path
+        self._own = db is None
+        self.db = run_store.connect() if db is None else db
+        self.lines = LineTable(self.db, "samples")
         self._capabilities = UIntArray()
         self._modes = UIntArray()
         self._datasets = UIntArray()
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
         self._weights = OptionalFloats()  # NaN: no usable weight
         codes = self._codes = (Codes(), Codes(), Codes())
-        for number, record, offset, length, crc in jsonio.iter_jsonl_spans(path):
-            sample = _parse(record, path, number)
-            self._add_span(sample.id, number, offset, length, crc)
-            self._capabilities.append(codes[0].code(sample.capability))
-            self._modes.append(codes[1].code(sample.eval_mode))
-            self._datasets.append(codes[2].code(sample.dataset))
-            frontier, weight = item_metrics(sample.eval_metrics)
-            self._frontier.append(-1 if frontier is None else int(frontier))
-            self._weights.append(weight)
-        self._open()
+
+        def rows() -> Iterator[tuple[str, int, bytes, None]]:
+            lines = jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path, None, scan)
+            for number, record, raw in lines:
+                sample = _parse(record, path, number)
+                self._capabilities.append(codes[0].code(sample.capability))
+                self._modes.append(codes[1].code(sample.eval_mode))
+                self._datasets.append(codes[2].code(sample.dataset))
+                frontier, weight = item_metrics(sample.eval_metrics)
+                self._frontier.append(-1 if frontier is None else int(frontier))
+                self._weights.append(weight)
+                yield sample.id, number, raw, None
+
+        try:
+            self.lines.fill(rows())
+        except BaseException:
+            self.close()
+            raise
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __contains__(self, sample_id: object) -> bool:
+        return isinstance(sample_id, str) and self.last_index(sample_id) is not None
+
+    def forget_ids(self) -> None:
+        return None  # the ids are rows of the store
 
     def release(self) -> None:
-        """Drop every column (after scoring: the aggregation that follows can use the memory);
-        only :meth:`close` is left."""
-        self._release_spans()
+        """Drop every column (after scoring: the aggregation that follows can use the memory)."""
         self._frontier = array("b")
         self._capabilities, self._modes, self._datasets = UIntArray(), UIntArray(), UIntArray()
         self._weights = OptionalFloats()
 
     def keys(self) -> Iterator[SampleKey]:
-        for index in range(len(self.ids)):
-            yield self.key(index)
+        for index, ident in enumerate(self.lines.ids()):  # the ids streamed in one query
+            yield self.key(index, ident)
 
-    def key(self, index: int) -> SampleKey:
+    def key(self, index: int, ident: str | None = None) -> SampleKey:
         capabilities, modes, datasets = self._codes
         return SampleKey(
             index,
-            None,
+            ident,
             capabilities.names[self._capabilities[index]],
             modes.names[self._modes[index]],
             datasets.names[self._datasets[index]],
@@ -219,22 +244,28 @@ class ReferenceFile(LineSpans):
         )
 
     def id_of(self, index: int) -> str:
-        """The id of the sample at ``index`` (read from its line once the ids are forgotten)."""
-        return self.ids[index] if self.ids.held else self.sample(index).id
+        """The id of the sample at ``index``."""
+        ident: str = self.lines.line(index)[0]
+        return ident
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        last = self.ids.last_of(index)
+        last = self.lines.last_of(index)
         flag, weight = self._frontier[last], self._weights[last]
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
     def sample(self, index: int) -> DatBenchSample:
-        number = self._numbers[index]
-        record = self._read(index)
-        sample = _parse(record, self.path, number) if isinstance(record, dict) else None
-        # The CRC says the bytes are those checked at the start; the id, while held, too.
-        if sample is None or not self._same_id(index, sample.id):
-            raise InputError("changed while it was being scored", self.path, number)
-        return sample
+        _, number, raw, _ = self.lines.line(index)
+        return _parse(orjson.loads(raw.strip()), self.path, number)
 
     def last_index(self, sample_id: str) -> int | None:
-        return self.ids.last_index(sample_id)
+        return self.lines.last(sample_id)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._own:
+            self.db.close()

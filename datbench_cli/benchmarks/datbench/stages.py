@@ -44,9 +44,9 @@ from datbench_cli.benchmarks.datbench.references import ReferenceFile
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import CoverageWarning, DatbenchWarning, InputError
-from datbench_cli.files import jsonio
+from datbench_cli.files import jsonio, run_store
 from datbench_cli.files.outputs import guard_output, locked_runs
-from datbench_cli.files.provenance import report_block
+from datbench_cli.files.provenance import InputScan, report_block
 from datbench_cli.files.rundir import JUDGE_TASKS, MANIFEST, REFERENCES, RunDir
 
 Warn = Callable[[str], None]
@@ -244,21 +244,36 @@ def _score(
 ) -> tuple[DatBenchReport, JudgeAccount]:
     manifest = run.read_manifest()
     with contextlib.ExitStack() as open_files:
-        # The references, responses and judge responses are held as spans of their files (no
-        # object per line), read again while scoring: open until it is done.
-        references = open_files.enter_context(ReferenceFile(run.path(REFERENCES)))
+        # The references, responses and judge responses are read once, each into a table of
+        # one run store (a private temporary sqlite3 database): a pipe is scored like a file.
+        db = open_files.enter_context(contextlib.closing(run_store.connect()))
+        # Each is scanned for the report's provenance as it is read, never read again.
+        scans = {
+            "references": InputScan(run.path(REFERENCES), lines=False),
+            "responses": InputScan(responses, lines=True),
+        }
+        references = open_files.enter_context(
+            ReferenceFile(run.path(REFERENCES), db, scans["references"].update)
+        )
         evaluator = evaluator_over(source=references)
-        store, loaded = load_response_store(responses)
+        store, loaded = load_response_store(responses, db, scans["responses"].update)
         open_files.enter_context(store)
         _report_set_aside(loaded, "responses", responses, warn)
         judges = LoadedResponses()
         judge_store: JudgeStore | None = None
         if judge_responses is not None:
             task_digests = judge_task_digests(run.path(JUDGE_TASKS))
-            judge_store, judges = load_judge_store(judge_responses, task_digests)
+            scans["judge_responses"] = InputScan(judge_responses, lines=True)
+            judge_store, judges = load_judge_store(
+                judge_responses, task_digests, db, scans["judge_responses"].update
+            )
             open_files.enter_context(judge_store)
             del task_digests
             _report_set_aside(judges, "judge responses", judge_responses, warn)
+
+        def in_references(ident: str) -> bool:
+            return references.last_index(ident) is not None
+
         provenance = report_block(
             manifest=manifest,
             manifest_path=run.path(MANIFEST),
@@ -268,14 +283,13 @@ def _score(
                 "judge_responses": (judge_responses, True),
             },
             options=options or {},
-            ids=references.ids,
+            ids=references,
+            scanned={label: scan.result() for label, scan in scans.items()},
             warn=warn,
             response_ids={
-                "responses": store.ids.count_absent_from(references.ids),
+                "responses": store.absent_from(in_references),
                 "judge_responses": (
-                    judge_store.ids.count_absent_from(references.ids)
-                    if judge_store is not None
-                    else set()
+                    judge_store.absent_from(in_references) if judge_store is not None else set()
                 ),
             },
         )
@@ -295,7 +309,7 @@ def _score(
             references.keys(),
             store,
             judges,
-            lambda i: references.last_index(i) is not None,
+            in_references,
             judge_store,
         )
         with forwarded_warnings(warn):

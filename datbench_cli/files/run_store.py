@@ -1,0 +1,108 @@
+"""The run store: the lines of ``score``'s inputs, read once, in a private sqlite3 database.
+
+``sqlite3.connect("")`` opens a temporary database on disk that SQLite unlinks as soon as it is
+opened (its folder follows ``SQLITE_TMPDIR``/``TMPDIR``): nothing is left behind, even by a
+kill, and no later run can read it. Nothing is ever rolled back, so the journal and syncing
+are off. A :class:`LineTable` keeps, per line of one input, its position (the order added), its
+id, its line number and its raw bytes, plus one extra column; lookups by id are queries. The
+lines are held as read: a file rewritten while a run scores it cannot mix two versions, and a
+pipe (``score /dev/stdin``) is read once like a file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+_PAGE_CACHE_KIB = 8192  # the memory SQLite may keep of the database's pages
+
+
+def connect() -> sqlite3.Connection:
+    """A new private temporary database (see the module docstring)."""
+    db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    db.execute(f"PRAGMA cache_size=-{_PAGE_CACHE_KIB}")
+    return db
+
+
+class LineTable:
+    """One input's lines in ``db`` (a table named ``name``)."""
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self.db, self.name = db, name
+        self._count = 0
+        db.execute(
+            f"CREATE TABLE {name} (position INTEGER PRIMARY KEY, id TEXT NOT NULL, "
+            "number INTEGER NOT NULL, raw BLOB NOT NULL, extra)"
+        )
+
+    def fill(self, rows: Iterable[tuple[str, int, bytes, Any]]) -> None:
+        """Add every ``(id, line number, raw bytes, extra)`` of ``rows``, in one transaction,
+        then index the ids."""
+        counter = iter(range(1 << 62))
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany(
+                f"INSERT INTO {self.name} VALUES (?, ?, ?, ?, ?)",
+                ((next(counter), *row) for row in rows),
+            )
+            self.db.execute(f"CREATE INDEX {self.name}_id ON {self.name} (id, position)")
+        self._count = self._one(f"SELECT count(*) FROM {self.name}") or 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _one(self, sql: str, *args: Any) -> Any:
+        row = self.db.execute(sql, args).fetchone()
+        return None if row is None else row[0]
+
+    def last(self, ident: str) -> int | None:
+        """The position of the last line of ``ident`` (``None``: none)."""
+        return self._one(f"SELECT max(position) FROM {self.name} WHERE id = ?", ident)
+
+    def last_of(self, position: int) -> int:
+        """The position of the last line with the id of the one at ``position``."""
+        last: int = self._one(
+            f"SELECT max(b.position) FROM {self.name} a JOIN {self.name} b ON b.id = a.id "
+            "WHERE a.position = ?",
+            position,
+        )
+        return last
+
+    def line(self, position: int) -> tuple[str, int, bytes, Any]:
+        """The id, line number, raw bytes and extra value of the line at ``position``."""
+        row = self.db.execute(
+            f"SELECT id, number, raw, extra FROM {self.name} WHERE position = ?", (position,)
+        ).fetchone()
+        if row is None:
+            raise IndexError(position)
+        return row[0], row[1], row[2], row[3]
+
+    def extra(self, position: int) -> Any:
+        return self._one(f"SELECT extra FROM {self.name} WHERE position = ?", position)
+
+    def size(self, position: int) -> int:
+        """The length in bytes of the line at ``position``."""
+        return self._one(f"SELECT length(raw) FROM {self.name} WHERE position = ?", position)
+
+    def duplicate_ids(self) -> int:
+        """How many ids have more than one line."""
+        return self._one(
+            f"SELECT count(*) FROM (SELECT 1 FROM {self.name} GROUP BY id HAVING count(*) > 1)"
+        )
+
+    def last_positions(self) -> Iterator[int]:
+        """The position of the last line of every distinct id."""
+        for (position,) in self.db.execute(f"SELECT max(position) FROM {self.name} GROUP BY id"):
+            yield position
+
+    def distinct_ids(self) -> Iterator[str]:
+        for (ident,) in self.db.execute(f"SELECT DISTINCT id FROM {self.name}"):
+            yield ident
+
+    def ids(self) -> Iterator[str]:
+        """The id of every line, in the order added."""
+        for (ident,) in self.db.execute(f"SELECT id FROM {self.name} ORDER BY position"):
+            yield ident
