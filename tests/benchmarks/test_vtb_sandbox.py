@@ -408,7 +408,8 @@ class OrdinaryUserTests(unittest.TestCase):
         done = subprocess.run(
             [bwrap.path, "--unshare-user", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
              "--ro-bind", "/", "/", "--bind", "/proc", "/proc", "--dev-bind", "/dev", "/dev",
-             "--tmpfs", "/tmp", "--chdir", str(ROOT), sys.executable, "-B", "-c", code],
+             "--tmpfs", "/tmp", "--ro-bind", str(ROOT), str(ROOT),  # a checkout under /tmp too
+             "--chdir", str(ROOT), sys.executable, "-B", "-c", code],
             capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
         self.assertEqual(done.returncode, 0, done.stderr[-3000:])
