@@ -252,6 +252,9 @@ class NeverSwallowedTests(unittest.TestCase):
         def converter(text: str) -> object:
             raise SampleTimeout("budget spent")
 
+        # mock.patch imports latex2sympy2: on Python 3.12+ its ANTLR runtime needs the shim the
+        # scorer installs first (a worker that has not scored MathVision yet has none).
+        mathvision._typing_io_shim()
         # Inputs the parser must see (plain numerals take a fast path that never calls it).
         with mock.patch("latex2sympy2.latex2sympy", converter):
             with self.assertRaises(SampleTimeout):
