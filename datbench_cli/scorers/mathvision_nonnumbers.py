@@ -72,6 +72,15 @@ def _state_allows(text: str, module: Any) -> bool:
 def _first_token(text: str, skipped: set[int]) -> Any:
     """The first token of ``text`` (as latex2sympy's lexer makes it) whose type is not in
     ``skipped``; ``ValueError`` when the lexer fails before it."""
+    lexer = _lexer(text)
+    token = lexer.nextToken()
+    while token.type in skipped:
+        token = lexer.nextToken()
+    return token
+
+
+def _lexer(text: str) -> Any:
+    """latex2sympy's lexer over ``text``, raising ``ValueError`` where it fails."""
     from antlr4 import InputStream
     from antlr4.error.ErrorListener import ErrorListener
     from gen.PSLexer import PSLexer
@@ -83,10 +92,7 @@ def _first_token(text: str, skipped: set[int]) -> Any:
     lexer = PSLexer(InputStream(text))
     lexer.removeErrorListeners()
     lexer.addErrorListener(_Raise())
-    token = lexer.nextToken()
-    while token.type in skipped:
-        token = lexer.nextToken()
-    return token
+    return lexer
 
 
 def _first_token_is_a_letter(text: str) -> bool:
@@ -185,17 +191,9 @@ _SHALLOW = 100  # tokens: where a state change may happen in a letter text
 def _tokens(text: str) -> Iterator[Any]:
     """The lexer's tokens of the whole ``text``, one at a time (none kept); ``ValueError`` when
     the lexer fails."""
-    from antlr4 import InputStream, Token
-    from antlr4.error.ErrorListener import ErrorListener
-    from gen.PSLexer import PSLexer
+    from antlr4 import Token
 
-    class _Raise(ErrorListener):
-        def syntaxError(self, *args: Any) -> None:  # noqa: N802 - the ANTLR interface
-            raise ValueError("lexer error")
-
-    lexer = PSLexer(InputStream(text))
-    lexer.removeErrorListeners()
-    lexer.addErrorListener(_Raise())
+    lexer = _lexer(text)
     token = lexer.nextToken()
     while token.type != Token.EOF:
         yield token
