@@ -20,6 +20,11 @@ help:
 	@echo "make format - ruff format + ruff check --fix"
 	@echo "make sample-data - regenerate sample_data/ from the vectors in tests/data"
 
+# Python writes the byte code of what it imports (some environments set PYTHONDONTWRITEBYTECODE,
+# under which every process compiles sympy, datasets and scipy from source again: an import of
+# them took 15 s instead of 2.8 s here, and the suite starts hundreds of processes).
+unexport PYTHONDONTWRITEBYTECODE
+
 # --no-compile: pip would byte-compile every installed module (sympy, scipy, pyarrow, ...), a
 # third of a fresh install's CPU time; Python compiles what the suite imports on first use.
 $(STAMP): pyproject.toml
