@@ -51,20 +51,52 @@ def assert_same(case: Any, actual: Any, expected: Any, where: str = "") -> None:
         case.assertEqual(actual, expected, f"value differs at {where}")
 
 
-def score_line(line: dict[str, Any]) -> SampleScore:
-    """Score one vector line through the evaluator, as the reference did."""
-    row = dict(line["row"], image=None)
-    evaluator = DatBenchEvaluator([row], line["capability"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = evaluator.compute_metrics([VLMResponse(row["id"], line["raw_output"])])
-    assert len(report.results) == 1
-    return report.results[0]
+def score_file(path: Path) -> list[SampleScore]:
+    """Every line of a vector file scored through the evaluator, as the reference scored each
+    alone: one evaluator call per capability and batch of distinct ids (a call's fixed cost,
+    its worker pool, is paid per batch instead of per line), results in line order."""
+    lines = load_lines(path)
+    batches: list[tuple[str, dict[str, int]]] = []  # (capability, {row id: line index})
+    for index, line in enumerate(lines):
+        sample_id = line["row"]["id"]
+        batch = next(
+            (ids for capability, ids in batches
+             if capability == line["capability"] and sample_id not in ids),
+            None,
+        )  # fmt: skip
+        if batch is None:
+            batch = {}
+            batches.append((line["capability"], batch))
+        batch[sample_id] = index
+    results: list[SampleScore | None] = [None] * len(lines)
+    for capability, ids in batches:
+        rows = [dict(lines[index]["row"], image=None) for index in ids.values()]
+        evaluator = DatBenchEvaluator(rows, capability)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = evaluator.compute_metrics(
+                [VLMResponse(row["id"], lines[ids[row["id"]]]["raw_output"]) for row in rows]
+            )
+        assert [result.id for result in report.results] == list(ids)
+        for result in report.results:
+            results[ids[result.id]] = result
+    assert all(result is not None for result in results)
+    return results  # type: ignore[return-value]
 
 
-def check_line(case: Any, line: dict[str, Any]) -> None:
-    """One standard or raises line: same score, is_correct and score_details, or same error."""
-    result = score_line(line)
+_SCORED: dict[Path, list[SampleScore]] = {}
+
+
+def scored_line(path: Path, number: int) -> SampleScore:
+    """The result of line ``number`` (from 1) of a vector file (the file scored once)."""
+    if path not in _SCORED:
+        _SCORED[path] = score_file(path)
+    return _SCORED[path][number - 1]
+
+
+def check_line(case: Any, line: dict[str, Any], result: SampleScore) -> None:
+    """One standard or raises line's ``result``: same score, is_correct and score_details, or
+    same error."""
     details = round_trip(result.metadata["score_details"])
     if line["row"].get("eval_mode") == "judge":
         # The seed overrides the reference here: judge-mode rows are scored only from a judge

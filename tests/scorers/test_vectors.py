@@ -27,6 +27,7 @@ from tests.vectors import (
     check_line,
     check_metrics_file,
     load_lines,
+    scored_line,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +53,7 @@ def _row_cases(paths: list[Path]) -> list[Any]:
         stem = path.name.removesuffix(".jsonl")
         for number, line in enumerate(load_lines(path), start=1):
             case_id = f"{stem}:{number}:{line['row']['id']}"
-            cases.append(pytest.param(line, id=case_id))
+            cases.append(pytest.param(path, number, line, id=case_id))
     return cases
 
 
@@ -74,21 +75,21 @@ METRICS_FILES = [
 ]
 
 
-@pytest.mark.parametrize("line", MODULE_LINES)
-def test_module_line(line: dict[str, Any]) -> None:
-    check_line(CASE, line)
+@pytest.mark.parametrize(("path", "number", "line"), MODULE_LINES)
+def test_module_line(path: Path, number: int, line: dict[str, Any]) -> None:
+    check_line(CASE, line, scored_line(path, number))
 
 
-@pytest.mark.parametrize("line", RAISES_LINES)
-def test_raises_line(line: dict[str, Any]) -> None:
-    check_line(CASE, line)
+@pytest.mark.parametrize(("path", "number", "line"), RAISES_LINES)
+def test_raises_line(path: Path, number: int, line: dict[str, Any]) -> None:
+    check_line(CASE, line, scored_line(path, number))
 
 
-@pytest.mark.parametrize("line", GLUE_LINES)
-def test_fallback_path_line(line: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("path", "number", "line"), GLUE_LINES)
+def test_fallback_path_line(path: Path, number: int, line: dict[str, Any]) -> None:
     """erma_utils rows (unregistered name, answer = the reference's extraction) and the
     evaluator's fallback rows."""
-    check_line(CASE, line)
+    check_line(CASE, line, scored_line(path, number))
 
 
 @pytest.mark.parametrize("path", METRICS_FILES)
