@@ -28,6 +28,7 @@ from typing import Any
 from datbench_cli import DatBenchEvaluator, VLMResponse
 from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from datbench_cli.files import jsonio
+from datbench_cli.runtime.stack import call_with_reference_headroom
 from datbench_cli.scorers import chartqapro
 from tests.bounded import within
 from tests.cli_helpers import make_dataset, make_row, run_cli
@@ -156,6 +157,27 @@ class DeepNestingTests(unittest.TestCase):
         row = _row("k1", "cc-ocr-kie", KIE_GT, {})
         result = _score([row], [nested_dict(1200)], "document").results[0]
         self.assertEqual(result.metadata["score_details"]["error"]["type"], "RecursionError")
+
+    def test_the_room_does_not_follow_the_callers_limit_or_stack(self) -> None:
+        """A worker measures its own stack: a caller that set the limit in its own process
+        first (at another depth, to another value) changes nothing in the workers' results."""
+        row = _row("k1", "cc-ocr-kie", KIE_GT, {})
+        limit = sys.getrecursionlimit()
+
+        def deeper(levels: int) -> None:
+            if levels:
+                deeper(levels - 1)
+            else:
+                call_with_reference_headroom(int)
+
+        try:
+            deeper(150)
+            sys.setrecursionlimit(sys.getrecursionlimit() + 3000)
+            self.assert_scored_zero(_score([row], [nested_dict(990)], "document").results[0])
+            result = _score([row], [nested_dict(1200)], "document").results[0]
+            self.assertEqual(result.metadata["score_details"]["error"]["type"], "RecursionError")
+        finally:
+            sys.setrecursionlimit(limit)
 
     def test_990_deep_through_the_command_line(self) -> None:
         tmp = Path(tempfile.mkdtemp())
