@@ -45,3 +45,31 @@ def score_hostile(
     result = within(BOUND, score_with_budget, row, capability, output, budget)
     check_not_over_budget(result.metadata["score_details"])
     return result
+
+
+def score_hostile_batch(
+    cases: list[tuple[dict[str, Any], str, str]], budget: float = BUDGET
+) -> list[SampleScore]:
+    """The result of each (row, capability, output), in order, scored in one evaluator call per
+    capability (each sample under its own budget; the pool's hard limit bounds a sample that
+    ignores it). Fails on a spent budget, as :func:`score_hostile`."""
+    results: list[SampleScore | None] = [None] * len(cases)
+    by_capability: dict[str, list[int]] = {}
+    for index, (_, capability, _) in enumerate(cases):
+        by_capability.setdefault(capability, []).append(index)
+    for capability, indexes in by_capability.items():
+        rows = [dict(cases[i][0], id=f"{cases[i][0]['id']}#{i}", image=None) for i in indexes]
+        evaluator = DatBenchEvaluator(rows, capability)
+        responses = [
+            VLMResponse(row["id"], cases[i][2]) for row, i in zip(rows, indexes, strict=True)
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = compute_report(
+                evaluator, responses, options=ScoreOptions(sample_timeout=budget)
+            )
+        assert [result.id for result in report.results] == [row["id"] for row in rows]
+        for i, result in zip(indexes, report.results, strict=True):
+            check_not_over_budget(result.metadata["score_details"])
+            results[i] = result
+    return results  # type: ignore[return-value]

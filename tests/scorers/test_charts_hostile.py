@@ -6,7 +6,7 @@ import unittest
 import warnings
 from typing import Any
 
-from tests.hostile import score_hostile
+from tests.hostile import score_hostile, score_hostile_batch
 from tests.vectors import DATA, load_lines
 
 MODULE_FILES = ("chartqa", "chartqapro", "charxiv", "mathvista", "mathverse")
@@ -50,18 +50,22 @@ class HostileOutputTests(unittest.TestCase):
         self.assertEqual(set(_base_rows()), set(DATASET_NAMES))
 
     def test_hostile_outputs_finish(self) -> None:
-        for name, (capability, row) in sorted(_base_rows().items()):
-            for label, output in HOSTILE_OUTPUTS.items():
-                with self.subTest(dataset=name, output=label):
-                    result = score_hostile(row, capability, output)
-                    details = result.metadata["score_details"]
-                    if "error" in details:
-                        self.assertEqual(result.score, 0.0)
-                        self.assertIn("type", details["error"])
-                    else:
-                        self.assertIsInstance(result.score, float)
-                        self.assertGreaterEqual(result.score, 0.0)
-                        self.assertLessEqual(result.score, 1.0)
+        rows = sorted(_base_rows().items())
+        cases = [(name, label) for name, _ in rows for label in HOSTILE_OUTPUTS]
+        by_name = dict(rows)
+        results = score_hostile_batch(
+            [(by_name[name][1], by_name[name][0], HOSTILE_OUTPUTS[label]) for name, label in cases]
+        )
+        for (name, label), result in zip(cases, results, strict=True):
+            with self.subTest(dataset=name, output=label):
+                details = result.metadata["score_details"]
+                if "error" in details:
+                    self.assertEqual(result.score, 0.0)
+                    self.assertIn("type", details["error"])
+                else:
+                    self.assertIsInstance(result.score, float)
+                    self.assertGreaterEqual(result.score, 0.0)
+                    self.assertLessEqual(result.score, 1.0)
 
     def test_mathverse_records_its_error(self) -> None:
         rows = _base_rows()

@@ -11,7 +11,7 @@ import unittest
 from typing import Any
 
 from datbench_cli.benchmarks.datbench.schema import SampleScore
-from tests.hostile import score_hostile
+from tests.hostile import score_hostile, score_hostile_batch
 from tests.vectors import DATA, load_lines
 
 MODULES = ("refcoco", "pixmo_points_eval", "countbench", "tallyqa")
@@ -72,19 +72,22 @@ class HostileOutputTests(unittest.TestCase):
     def test_every_dataset_name_has_a_base_row(self) -> None:
         self.assertEqual(set(base_rows()), set(DATASET_NAMES))
 
-    def test_huge_outputs_finish(self) -> None:
+    def assert_all_finish(self, names: Any, outputs: dict[str, str]) -> None:
+        """Every output for every dataset name, scored in one evaluator call per capability."""
         rows = base_rows()
-        for name in DATASET_NAMES:
-            for label, output in HOSTILE_OUTPUTS.items():
-                with self.subTest(dataset=name, output=label):
-                    self.assert_finished(score(rows[name], output))
+        cases = [(name, label) for name in names for label in outputs]
+        results = score_hostile_batch(
+            [(rows[name]["row"], rows[name]["capability"], outputs[label]) for name, label in cases]
+        )
+        for (name, label), result in zip(cases, results, strict=True):
+            with self.subTest(dataset=name, output=label):
+                self.assert_finished(result)
+
+    def test_huge_outputs_finish(self) -> None:
+        self.assert_all_finish(DATASET_NAMES, HOSTILE_OUTPUTS)
 
     def test_backtracking_bait_finishes(self) -> None:
-        rows = base_rows()
-        for name in ("refcoco_testA", "pixmo_points_eval"):
-            for label, output in SCANNER_OUTPUTS.items():
-                with self.subTest(dataset=name, output=label):
-                    self.assert_finished(score(rows[name], output))
+        self.assert_all_finish(("refcoco_testA", "pixmo_points_eval"), SCANNER_OUTPUTS)
 
     def test_refcoco_reads_the_first_of_many_boxes(self) -> None:
         result = score(base_rows()["refcoco_testA"], "[0.1, 0.2, 0.3, 0.4] " * COUNT)

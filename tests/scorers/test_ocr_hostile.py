@@ -7,7 +7,7 @@ import json
 import unittest
 from typing import Any
 
-from tests.hostile import score_hostile
+from tests.hostile import score_hostile, score_hostile_batch
 from tests.vectors import DATA, load_lines
 
 # Base rows: one per routing branch that parses structure (plus a plain one).
@@ -52,21 +52,21 @@ def score_once(line: dict[str, Any], output: str) -> Any:
 
 class HostileOutputTests(unittest.TestCase):
     def test_every_dataset_name_finishes_on_hostile_outputs(self) -> None:
-        datasets_seen = set()
+        cases = []
         for module, row_ids in BASE_ROWS.items():
             lines = vector_rows(module)
-            for row_id in row_ids:
-                line = lines[row_id]
-                datasets_seen.add(line["row"]["source_info"]["dataset"])
-                for name, output in HOSTILE_OUTPUTS.items():
-                    with self.subTest(row=row_id, output=name):
-                        result = score_once(line, output)
-                        details = result.metadata["score_details"]
-                        self.assertIsInstance(result.score, float)
-                        self.assertTrue("error" in details or "score" in details)
-                        json.dumps(details, default=str)  # the details stay serialisable
+            cases += [(lines[row_id], name) for row_id in row_ids for name in HOSTILE_OUTPUTS]
+        results = score_hostile_batch(
+            [(line["row"], line["capability"], HOSTILE_OUTPUTS[name]) for line, name in cases]
+        )
+        for (line, name), result in zip(cases, results, strict=True):
+            with self.subTest(row=line["row"]["id"], output=name):
+                details = result.metadata["score_details"]
+                self.assertIsInstance(result.score, float)
+                self.assertTrue("error" in details or "score" in details)
+                json.dumps(details, default=str)  # the details stay serialisable
         self.assertEqual(
-            datasets_seen,
+            {line["row"]["source_info"]["dataset"] for line, _ in cases},
             {"cc-ocr-doc_parsing", "cc-ocr-kie", "cc-ocr-multi_scene_ocr", "ocrbench-v2"},
         )
 

@@ -7,7 +7,7 @@ import json
 import unittest
 from typing import Any
 
-from tests.hostile import score_hostile
+from tests.hostile import score_hostile_batch
 from tests.vectors import DATA, load_lines
 
 MCQ_STEMS = ("ai2d", "mmbench", "mmmu", "mmmupro", "realworldqa", "mme_realworld", "logicvista")
@@ -45,30 +45,43 @@ def many_options_row(row: dict[str, Any]) -> dict[str, Any]:
 class HostileInputTests(unittest.TestCase):
     """Every case must end as a float score or a recorded scorer error from the dataset scorer."""
 
-    def assert_finishes(self, line: dict[str, Any], row: dict[str, Any], output: str) -> None:
-        result = score_hostile(dict(row, image=None), line["capability"], output)
-        details = result.metadata["score_details"]
-        self.assertIsInstance(result.score, float)
-        if "error" in details:
-            self.assertIn("type", details["error"])
-        else:
-            self.assertIsInstance(details["score"], float)
-            self.assertGreater(len(details), 1, "scored by the fallback, not the dataset scorer")
+    def assert_all_finish(self, cases: list[tuple[str, str, dict[str, Any], str]]) -> None:
+        """Each (dataset, output name, line, row) case scored, in one evaluator call per
+        capability."""
+        results = score_hostile_batch(
+            [(row, line["capability"], HOSTILE_OUTPUTS[name]) for _, name, line, row in cases]
+        )
+        for (dataset, name, _, _), result in zip(cases, results, strict=True):
+            with self.subTest(dataset=dataset, output=name):
+                details = result.metadata["score_details"]
+                self.assertIsInstance(result.score, float)
+                if "error" in details:
+                    self.assertIn("type", details["error"])
+                else:
+                    self.assertIsInstance(details["score"], float)
+                    self.assertGreater(
+                        len(details), 1, "scored by the fallback, not the dataset scorer"
+                    )
 
     def test_hostile_outputs(self) -> None:
         rows = base_rows()
         self.assertEqual(len(rows), 10)
-        for dataset, line in rows.items():
-            for name, output in HOSTILE_OUTPUTS.items():
-                with self.subTest(dataset=dataset, output=name):
-                    self.assert_finishes(line, line["row"], output)
+        self.assert_all_finish(
+            [
+                (dataset, name, line, line["row"])
+                for dataset, line in rows.items()
+                for name in HOSTILE_OUTPUTS
+            ]
+        )
 
     def test_hundred_thousand_options(self) -> None:
-        for dataset, line in base_rows().items():
-            row = many_options_row(line["row"])
-            for name in ("mixed_1mb", "option_lines"):
-                with self.subTest(dataset=dataset, output=name):
-                    self.assert_finishes(line, row, HOSTILE_OUTPUTS[name])
+        self.assert_all_finish(
+            [
+                (dataset, name, line, many_options_row(line["row"]))
+                for dataset, line in base_rows().items()
+                for name in ("mixed_1mb", "option_lines")
+            ]
+        )
 
 
 if __name__ == "__main__":
