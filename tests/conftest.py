@@ -55,3 +55,27 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield browser
     finally:
         browser.quit()
+
+
+# Tests of what the operating system does with our processes and files (kills, full disks,
+# locks, renames, a browser, the README's shell, the sandbox under the wheel's binary and as
+# an ordinary user): they depend on the kernel and the tools, not on the Python version, so
+# `make test` runs them on the oldest supported Python only (marker `one_python`). Everything
+# that runs Python code differently per version (scorers, parsing, the pool, the CLI, the
+# sandbox under the system's bwrap) runs on both.
+ONE_PYTHON = (
+    "tests/robustness/",
+    "tests/project/test_readme.py",
+    "tests/report_html/test_page_browser.py",
+    "tests/leaderboard/test_page_browser.py",
+    "tests/cli/test_vtb_agent_kill.py",
+    "tests/benchmarks/test_vtb_sandbox.py::WheelBwrapTests",
+    "tests/benchmarks/test_vtb_sandbox.py::OrdinaryUserTests",
+)
+BOTH_PYTHONS = ("tests/robustness/test_pool.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(ONE_PYTHON) and not item.nodeid.startswith(BOTH_PYTHONS):
+            item.add_marker(pytest.mark.one_python)
