@@ -106,3 +106,48 @@ class LineTable:
         """The id of every line, in the order added."""
         for (ident,) in self.db.execute(f"SELECT id FROM {self.name} ORDER BY position"):
             yield ident
+
+
+class BlobTable:
+    """Blobs added in order, each under a group name (or none), in ``db`` (a table named
+    ``name``): read back a group at a time in the order added (the report's result entries,
+    the metric details per dataset). Rows are written a batch at a time."""
+
+    _BATCH = 512
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self.db, self.name = db, name
+        self.count = 0
+        self._pending: list[tuple[Any, bytes]] = []
+        self._indexed = False
+        db.execute(f"CREATE TABLE {name} (position INTEGER PRIMARY KEY, grp, blob BLOB NOT NULL)")
+
+    def add(self, blob: bytes, group: str | None = None) -> None:
+        self._pending.append((group, blob))
+        self.count += 1
+        if len(self._pending) >= self._BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            with self.db:
+                self.db.execute("BEGIN")
+                self.db.executemany(
+                    f"INSERT INTO {self.name} (grp, blob) VALUES (?, ?)", self._pending
+                )
+            self._pending.clear()
+
+    def blobs(self, group: str | None = None) -> Iterator[bytes]:
+        """The blobs of ``group`` (``None``: every blob), in the order added."""
+        self._flush()
+        if group is None:
+            rows = self.db.execute(f"SELECT blob FROM {self.name} ORDER BY position")
+        else:
+            if not self._indexed:  # one sort once everything is in, not one per insert
+                self.db.execute(f"CREATE INDEX {self.name}_grp ON {self.name} (grp, position)")
+                self._indexed = True
+            rows = self.db.execute(
+                f"SELECT blob FROM {self.name} WHERE grp = ? ORDER BY position", (group,)
+            )
+        for (blob,) in rows:
+            yield blob

@@ -6,7 +6,6 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.judge_store import HeldJudges, Judges, JudgeStore, unknown_ids
@@ -31,7 +30,7 @@ from datbench_cli.benchmarks.datbench.scoring import (
     failed_outcome,
     score_item,
 )
-from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
+from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport, result_table
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
 from datbench_cli.benchmarks.datbench.uncertainty import table_additions
 from datbench_cli.benchmarks.datbench.work import WorkList
@@ -161,7 +160,7 @@ class DatBenchEvaluator:
 
         def keep(work: WorkList, position: int, record: tuple) -> None:
             item = work[position]
-            score, is_correct, details = record[0], record[1], record[5]
+            score, is_correct, details = record[0], record[1], record[7]
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
         summary, _ = self._evaluate(
@@ -174,29 +173,23 @@ class DatBenchEvaluator:
         vlm_responses: ResponseStore,
         judge_responses: Iterable[JudgeResponse] | JudgeStore,
         options: ScoreOptions,
-        spill_dir: Path,
     ) -> StreamedReport:
-        """The report of ``score``: the summary, each result written (as the report's JSON)
-        to a temporary file in ``spill_dir`` as it is scored instead of being held as an
-        object, every result carrying its ``response_status``; the censoring counts use those
-        statuses. Memory stays flat in the number of samples; the inputs are used up."""
-        spill = ResultSpill(spill_dir)
-        try:
-            summary, table = self._evaluate(
-                vlm_responses,
-                judge_responses,
-                False,
-                streamed_record,
-                lambda _, __, record: spill.add(record[7]),
-                options,
-                with_status=True,
-                spill_dir=spill_dir,
-                release_inputs=True,
-            )
-        except BaseException:
-            spill.close()
-            raise
-        return StreamedReport(summary, spill, table)
+        """The report of ``score``: the summary, each result stored (as the report's JSON) in
+        a private run store as it is scored instead of being held as an object, every result
+        carrying its ``response_status``; the censoring counts use those statuses. Memory
+        stays flat in the number of samples; the inputs are used up."""
+        entries = result_table()
+        summary, table = self._evaluate(
+            vlm_responses,
+            judge_responses,
+            False,
+            streamed_record,
+            lambda _, __, record: entries.add(record[7]),
+            options,
+            with_status=True,
+            release_inputs=True,
+        )
+        return StreamedReport(summary, entries, table)
 
     def _evaluate(
         self,
@@ -208,7 +201,6 @@ class DatBenchEvaluator:
         options: ScoreOptions,
         *,
         with_status: bool = False,
-        spill_dir: Path | None = None,
         release_inputs: bool = False,
         depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
@@ -275,7 +267,7 @@ class DatBenchEvaluator:
             if isinstance(dataset, str):
                 get_scorer(dataset)
 
-        builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
+        builder = SummaryBuilder()
         table = ScoreColumns()
         judge_problems: list[str] = []
         errors: list[str] = []

@@ -319,7 +319,6 @@ def _score(
                 store,
                 judges.judge if judge_store is None else judge_store,
                 score_options,
-                spill_dir=run.root,
             )
     report.provenance = provenance
     return report, account
