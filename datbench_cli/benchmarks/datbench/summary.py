@@ -226,7 +226,7 @@ class SummaryBuilder:
                 assert scorer is not None
                 try:
                     # One dataset's details read back and unpickled at a time.
-                    details: Sequence[Any] = _Details(self._details, name, state.detail_count)
+                    details: Any = _Details(self._details, name, state.detail_count)
                     if state.detail_count <= HELD:
                         details = list(details)
                     metrics.update(scorer.compute_metrics(details))
