@@ -3,14 +3,15 @@
 :class:`HeldSamples` wraps samples already in memory (the Python API). :class:`ReferenceFile`
 (what ``score`` uses) reads ``references.jsonl`` once, checking every line, into a table of the
 run store (:mod:`~datbench_cli.files.run_store`: id, line number, raw bytes), and keeps in
-memory only the few fields the parent needs per sample (capability, eval mode, dataset, as
-codes); a sample is parsed again from its stored line when it is scored, so memory does not
+memory only the few fields the parent needs per sample (capability, eval mode, dataset, item
+statistics: a list each, the names shared); a sample is parsed again from its stored line when it is scored, so memory does not
 hold one :class:`DatBenchSample` per reference, and a file rewritten meanwhile cannot mix two
 versions.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,7 +24,6 @@ from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio, run_store
-from datbench_cli.files.codes import Codes, OptionalFloats, UIntArray
 from datbench_cli.files.run_store import LineTable
 
 
@@ -157,6 +157,14 @@ def _firsts(pairs: Iterable[tuple[Any, Any]]) -> Iterator[int]:
             yield index
 
 
+def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) -> Any:
+    """``value``, or the equal one met before when it is three strings (a hostile line's
+    other values are kept as they are)."""
+    if all(type(part) is str for part in value):
+        return seen.setdefault(value, value)
+    return value
+
+
 def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     try:
         sample = DatBenchSample(**record, image=None)
@@ -182,23 +190,22 @@ class ReferenceFile:
         self._own = db is None
         self.db = run_store.connect() if db is None else db
         self.lines = LineTable(self.db, "samples")
-        self._capabilities = UIntArray()
-        self._modes = UIntArray()
-        self._datasets = UIntArray()
+        # Per sample: (capability, eval mode, dataset), the frontier flag, the weight.
+        self._groups: list[tuple[Any, Any, Any]] = []
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
-        self._weights = OptionalFloats()  # NaN: no usable weight
-        codes = self._codes = (Codes(), Codes(), Codes())
+        self._weights = array("d")  # NaN: no usable weight
+        shared: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 
         def rows() -> Iterator[tuple[str, int, bytes, None]]:
             lines = jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path, None, scan)
             for number, record, raw in lines:
                 sample = _parse(record, path, number)
-                self._capabilities.append(codes[0].code(sample.capability))
-                self._modes.append(codes[1].code(sample.eval_mode))
-                self._datasets.append(codes[2].code(sample.dataset))
+                self._groups.append(
+                    _shared(shared, (sample.capability, sample.eval_mode, sample.dataset))
+                )
                 frontier, weight = item_metrics(sample.eval_metrics)
                 self._frontier.append(-1 if frontier is None else int(frontier))
-                self._weights.append(weight)
+                self._weights.append(math.nan if weight is None else weight)
                 yield sample.id, number, raw, None
 
         try:
@@ -218,30 +225,18 @@ class ReferenceFile:
 
     def release(self) -> None:
         """Drop every column (after scoring: the aggregation that follows can use the memory)."""
-        self._frontier = array("b")
-        self._capabilities, self._modes, self._datasets = UIntArray(), UIntArray(), UIntArray()
-        self._weights = OptionalFloats()
+        self._groups, self._frontier, self._weights = [], array("b"), array("d")
 
     def keys(self) -> Iterator[SampleKey]:
         for index, ident in enumerate(self.lines.ids()):  # the ids streamed in one query
             yield self.key(index, ident)
 
     def key(self, index: int, ident: str | None = None) -> SampleKey:
-        capabilities, modes, datasets = self._codes
-        return SampleKey(
-            index,
-            ident,
-            capabilities.names[self._capabilities[index]],
-            modes.names[self._modes[index]],
-            datasets.names[self._datasets[index]],
-            self,
-        )
+        capability, mode, dataset = self._groups[index]
+        return SampleKey(index, ident, capability, mode, dataset, self)
 
     def dataset_firsts(self) -> Iterator[int]:
-        datasets, modes = self._codes[2].names, self._codes[1].names
-        return _firsts(
-            (datasets[d], modes[m]) for d, m in zip(self._datasets, self._modes, strict=True)
-        )
+        return _firsts((dataset, mode) for _, mode, dataset in self._groups)
 
     def id_of(self, index: int) -> str:
         """The id of the sample at ``index``."""

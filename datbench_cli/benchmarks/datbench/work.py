@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 
@@ -9,7 +10,6 @@ from datbench_cli.batch.judge_store import Judges
 from datbench_cli.batch.response_store import Responses
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
-from datbench_cli.files.codes import Ascending, Codes, UIntArray
 
 
 class WorkList(Sequence[WorkItem]):
@@ -29,14 +29,12 @@ class WorkList(Sequence[WorkItem]):
         self._profile = profile
         self._responses = responses
         self._judge_source = judges
-        # About 2 bytes an item: sample and response places as runs (a few bytes a run; in a
-        # run's order they take four bytes each), statuses as one-byte codes, judges only where
-        # given.
-        self.indices = Ascending()
-        self._positions = Ascending()
+        # About 25 bytes an item: the sample's and response's places, the status (a name
+        # shared by many), judges only where given.
+        self.indices, self._positions = array("q"), array("q")
         # The items that have a judge response (ascending) and its position in ``judges``.
-        self._judged, self._judge_positions = UIntArray(), UIntArray()
-        self._status_names, self._statuses = Codes(), UIntArray()
+        self._judged, self._judge_positions = array("q"), array("q")
+        self._statuses: list[str | None] = []
         self._judge_modes = bytearray()
         self._last: tuple[int, WorkItem] | None = None
 
@@ -55,7 +53,7 @@ class WorkList(Sequence[WorkItem]):
             self._judge_positions.append(judge)
         self.indices.append(index)
         self._positions.append(position)
-        self._statuses.append(self._status_names.code(status))
+        self._statuses.append(status)
         self._judge_modes.append(judge_mode)
 
     def __len__(self) -> int:
@@ -71,7 +69,7 @@ class WorkList(Sequence[WorkItem]):
             bool(self._judge_modes[position]),
             self._judge_of(position),
             self._profile,
-            self._status_names.names[self._statuses[position]],
+            self._statuses[position],
         )
         self._last = (position, item)
         return item
@@ -81,7 +79,7 @@ class WorkList(Sequence[WorkItem]):
             yield self[position]
 
     def _judge_of(self, position: int) -> JudgeResponse | None:
-        judged = self._judged.values
+        judged = self._judged
         at = bisect_left(judged, position)
         if at == len(judged) or judged[at] != position:
             return None
