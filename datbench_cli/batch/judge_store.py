@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from datbench_cli.batch.answers import JudgeResponse
 from datbench_cli.batch.line_keys import JUDGE_KEYS
-from datbench_cli.batch.response_store import AnsweredLines, read_answered
+from datbench_cli.batch.response_store import AnsweredLines, as_is, read_answered, stored_line
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
@@ -35,6 +36,15 @@ class Judges(Protocol):
 
     def judge(self, position: int) -> JudgeResponse:
         """The judge response of the line at ``position``."""
+        ...
+
+    def raw(self, position: int) -> Any:
+        """What :meth:`parser` makes the judge response at ``position`` of (see
+        :meth:`~datbench_cli.batch.response_store.Responses.raw`)."""
+        ...
+
+    def parser(self) -> Callable[[Any], JudgeResponse]:
+        """A function (picklable) from :meth:`raw`'s value to the judge response."""
         ...
 
     def get(self, ident: str) -> JudgeResponse | None:
@@ -67,6 +77,12 @@ class HeldJudges:
     def judge(self, position: int) -> JudgeResponse:
         return self._judges[position]
 
+    def raw(self, position: int) -> JudgeResponse:
+        return self._judges[position]
+
+    def parser(self) -> Callable[[Any], JudgeResponse]:
+        return as_is
+
     def get(self, ident: str) -> JudgeResponse | None:
         position = self._last.get(ident)
         return None if position is None else self._judges[position]
@@ -90,9 +106,10 @@ class JudgeStore(AnsweredLines):
     table_name = "judges"
 
     def judge(self, position: int) -> JudgeResponse:
-        line, filled = self._line(position)
-        digest = line.digest if line.digest is not None else filled
-        return JudgeResponse(line.id, line.text or "", line.parsed, response_digest=digest)
+        return line_judge(self.path, self.raw(position))
+
+    def parser(self) -> Callable[[tuple[int, bytes, Any]], JudgeResponse]:
+        return partial(line_judge, self.path)
 
     def get(self, ident: str) -> JudgeResponse | None:
         position = self.last(ident)
@@ -100,6 +117,14 @@ class JudgeStore(AnsweredLines):
 
     def line_ids(self) -> Iterator[str]:
         return self.lines.ids()
+
+
+def line_judge(path: Path, raw: tuple[int, bytes, Any]) -> JudgeResponse:
+    """The judge response of a stored line (see :meth:`JudgeStore.raw`; its extra value is
+    the digest it took from its judge task, if any)."""
+    line = stored_line(path, JudgeStore.fields, raw[0], raw[1])
+    digest = line.digest if line.digest is not None else raw[2]
+    return JudgeResponse(line.id, line.text or "", line.parsed, response_digest=digest)
 
 
 def load_judge_store(

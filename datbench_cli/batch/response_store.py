@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, Self
 
@@ -44,6 +45,15 @@ class Responses(Protocol):
 
     def response(self, position: int) -> VLMResponse:
         """The response of the line at ``position``."""
+        ...
+
+    def raw(self, position: int) -> Any:
+        """What :meth:`parser` makes the response at ``position`` of, cheap to send to a
+        worker process (a stored line's number and bytes)."""
+        ...
+
+    def parser(self) -> Callable[[Any], VLMResponse]:
+        """A function (picklable) from :meth:`raw`'s value to the response."""
         ...
 
     def status(self, position: int) -> str | None:
@@ -95,6 +105,12 @@ class HeldResponses:
     def response(self, position: int) -> VLMResponse:
         return self._responses[position]
 
+    def raw(self, position: int) -> VLMResponse:
+        return self._responses[position]
+
+    def parser(self) -> Callable[[Any], VLMResponse]:
+        return as_is
+
     def status(self, position: int) -> str | None:
         return self._statuses.get(self._responses[position].id)
 
@@ -143,11 +159,10 @@ class AnsweredLines:
         """How many distinct ids are not ones ``holds`` knows."""
         return sum(1 for ident in self.lines.distinct_ids() if not holds(ident))
 
-    def _line(self, position: int) -> tuple[ResponseLine, Any]:
-        """The line at ``position``, parsed again from the bytes read at the start, and its
-        extra value."""
+    def raw(self, position: int) -> tuple[int, bytes, Any]:
+        """The line number, bytes and extra value of the line at ``position``."""
         _, number, raw, extra = self.lines.line(position)
-        return response_line(orjson.loads(raw.strip()), self.path, number, *self.fields), extra
+        return number, raw, extra
 
     def forget_ids(self) -> None:
         return None  # the ids are rows of the store
@@ -171,8 +186,10 @@ class ResponseStore(AnsweredLines):
     with :func:`load_response_store` and use it as a context manager."""
 
     def response(self, position: int) -> VLMResponse:
-        line, _ = self._line(position)
-        return VLMResponse(line.id, line.text or "", line.parsed)
+        return line_response(self.path, self.raw(position))
+
+    def parser(self) -> Callable[[tuple[int, bytes, Any]], VLMResponse]:
+        return partial(line_response, self.path)
 
     def status(self, position: int) -> str:
         return RESPONSE_STATUSES[self.lines.extra(position)]
@@ -190,6 +207,22 @@ class ResponseStore(AnsweredLines):
     def get(self, ident: str) -> VLMResponse | None:
         position = self.last(ident)
         return None if position is None else self.response(position)
+
+
+def as_is(value: Any) -> Any:
+    """The parser of values held as they are."""
+    return value
+
+
+def stored_line(path: Path, fields: tuple[str, str], number: int, raw: bytes) -> ResponseLine:
+    """A stored line of ``path``, parsed again from the bytes read at the start."""
+    return response_line(orjson.loads(raw.strip()), path, number, *fields)
+
+
+def line_response(path: Path, raw: tuple[int, bytes, Any]) -> VLMResponse:
+    """The response of a stored line (see :meth:`ResponseStore.raw`)."""
+    line = stored_line(path, ResponseStore.fields, raw[0], raw[1])
+    return VLMResponse(line.id, line.text or "", line.parsed)
 
 
 def load_response_store(

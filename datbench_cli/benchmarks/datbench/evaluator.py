@@ -33,7 +33,7 @@ from datbench_cli.benchmarks.datbench.scoring import (
 from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport, result_table
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
 from datbench_cli.benchmarks.datbench.uncertainty import table_additions
-from datbench_cli.benchmarks.datbench.work import WorkList
+from datbench_cli.benchmarks.datbench.work import RawItem, WorkList
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
     CoverageWarning,
@@ -48,14 +48,16 @@ from datbench_cli.scorers import get_scorer
 
 # What the worker makes of a sample's outcome (see records.py), there.
 Finish = Callable[[WorkItem, Outcome], tuple]
+Build = Callable[[RawItem], WorkItem]
 
 
-def _record(finish: Finish, item: WorkItem) -> tuple:
+def _record(finish: Finish, build: Build, raw: RawItem) -> tuple:
+    item = build(raw)  # in the worker: the parsing runs in parallel
     return finish(item, score_item(item))
 
 
-def _failed_record(finish: Finish, item: WorkItem, failure: Failure) -> tuple:
-    return finish(item, failed_outcome(failure))
+def _failed_record(finish: Finish, build: Build, raw: RawItem, failure: Failure) -> tuple:
+    return finish(build(raw), failed_outcome(failure))
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ class DatBenchEvaluator:
         results: list[SampleScore] = []
 
         def keep(work: WorkList, position: int, record: tuple) -> None:
-            item = work[position]
+            item = work.build()(work[position])
             score, is_correct, details = record[0], record[1], record[7]
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
@@ -234,7 +236,7 @@ class DatBenchEvaluator:
             ),
         )
         errored = options.errored_ids
-        work = WorkList(samples.sample, profile, store, judges)
+        work = WorkList(samples, profile, store, judges)
         judge_matched = 0
         # Every answered sample, in order, counting coverage as it goes.
         matched = bytearray(len(store))  # the responses some sample has
@@ -272,10 +274,11 @@ class DatBenchEvaluator:
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
+        build = work.build()
         records = score_in_workers(
-            partial(_record, finish),
+            partial(_record, finish, build),
             work,
-            partial(_failed_record, finish),
+            partial(_failed_record, finish, build),
             worker_count(options.jobs, len(work)),
             Limits(budget=options.sample_timeout),
         )

@@ -15,11 +15,13 @@ import math
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 import orjson
 
+from datbench_cli.batch.response_store import as_is
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
@@ -79,6 +81,15 @@ class Samples(Protocol):
         """The sample at ``index``."""
         ...
 
+    def raw(self, index: int) -> Any:
+        """What :meth:`parser` makes the sample at ``index`` of, cheap to send to a worker
+        process (a stored line's number and bytes)."""
+        ...
+
+    def parser(self) -> Callable[[Any], DatBenchSample]:
+        """A function (picklable) from :meth:`raw`'s value to the sample."""
+        ...
+
     def last_index(self, sample_id: str) -> int | None:
         """The index of the last sample with this id (``None``: no such sample)."""
         ...
@@ -127,6 +138,12 @@ class HeldSamples:
     def sample(self, index: int) -> DatBenchSample:
         return self._samples[index]
 
+    def raw(self, index: int) -> DatBenchSample:
+        return self._samples[index]
+
+    def parser(self) -> Callable[[Any], DatBenchSample]:
+        return as_is
+
     def last_index(self, sample_id: str) -> int | None:
         return self._last.get(sample_id)
 
@@ -173,6 +190,11 @@ def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     if not isinstance(sample.id, str):
         raise InputError('"id" must be a string', path, number)
     return sample
+
+
+def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
+    """The sample of a stored line of ``path`` (see :meth:`ReferenceFile.raw`)."""
+    return _parse(orjson.loads(raw[1].strip()), path, raw[0])
 
 
 class ReferenceFile:
@@ -249,8 +271,15 @@ class ReferenceFile:
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
     def sample(self, index: int) -> DatBenchSample:
+        return line_sample(self.path, self.raw(index))
+
+    def raw(self, index: int) -> tuple[int, bytes]:
+        """The line number and bytes of the sample at ``index``."""
         _, number, raw, _ = self.lines.line(index)
-        return _parse(orjson.loads(raw.strip()), self.path, number)
+        return number, raw
+
+    def parser(self) -> Callable[[tuple[int, bytes]], DatBenchSample]:
+        return partial(line_sample, self.path)
 
     def last_index(self, sample_id: str) -> int | None:
         return self.lines.last(sample_id)

@@ -1,31 +1,35 @@
-"""The samples a run scores, matched to their responses: work items built when asked for."""
+"""The samples a run scores, matched to their responses: work items in their raw form (a
+stored sample's and response's line bytes), parsed where they are scored."""
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any
 
 from datbench_cli.batch.judge_store import Judges
 from datbench_cli.batch.response_store import Responses
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
+from datbench_cli.benchmarks.datbench.references import Samples
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
 
+#: A work item as it travels to a worker: (sample, response, judge mode, judge response or
+#: ``None``, status), each input in the raw form its source gives (see :meth:`WorkList.build`).
+RawItem = tuple[Any, Any, bool, Any, str | None]
 
-class WorkList(Sequence[WorkItem]):
-    """Work items built when asked for, from compact columns: the sample comes from
-    ``sample_of(index)`` and the model output from ``responses`` by position (either may
-    parse it from a file), so a long run holds no item, sample or response objects. The last
-    item built is kept: the caller and the scorer ask for the same item in turn."""
+
+class WorkList(Sequence[RawItem]):
+    """Work items from compact columns: the places of the sample in ``samples``, the response
+    in ``responses`` and the judge response in ``judges``; an item is those inputs' raw forms
+    (for a stored input, its line number and bytes), so a long run holds no item, sample or
+    response objects and the parsing is done by the workers (:meth:`build`, in parallel)."""
 
     def __init__(
-        self,
-        sample_of: Callable[[int], DatBenchSample],
-        profile: str,
-        responses: Responses,
-        judges: Judges | None = None,
+        self, samples: Samples, profile: str, responses: Responses, judges: Judges | None = None
     ) -> None:
-        self._sample_of = sample_of
+        self._samples = samples
         self._profile = profile
         self._responses = responses
         self._judge_source = judges
@@ -36,7 +40,6 @@ class WorkList(Sequence[WorkItem]):
         self._judged, self._judge_positions = array("q"), array("q")
         self._statuses: list[str | None] = []
         self._judge_modes = bytearray()
-        self._last: tuple[int, WorkItem] | None = None
 
     def append(
         self,
@@ -46,7 +49,7 @@ class WorkList(Sequence[WorkItem]):
         judge: int | None,
         status: str | None,
     ) -> None:
-        """One item: the sample at ``index`` of ``sample_of``, the response at ``position``
+        """One item: the sample at ``index`` of ``samples``, the response at ``position``
         of ``responses``, its judge response at ``judge`` of ``judges``."""
         if judge is not None:
             self._judged.append(len(self.indices))
@@ -59,32 +62,55 @@ class WorkList(Sequence[WorkItem]):
     def __len__(self) -> int:
         return len(self.indices)
 
-    def __getitem__(self, position: int) -> WorkItem:  # type: ignore[override]
-        last = self._last
-        if last is not None and last[0] == position:
-            return last[1]
-        item = WorkItem(
-            self._sample_of(self.indices[position]),
-            self._responses.response(self._positions[position]).model_output,
+    def __getitem__(self, position: int) -> RawItem:  # type: ignore[override]
+        return (
+            self._samples.raw(self.indices[position]),
+            self._responses.raw(self._positions[position]),
             bool(self._judge_modes[position]),
             self._judge_of(position),
-            self._profile,
             self._statuses[position],
         )
-        self._last = (position, item)
-        return item
 
-    def __iter__(self) -> Iterator[WorkItem]:
+    def __iter__(self) -> Iterator[RawItem]:
         for position in range(len(self.indices)):
             yield self[position]
 
-    def _judge_of(self, position: int) -> JudgeResponse | None:
+    def _judge_of(self, position: int) -> Any:
         judged = self._judged
         at = bisect_left(judged, position)
         if at == len(judged) or judged[at] != position:
             return None
         assert self._judge_source is not None
-        return self._judge_source.judge(self._judge_positions[at])
+        return self._judge_source.raw(self._judge_positions[at])
+
+    def build(self) -> Callable[[RawItem], WorkItem]:
+        """A function (picklable: sent to the workers) from a raw item to its work item."""
+        judges = self._judge_source
+        return partial(
+            _work_item,
+            self._samples.parser(),
+            self._responses.parser(),
+            None if judges is None else judges.parser(),
+            self._profile,
+        )
 
     def judge_count(self) -> int:
         return sum(self._judge_modes)
+
+
+def _work_item(
+    sample: Callable[[Any], DatBenchSample],
+    response: Callable[[Any], VLMResponse],
+    judge: Callable[[Any], JudgeResponse] | None,
+    profile: str,
+    raw: RawItem,
+) -> WorkItem:
+    judged = raw[3]
+    return WorkItem(
+        sample(raw[0]),
+        response(raw[1]).model_output,
+        raw[2],
+        None if judged is None or judge is None else judge(judged),
+        profile,
+        raw[4],
+    )
