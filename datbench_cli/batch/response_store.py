@@ -60,10 +60,6 @@ class Responses(Protocol):
         """The status of the line at ``position`` (``None``: not known, judge by its text)."""
         ...
 
-    def size(self, position: int) -> int:
-        """An upper bound of the length of the line's model output, in characters."""
-        ...
-
     def duplicate_ids(self) -> int:
         """How many ids have more than one answered line."""
         ...
@@ -113,9 +109,6 @@ class HeldResponses:
 
     def status(self, position: int) -> str | None:
         return self._statuses.get(self._responses[position].id)
-
-    def size(self, position: int) -> int:
-        return len(self._responses[position].model_output or "")
 
     def duplicate_ids(self) -> int:
         return sum(1 for n in Counter(r.id for r in self._responses).values() if n > 1)
@@ -183,7 +176,12 @@ class AnsweredLines:
 
 class ResponseStore(AnsweredLines):
     """A response file's answered lines in the run store (see the module docstring); build it
-    with :func:`load_response_store` and use it as a context manager."""
+    with :func:`load_response_store` and use it as a context manager. ``codes``: each line's
+    status, as its place in ``RESPONSE_STATUSES``."""
+
+    def __init__(self, path: Path, db: sqlite3.Connection | None = None) -> None:
+        super().__init__(path, db)
+        self.codes = bytearray()
 
     def response(self, position: int) -> VLMResponse:
         return line_response(self.path, self.raw(position))
@@ -192,11 +190,7 @@ class ResponseStore(AnsweredLines):
         return partial(line_response, self.path)
 
     def status(self, position: int) -> str:
-        return RESPONSE_STATUSES[self.lines.extra(position)]
-
-    def size(self, position: int) -> int:
-        # A line's bytes are at least as many as the characters of any text in it.
-        return self.lines.size(position)
+        return RESPONSE_STATUSES[self.codes[position]]
 
     def duplicate_ids(self) -> int:
         return self.lines.duplicate_ids()
@@ -236,8 +230,12 @@ def load_response_store(
     unknown keys, but no responses and no ``statuses``: the store has them). ``scan`` is
     given every line read."""
     store = ResponseStore(path, db)
+
+    def status(line: ResponseLine) -> None:  # kept in memory: a byte a line, no query
+        store.codes.append(_STATUS_CODES[line.status])
+
     try:
-        loaded = read_answered(store, RESPONSE_KEYS, lambda line: _STATUS_CODES[line.status], scan)
+        loaded = read_answered(store, RESPONSE_KEYS, status, scan)
     except BaseException:
         store.close()
         raise

@@ -80,13 +80,6 @@ class LineTable:
             raise IndexError(position)
         return row[0], row[1], row[2], row[3]
 
-    def extra(self, position: int) -> Any:
-        return self._one(f"SELECT extra FROM {self.name} WHERE position = ?", position)
-
-    def size(self, position: int) -> int:
-        """The length in bytes of the line at ``position``."""
-        return self._one(f"SELECT length(raw) FROM {self.name} WHERE position = ?", position)
-
     def duplicate_ids(self) -> int:
         """How many ids have more than one line."""
         return self._one(

@@ -232,6 +232,8 @@ class ReferenceFile:
 
         try:
             self.lines.fill(rows())
+            # Without duplicate ids a sample is the last of its id: no query per sample.
+            self._unique = not self.lines.duplicate_ids()
         except BaseException:
             self.close()
             raise
@@ -266,7 +268,7 @@ class ReferenceFile:
         return ident
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        last = self.lines.last_of(index)
+        last = index if self._unique else self.lines.last_of(index)
         flag, weight = self._frontier[last], self._weights[last]
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
