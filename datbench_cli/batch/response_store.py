@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 import orjson
 
@@ -28,8 +28,8 @@ from datbench_cli.batch.responses import (
     ResponseLine,
     response_line,
 )
-from datbench_cli.files import jsonio, run_store
-from datbench_cli.files.run_store import LineTable
+from datbench_cli.files import jsonio
+from datbench_cli.files.run_store import LineTable, StoreOwner
 
 _STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
 
@@ -127,7 +127,7 @@ class HeldResponses:
         return None
 
 
-class AnsweredLines:
+class AnsweredLines(StoreOwner):
     """The answered lines of a response or judge file in a table of the run store: the last
     line of an id, and a line read back as a :class:`ResponseLine`. What
     :class:`ResponseStore` and :class:`~datbench_cli.batch.judge_store.JudgeStore` share."""
@@ -137,9 +137,8 @@ class AnsweredLines:
     table_name = "responses"
 
     def __init__(self, path: Path, db: sqlite3.Connection | None = None) -> None:
+        super().__init__(db)
         self.path = path
-        self._own = db is None
-        self.db = run_store.connect() if db is None else db
         self.lines = LineTable(self.db, self.table_name)
 
     def __len__(self) -> int:
@@ -162,16 +161,6 @@ class AnsweredLines:
 
     def release(self) -> None:
         return None  # the store is on disk, its cache bounded
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._own:
-            self.db.close()
 
 
 class ResponseStore(AnsweredLines):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Self
 
 _PAGE_CACHE_KIB = 8192  # the memory SQLite may keep of the database's pages
 
@@ -25,6 +25,25 @@ def connect() -> sqlite3.Connection:
     db.execute("PRAGMA synchronous=OFF")
     db.execute(f"PRAGMA cache_size=-{_PAGE_CACHE_KIB}")
     return db
+
+
+class StoreOwner:
+    """What reads an input into the run store ``db``, or into a private store of its own when
+    not given one (closed with it: use it as a context manager)."""
+
+    def __init__(self, db: sqlite3.Connection | None = None) -> None:
+        self._own = db is None
+        self.db = connect() if db is None else db
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._own:
+            self.db.close()
 
 
 class LineTable:

@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 import orjson
 
@@ -25,8 +25,8 @@ from datbench_cli.batch.response_store import as_is
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
-from datbench_cli.files import jsonio, run_store
-from datbench_cli.files.run_store import LineTable
+from datbench_cli.files import jsonio
+from datbench_cli.files.run_store import LineTable, StoreOwner
 
 
 class SampleKey:
@@ -197,7 +197,7 @@ def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
     return _parse(orjson.loads(raw[1].strip()), path, raw[0])
 
 
-class ReferenceFile:
+class ReferenceFile(StoreOwner):
     """``references.jsonl`` in the run store (see the module docstring); use it as a context
     manager (a store of its own, when not given one, is closed with it). ``scan`` is given
     every line read."""
@@ -208,9 +208,8 @@ class ReferenceFile:
         db: sqlite3.Connection | None = None,
         scan: Callable[[bytes], None] | None = None,
     ) -> None:
+        super().__init__(db)
         self.path = path
-        self._own = db is None
-        self.db = run_store.connect() if db is None else db
         self.lines = LineTable(self.db, "samples")
         # Per sample: (capability, eval mode, dataset), the frontier flag, the weight.
         self._groups: list[tuple[Any, Any, Any]] = []
@@ -285,13 +284,3 @@ class ReferenceFile:
 
     def last_index(self, sample_id: str) -> int | None:
         return self.lines.last(sample_id)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._own:
-            self.db.close()
