@@ -147,9 +147,9 @@ class AnsweredLines(StoreOwner):
     def last(self, ident: str) -> int | None:
         return self.lines.last(ident)
 
-    def absent_from(self, holds: Callable[[str], bool]) -> int:
-        """How many distinct ids are not ones ``holds`` knows."""
-        return sum(1 for ident in self.lines.distinct_ids() if not holds(ident))
+    def absent_from(self, other: LineTable) -> int:
+        """How many distinct ids have no line in ``other`` (a table of the same store)."""
+        return self.lines.absent_from(other)
 
     def raw(self, position: int) -> tuple[int, bytes, Any]:
         """The line number, bytes and extra value of the line at ``position``."""

@@ -105,14 +105,17 @@ class LineTable:
             f"SELECT count(*) FROM (SELECT 1 FROM {self.name} GROUP BY id HAVING count(*) > 1)"
         )
 
+    def absent_from(self, other: LineTable) -> int:
+        """How many distinct ids have no line in ``other`` (a table of the same database)."""
+        return self._one(
+            f"SELECT count(DISTINCT id) FROM {self.name} WHERE id NOT IN "
+            f"(SELECT id FROM {other.name})"
+        )
+
     def last_positions(self) -> Iterator[int]:
         """The position of the last line of every distinct id."""
         for (position,) in self.db.execute(f"SELECT max(position) FROM {self.name} GROUP BY id"):
             yield position
-
-    def distinct_ids(self) -> Iterator[str]:
-        for (ident,) in self.db.execute(f"SELECT DISTINCT id FROM {self.name}"):
-            yield ident
 
     def ids(self) -> Iterator[str]:
         """The id of every line, in the order added."""
