@@ -55,14 +55,6 @@ class Judges(Protocol):
         """The id of every answered line, in file order (an id answered twice may come twice)."""
         ...
 
-    def forget_ids(self) -> None:
-        """Drop what looks ids up: only reading by position is left."""
-        ...
-
-    def release(self) -> None:
-        """Drop everything held per line."""
-        ...
-
 
 class HeldJudges:
     """Judge responses in memory behind :class:`Judges`."""
@@ -89,12 +81,6 @@ class HeldJudges:
 
     def line_ids(self) -> Iterator[str]:
         return iter(self._last)
-
-    def forget_ids(self) -> None:
-        return None  # the caller's judge responses: nothing of ours to drop
-
-    def release(self) -> None:
-        return None
 
 
 class JudgeStore(AnsweredLines):

@@ -72,15 +72,6 @@ class Responses(Protocol):
         """The response of the last answered line of ``ident``."""
         ...
 
-    def forget_ids(self) -> None:
-        """Drop what looks ids up (every sample has found its response): only reading by
-        position is left."""
-        ...
-
-    def release(self) -> None:
-        """Drop everything held per line (every sample is scored)."""
-        ...
-
 
 class HeldResponses:
     """Responses in memory behind :class:`Responses` (``statuses``: id -> status)."""
@@ -120,12 +111,6 @@ class HeldResponses:
         position = self._last.get(ident)
         return None if position is None else self._responses[position]
 
-    def forget_ids(self) -> None:
-        return None  # the caller's responses: nothing of ours to drop
-
-    def release(self) -> None:
-        return None
-
 
 class AnsweredLines(StoreOwner):
     """The answered lines of a response or judge file in a table of the run store: the last
@@ -155,12 +140,6 @@ class AnsweredLines(StoreOwner):
         """The line number, bytes and extra value of the line at ``position``."""
         _, number, raw, extra = self.lines.line(position)
         return number, raw, extra
-
-    def forget_ids(self) -> None:
-        return None  # the ids are rows of the store
-
-    def release(self) -> None:
-        return None  # the store is on disk, its cache bounded
 
 
 class ResponseStore(AnsweredLines):

@@ -209,8 +209,7 @@ class DatBenchEvaluator:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
         ``sink`` in sample order, and return the summary and the per-sample score table
         (``depth``: frames between this and the public method, for the warnings;
-        ``release_inputs``: the inputs are used up, a :class:`ResponseStore` forgets its ids
-        once matched and both it and the samples drop their columns before aggregating)."""
+        ``release_inputs``: the samples drop their columns before aggregating)."""
         profile = check_profile(options.profile)
         strict, progress = options.strict, options.progress
         samples = self._samples()
@@ -258,10 +257,6 @@ class DatBenchEvaluator:
         # Every distinct response id no sample has (the last line of an id is the one matched).
         coverage.unknown_response_ids = store.unmatched(matched)
         del matched
-        if release_inputs:  # every lookup by id is done: only problem reports need an id
-            samples.forget_ids()
-            store.forget_ids()
-            judges.forget_ids()
         if progress is not None:
             progress(0, total=len(work))
         for index in samples.dataset_firsts():  # imported once, before the workers fork
@@ -316,10 +311,8 @@ class DatBenchEvaluator:
             progress(len(work) - reported)
         judge_expected = work.judge_count()
         del work
-        if release_inputs:
+        if release_inputs:  # every sample is scored: the aggregation can use the memory
             samples.release()
-            store.release()
-            judges.release()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(

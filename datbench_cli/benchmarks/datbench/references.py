@@ -107,11 +107,6 @@ class Samples(Protocol):
         """The index of the first direct-mode sample of each dataset (named by a string)."""
         ...
 
-    def forget_ids(self) -> None:
-        """Drop what looks ids up (a run that has matched its responses); ``keys`` and
-        ``key`` still give each sample's id."""
-        ...
-
     def release(self) -> None:
         """Drop everything held per sample (a run that has scored them)."""
         ...
@@ -156,9 +151,6 @@ class HeldSamples:
 
     def dataset_firsts(self) -> Iterator[int]:
         return _firsts((s.dataset, s.eval_mode) for s in self._samples)
-
-    def forget_ids(self) -> None:
-        return None  # the caller's samples: nothing of ours to drop
 
     def release(self) -> None:
         return None
@@ -242,9 +234,6 @@ class ReferenceFile(StoreOwner):
 
     def __contains__(self, sample_id: object) -> bool:
         return isinstance(sample_id, str) and self.last_index(sample_id) is not None
-
-    def forget_ids(self) -> None:
-        return None  # the ids are rows of the store
 
     def release(self) -> None:
         """Drop every column (after scoring: the aggregation that follows can use the memory)."""
