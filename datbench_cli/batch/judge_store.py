@@ -7,80 +7,24 @@ the digest a line without one takes from its judge task, as
 :func:`~datbench_cli.benchmarks.datbench.stages.read_judge_responses` gives it) and keeps, per
 answered line, its id, line number and raw bytes in the run store; a judge response is parsed
 again from those bytes when its sample is scored.
-:class:`HeldJudges` puts judge responses already in memory (the Python API) behind the same
-questions. Both answer by *position* among the answered lines; the last line of an id counts.
+Judge responses already in memory (the Python API) go into the same kind of store
+(:func:`held_judges`). A store answers by *position* among the answered lines; the last line
+of an id counts.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from datbench_cli.batch.answers import JudgeResponse
 from datbench_cli.batch.line_keys import JUDGE_KEYS
-from datbench_cli.batch.response_store import AnsweredLines, as_is, read_answered, stored_line
+from datbench_cli.batch.response_store import AnsweredLines, read_answered, stored_line
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
-
-
-class Judges(Protocol):
-    """Answered judge lines by position (see the module docstring)."""
-
-    def last(self, ident: str) -> int | None:
-        """The position of the last answered line of ``ident`` (``None``: none)."""
-        ...
-
-    def judge(self, position: int) -> JudgeResponse:
-        """The judge response of the line at ``position``."""
-        ...
-
-    def raw(self, position: int) -> Any:
-        """What :meth:`parser` makes the judge response at ``position`` of (see
-        :meth:`~datbench_cli.batch.response_store.Responses.raw`)."""
-        ...
-
-    def parser(self) -> Callable[[Any], JudgeResponse]:
-        """A function (picklable) from :meth:`raw`'s value to the judge response."""
-        ...
-
-    def get(self, ident: str) -> JudgeResponse | None:
-        """The judge response of the last answered line of ``ident``."""
-        ...
-
-    def line_ids(self) -> Iterator[str]:
-        """The id of every answered line, in file order (an id answered twice may come twice)."""
-        ...
-
-
-class HeldJudges:
-    """Judge responses in memory behind :class:`Judges`."""
-
-    def __init__(self, judges: Iterable[JudgeResponse]) -> None:
-        self._judges = list(judges)
-        self._last = {j.id: i for i, j in enumerate(self._judges)}
-
-    def last(self, ident: str) -> int | None:
-        return self._last.get(ident)
-
-    def judge(self, position: int) -> JudgeResponse:
-        return self._judges[position]
-
-    def raw(self, position: int) -> JudgeResponse:
-        return self._judges[position]
-
-    def parser(self) -> Callable[[Any], JudgeResponse]:
-        return as_is
-
-    def get(self, ident: str) -> JudgeResponse | None:
-        position = self._last.get(ident)
-        return None if position is None else self._judges[position]
-
-    def line_ids(self) -> Iterator[str]:
-        return iter(self._last)
 
 
 class JudgeStore(AnsweredLines):
@@ -92,17 +36,26 @@ class JudgeStore(AnsweredLines):
     table_name = "judges"
 
     def judge(self, position: int) -> JudgeResponse:
-        return line_judge(self.path, self.raw(position))
+        return self.parser()(self.raw(position))
 
     def parser(self) -> Callable[[tuple[int, bytes, Any]], JudgeResponse]:
-        return partial(line_judge, self.path)
+        """A function (picklable) from :meth:`raw`'s value to the judge response."""
+        return self._parser(line_judge)
 
     def get(self, ident: str) -> JudgeResponse | None:
         position = self.last(ident)
         return None if position is None else self.judge(position)
 
     def line_ids(self) -> Iterator[str]:
+        """The id of every answered line, in file order (an id answered twice comes twice)."""
         return self.lines.ids()
+
+
+def held_judges(judges: Iterable[JudgeResponse]) -> JudgeStore:
+    """Judge responses in memory (the Python API) in a private store."""
+    store = JudgeStore(None)
+    store.hold(judges, lambda _: None)
+    return store
 
 
 def line_judge(path: Path, raw: tuple[int, bytes, Any]) -> JudgeResponse:
@@ -138,7 +91,7 @@ def load_judge_store(
 
 
 def unknown_ids(
-    judges: Judges, errored_ids: Iterable[str], is_sample: Callable[[str], bool]
+    judges: JudgeStore, errored_ids: Iterable[str], is_sample: Callable[[str], bool]
 ) -> list[str]:
     """The judge ids (answered, then errored) that are no sample's, each once, in the order
     they first appear."""

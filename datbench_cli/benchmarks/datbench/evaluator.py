@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from datbench_cli.batch.judge_store import HeldJudges, Judges, JudgeStore, unknown_ids
-from datbench_cli.batch.response_store import HeldResponses, Responses, ResponseStore
+from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
+from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
@@ -195,8 +195,8 @@ class DatBenchEvaluator:
 
     def _evaluate(
         self,
-        vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
-        judge_responses: Iterable[JudgeResponse] | JudgeStore | HeldJudges | None,
+        vlm_responses: Iterable[VLMResponse] | ResponseStore,
+        judge_responses: Iterable[JudgeResponse] | JudgeStore | None,
         strict_judge: bool,
         finish: Finish,
         sink: Callable[[WorkList, int, tuple], None],
@@ -213,15 +213,16 @@ class DatBenchEvaluator:
         profile = check_profile(options.profile)
         strict, progress = options.strict, options.progress
         samples = self._samples()
-        store: Responses = (
+        # Responses held by the caller go into private stores of their own.
+        store = (
             vlm_responses
-            if isinstance(vlm_responses, ResponseStore | HeldResponses)
-            else HeldResponses(vlm_responses, options.response_statuses)
+            if isinstance(vlm_responses, ResponseStore)
+            else held_responses(vlm_responses, options.response_statuses)
         )
-        judges: Judges = (
+        judges = (
             judge_responses
-            if isinstance(judge_responses, JudgeStore | HeldJudges)
-            else HeldJudges(judge_responses or ())
+            if isinstance(judge_responses, JudgeStore)
+            else held_judges(judge_responses or ())
         )
         coverage = Coverage(
             expected_samples=len(samples),

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 import orjson
 
-from datbench_cli.batch.response_store import as_is
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
@@ -110,6 +109,11 @@ class Samples(Protocol):
     def release(self) -> None:
         """Drop everything held per sample (a run that has scored them)."""
         ...
+
+
+def as_is(value: Any) -> Any:
+    """The parser of samples held as they are."""
+    return value
 
 
 def _key(index: int, sample: DatBenchSample) -> SampleKey:

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from datbench_cli.batch.judge_store import Judges
-from datbench_cli.batch.response_store import Responses
+from datbench_cli.batch.judge_store import JudgeStore
+from datbench_cli.batch.response_store import ResponseStore
 from datbench_cli.benchmarks.datbench.references import Samples
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
@@ -27,7 +27,11 @@ class WorkList(Sequence[RawItem]):
     response objects and the parsing is done by the workers (:meth:`build`, in parallel)."""
 
     def __init__(
-        self, samples: Samples, profile: str, responses: Responses, judges: Judges | None = None
+        self,
+        samples: Samples,
+        profile: str,
+        responses: ResponseStore,
+        judges: JudgeStore | None = None,
     ) -> None:
         self._samples = samples
         self._profile = profile
