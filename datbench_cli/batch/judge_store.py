@@ -7,8 +7,9 @@ the digest a line without one takes from its judge task, as
 :func:`~datbench_cli.benchmarks.datbench.stages.read_judge_responses` gives it) and keeps, per
 answered line, its id, line number and raw bytes in the run store; a judge response is parsed
 again from those bytes when its sample is scored.
-:class:`HeldJudges` puts judge responses already in memory (the Python API) behind the same
-questions. Both answer by *position* among the answered lines; the last line of an id counts.
+Judge responses already in memory (the Python API) go into the same kind of store
+(:func:`held_judges`). A store answers by *position* among the answered lines; the last line
+of an id counts.
 """
 
 from __future__ import annotations
@@ -16,69 +17,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
 from datbench_cli.batch.answers import JudgeResponse
 from datbench_cli.batch.line_keys import JUDGE_KEYS
-from datbench_cli.batch.response_store import AnsweredLines, read_answered
+from datbench_cli.batch.response_store import AnsweredLines, read_answered, stored_line
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
-
-
-class Judges(Protocol):
-    """Answered judge lines by position (see the module docstring)."""
-
-    def last(self, ident: str) -> int | None:
-        """The position of the last answered line of ``ident`` (``None``: none)."""
-        ...
-
-    def judge(self, position: int) -> JudgeResponse:
-        """The judge response of the line at ``position``."""
-        ...
-
-    def get(self, ident: str) -> JudgeResponse | None:
-        """The judge response of the last answered line of ``ident``."""
-        ...
-
-    def line_ids(self) -> Iterator[str]:
-        """The id of every answered line, in file order (an id answered twice may come twice)."""
-        ...
-
-    def forget_ids(self) -> None:
-        """Drop what looks ids up: only reading by position is left."""
-        ...
-
-    def release(self) -> None:
-        """Drop everything held per line."""
-        ...
-
-
-class HeldJudges:
-    """Judge responses in memory behind :class:`Judges`."""
-
-    def __init__(self, judges: Iterable[JudgeResponse]) -> None:
-        self._judges = list(judges)
-        self._last = {j.id: i for i, j in enumerate(self._judges)}
-
-    def last(self, ident: str) -> int | None:
-        return self._last.get(ident)
-
-    def judge(self, position: int) -> JudgeResponse:
-        return self._judges[position]
-
-    def get(self, ident: str) -> JudgeResponse | None:
-        position = self._last.get(ident)
-        return None if position is None else self._judges[position]
-
-    def line_ids(self) -> Iterator[str]:
-        return iter(self._last)
-
-    def forget_ids(self) -> None:
-        return None  # the caller's judge responses: nothing of ours to drop
-
-    def release(self) -> None:
-        return None
 
 
 class JudgeStore(AnsweredLines):
@@ -90,16 +36,34 @@ class JudgeStore(AnsweredLines):
     table_name = "judges"
 
     def judge(self, position: int) -> JudgeResponse:
-        line, filled = self._line(position)
-        digest = line.digest if line.digest is not None else filled
-        return JudgeResponse(line.id, line.text or "", line.parsed, response_digest=digest)
+        return self.parser()(self.raw(position))
+
+    def parser(self) -> Callable[[tuple[int, bytes, Any]], JudgeResponse]:
+        """A function (picklable) from :meth:`raw`'s value to the judge response."""
+        return self._parser(line_judge)
 
     def get(self, ident: str) -> JudgeResponse | None:
         position = self.last(ident)
         return None if position is None else self.judge(position)
 
     def line_ids(self) -> Iterator[str]:
+        """The id of every answered line, in file order (an id answered twice comes twice)."""
         return self.lines.ids()
+
+
+def held_judges(judges: Iterable[JudgeResponse]) -> JudgeStore:
+    """Judge responses in memory (the Python API) in a private store."""
+    store = JudgeStore(None)
+    store.hold(judges, lambda _: None)
+    return store
+
+
+def line_judge(path: Path, raw: tuple[int, bytes, Any]) -> JudgeResponse:
+    """The judge response of a stored line (see :meth:`JudgeStore.raw`; its extra value is
+    the digest it took from its judge task, if any)."""
+    line = stored_line(path, JudgeStore.fields, raw[0], raw[1])
+    digest = line.digest if line.digest is not None else raw[2]
+    return JudgeResponse(line.id, line.text or "", line.parsed, response_digest=digest)
 
 
 def load_judge_store(
@@ -127,7 +91,7 @@ def load_judge_store(
 
 
 def unknown_ids(
-    judges: Judges, errored_ids: Iterable[str], is_sample: Callable[[str], bool]
+    judges: JudgeStore, errored_ids: Iterable[str], is_sample: Callable[[str], bool]
 ) -> list[str]:
     """The judge ids (answered, then errored) that are no sample's, each once, in the order
     they first appear."""

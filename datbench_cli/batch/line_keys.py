@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from datbench_cli.batch.digests import DIGEST_FIELD
-from datbench_cli.files.jsonio import iter_jsonl
+from datbench_cli.files.jsonio import iter_jsonl_lines, open_jsonl
 
 Line = TypeVar("Line")
 
@@ -95,13 +95,15 @@ def checked_lines(
     known: frozenset[str],
     parse: Callable[[dict[str, Any], Path, int], Line],
     warn: Callable[[str], None] | None = None,
+    scan: Callable[[bytes], None] | None = None,
 ) -> Iterator[Line]:
     """Each line of a response file as ``parse`` reads it (errors name file and line);
     ``warn`` hears once, at the end, about keys of native lines that no reader uses. With
     ``warn``, a last line cut off mid-write is ignored and ``warn`` told so (without, it is an
-    error)."""
+    error). ``scan`` is given every line read (a pipe is read once)."""
     unknown = UnknownKeys(known)
-    for number, obj in iter_jsonl(path, None if warn is None else torn_tail_warner(path, warn)):
+    torn = None if warn is None else torn_tail_warner(path, warn)
+    for number, obj, _ in iter_jsonl_lines(open_jsonl(path), path, torn, scan):
         if not is_batch_line(obj):
             unknown.check(obj, number)
         yield parse(obj, path, number)

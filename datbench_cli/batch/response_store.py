@@ -4,18 +4,20 @@
 as :func:`~datbench_cli.batch.responses.load_vlm_responses` and keeps, per answered line, its
 id, line number, status and raw bytes in a table of the run store
 (:mod:`~datbench_cli.files.run_store`); a response is parsed again from those bytes when it is
-scored, so a file rewritten meanwhile cannot mix two versions. :class:`HeldResponses` puts responses already in memory (the Python API)
-behind the same questions. Both answer by *position*: the place of a line among the answered
-lines, in file order; the last line of an id is the one that counts.
+scored, so a file rewritten meanwhile cannot mix two versions. Responses already in memory (the
+Python API) go into the same kind of store (:func:`held_responses`: each row holds the pickled
+response). A store answers by *position*: the place of a line among the answered lines, in
+file order; the last line of an id is the one that counts.
 """
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any
 
 import orjson
 
@@ -27,98 +29,14 @@ from datbench_cli.batch.responses import (
     ResponseLine,
     response_line,
 )
-from datbench_cli.files import jsonio, run_store
-from datbench_cli.files.run_store import LineTable
+from datbench_cli.files import jsonio
+from datbench_cli.files.run_store import LineTable, StoreOwner
 
 _STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
+_UNKNOWN = 255  # a held response whose status is left to its text
 
 
-class Responses(Protocol):
-    """Answered response lines by position (see the module docstring)."""
-
-    def __len__(self) -> int: ...
-
-    def last(self, ident: str) -> int | None:
-        """The position of the last answered line of ``ident`` (``None``: none)."""
-        ...
-
-    def response(self, position: int) -> VLMResponse:
-        """The response of the line at ``position``."""
-        ...
-
-    def status(self, position: int) -> str | None:
-        """The status of the line at ``position`` (``None``: not known, judge by its text)."""
-        ...
-
-    def size(self, position: int) -> int:
-        """An upper bound of the length of the line's model output, in characters."""
-        ...
-
-    def duplicate_ids(self) -> int:
-        """How many ids have more than one answered line."""
-        ...
-
-    def unmatched(self, matched: bytearray) -> int:
-        """How many distinct ids have no position marked in ``matched``."""
-        ...
-
-    def get(self, ident: str) -> VLMResponse | None:
-        """The response of the last answered line of ``ident``."""
-        ...
-
-    def forget_ids(self) -> None:
-        """Drop what looks ids up (every sample has found its response): only reading by
-        position is left."""
-        ...
-
-    def release(self) -> None:
-        """Drop everything held per line (every sample is scored)."""
-        ...
-
-
-class HeldResponses:
-    """Responses in memory behind :class:`Responses` (``statuses``: id -> status)."""
-
-    def __init__(
-        self, responses: Iterable[VLMResponse], statuses: Mapping[str, str] | None = None
-    ) -> None:
-        self._responses = list(responses)
-        self._last = {r.id: i for i, r in enumerate(self._responses)}
-        self._statuses = statuses or {}
-
-    def __len__(self) -> int:
-        return len(self._responses)
-
-    def last(self, ident: str) -> int | None:
-        return self._last.get(ident)
-
-    def response(self, position: int) -> VLMResponse:
-        return self._responses[position]
-
-    def status(self, position: int) -> str | None:
-        return self._statuses.get(self._responses[position].id)
-
-    def size(self, position: int) -> int:
-        return len(self._responses[position].model_output or "")
-
-    def duplicate_ids(self) -> int:
-        return sum(1 for n in Counter(r.id for r in self._responses).values() if n > 1)
-
-    def unmatched(self, matched: bytearray) -> int:
-        return sum(1 for position in self._last.values() if not matched[position])
-
-    def get(self, ident: str) -> VLMResponse | None:
-        position = self._last.get(ident)
-        return None if position is None else self._responses[position]
-
-    def forget_ids(self) -> None:
-        return None  # the caller's responses: nothing of ours to drop
-
-    def release(self) -> None:
-        return None
-
-
-class AnsweredLines:
+class AnsweredLines(StoreOwner):
     """The answered lines of a response or judge file in a table of the run store: the last
     line of an id, and a line read back as a :class:`ResponseLine`. What
     :class:`ResponseStore` and :class:`~datbench_cli.batch.judge_store.JudgeStore` share."""
@@ -127,11 +45,22 @@ class AnsweredLines:
     fields = ("raw_output", "parsed_answer")
     table_name = "responses"
 
-    def __init__(self, path: Path, db: sqlite3.Connection | None = None) -> None:
+    def __init__(self, path: Path | None, db: sqlite3.Connection | None = None) -> None:
+        """``path``: the file read (``None``: objects held by the caller, each row's bytes
+        their pickle)."""
+        super().__init__(db)
         self.path = path
-        self._own = db is None
-        self.db = run_store.connect() if db is None else db
         self.lines = LineTable(self.db, self.table_name)
+
+    def _parser(self, parse: Callable[[Path, tuple[int, bytes, Any]], Any]) -> Callable[..., Any]:
+        return unpickled if self.path is None else partial(parse, self.path)
+
+    def hold(self, values: Iterable[Any], extra: Callable[[Any], Any]) -> None:
+        """Fill the store with held ``values`` (each with an ``id``), pickled, in order."""
+        self.lines.fill(
+            (value.id, number, pickle.dumps(value, pickle.HIGHEST_PROTOCOL), extra(value))
+            for number, value in enumerate(values, 1)
+        )
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -139,47 +68,36 @@ class AnsweredLines:
     def last(self, ident: str) -> int | None:
         return self.lines.last(ident)
 
-    def absent_from(self, holds: Callable[[str], bool]) -> int:
-        """How many distinct ids are not ones ``holds`` knows."""
-        return sum(1 for ident in self.lines.distinct_ids() if not holds(ident))
+    def absent_from(self, other: LineTable) -> int:
+        """How many distinct ids have no line in ``other`` (a table of the same store)."""
+        return self.lines.absent_from(other)
 
-    def _line(self, position: int) -> tuple[ResponseLine, Any]:
-        """The line at ``position``, parsed again from the bytes read at the start, and its
-        extra value."""
+    def raw(self, position: int) -> tuple[int, bytes, Any]:
+        """The line number, bytes and extra value of the line at ``position``."""
         _, number, raw, extra = self.lines.line(position)
-        return response_line(orjson.loads(raw.strip()), self.path, number, *self.fields), extra
-
-    def forget_ids(self) -> None:
-        return None  # the ids are rows of the store
-
-    def release(self) -> None:
-        return None  # the store is on disk, its cache bounded
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._own:
-            self.db.close()
+        return number, raw, extra
 
 
 class ResponseStore(AnsweredLines):
     """A response file's answered lines in the run store (see the module docstring); build it
-    with :func:`load_response_store` and use it as a context manager."""
+    with :func:`load_response_store` and use it as a context manager. ``codes``: each line's
+    status, as its place in ``RESPONSE_STATUSES``."""
+
+    def __init__(self, path: Path | None, db: sqlite3.Connection | None = None) -> None:
+        super().__init__(path, db)
+        self.codes = bytearray()
 
     def response(self, position: int) -> VLMResponse:
-        line, _ = self._line(position)
-        return VLMResponse(line.id, line.text or "", line.parsed)
+        return self.parser()(self.raw(position))
 
-    def status(self, position: int) -> str:
-        return RESPONSE_STATUSES[self.lines.extra(position)]
+    def parser(self) -> Callable[[tuple[int, bytes, Any]], VLMResponse]:
+        """A function (picklable) from :meth:`raw`'s value to the response."""
+        return self._parser(line_response)
 
-    def size(self, position: int) -> int:
-        # A line's bytes are at least as many as the characters of any text in it.
-        return self.lines.size(position)
+    def status(self, position: int) -> str | None:
+        """The status of the line at ``position`` (``None``: not known, judge by its text)."""
+        code = self.codes[position]
+        return None if code == _UNKNOWN else RESPONSE_STATUSES[code]
 
     def duplicate_ids(self) -> int:
         return self.lines.duplicate_ids()
@@ -190,6 +108,40 @@ class ResponseStore(AnsweredLines):
     def get(self, ident: str) -> VLMResponse | None:
         position = self.last(ident)
         return None if position is None else self.response(position)
+
+
+def held_responses(
+    responses: Iterable[VLMResponse], statuses: Mapping[str, str] | None = None
+) -> ResponseStore:
+    """Responses in memory (the Python API) in a private store (``statuses``: id -> status;
+    an id without one has its status judged by its text)."""
+    store = ResponseStore(None)
+    known = statuses or {}
+
+    def code(response: VLMResponse) -> None:
+        status = known.get(response.id)
+        store.codes.append(_UNKNOWN if status is None else _STATUS_CODES.get(status, _UNKNOWN))
+
+    store.hold(responses, code)
+    return store
+
+
+def unpickled(raw: tuple[int, bytes, Any]) -> Any:
+    """The object of a held row (see :meth:`AnsweredLines.hold`)."""
+    return pickle.loads(raw[1])
+
+
+def stored_line(
+    path: Path | None, fields: tuple[str, str], number: int, raw: bytes
+) -> ResponseLine:
+    """A stored line of ``path``, parsed again from the bytes read at the start."""
+    return response_line(orjson.loads(raw.strip()), path, number, *fields)
+
+
+def line_response(path: Path, raw: tuple[int, bytes, Any]) -> VLMResponse:
+    """The response of a stored line (see :meth:`ResponseStore.raw`)."""
+    line = stored_line(path, ResponseStore.fields, raw[0], raw[1])
+    return VLMResponse(line.id, line.text or "", line.parsed)
 
 
 def load_response_store(
@@ -203,8 +155,12 @@ def load_response_store(
     unknown keys, but no responses and no ``statuses``: the store has them). ``scan`` is
     given every line read."""
     store = ResponseStore(path, db)
+
+    def status(line: ResponseLine) -> None:  # kept in memory: a byte a line, no query
+        store.codes.append(_STATUS_CODES[line.status])
+
     try:
-        loaded = read_answered(store, RESPONSE_KEYS, lambda line: _STATUS_CODES[line.status], scan)
+        loaded = read_answered(store, RESPONSE_KEYS, status, scan)
     except BaseException:
         store.close()
         raise
@@ -220,16 +176,18 @@ def read_answered(
     """Read ``store``'s file once (a pipe too): each answered line goes into the store with
     ``extra(line)``; what is set aside (errored ids with no answered line, token-limit stops,
     a torn last line, keys outside ``keys``) is returned; ``scan`` is given every line read."""
+    assert store.path is not None, "a held store has no file to read"
+    path = store.path
     loaded = LoadedResponses()
     unknown = UnknownKeys(keys)
     errored: list[str] = []
 
     def rows() -> Iterator[tuple[str, int, bytes, Any]]:
         lines = jsonio.iter_jsonl_lines(
-            jsonio.open_jsonl(store.path), store.path, loaded.record_torn_tail, scan
+            jsonio.open_jsonl(path), path, loaded.record_torn_tail, scan
         )
         for number, obj, raw in lines:
-            line = response_line(obj, store.path, number, *store.fields, unknown)
+            line = response_line(obj, path, number, *store.fields, unknown)
             if line.error is not None:
                 errored.append(line.id)
                 continue
@@ -238,6 +196,6 @@ def read_answered(
                 loaded.truncated_ids.append(line.id)
 
     store.lines.fill(rows())
-    loaded.unknown_keys = unknown.message(store.path)
+    loaded.unknown_keys = unknown.message(path)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if store.last(i) is None]
     return loaded

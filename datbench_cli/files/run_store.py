@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Self
 
 _PAGE_CACHE_KIB = 8192  # the memory SQLite may keep of the database's pages
 
@@ -25,6 +25,25 @@ def connect() -> sqlite3.Connection:
     db.execute("PRAGMA synchronous=OFF")
     db.execute(f"PRAGMA cache_size=-{_PAGE_CACHE_KIB}")
     return db
+
+
+class StoreOwner:
+    """What reads an input into the run store ``db``, or into a private store of its own when
+    not given one (closed with it: use it as a context manager)."""
+
+    def __init__(self, db: sqlite3.Connection | None = None) -> None:
+        self._own = db is None
+        self.db = connect() if db is None else db
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._own:
+            self.db.close()
 
 
 class LineTable:
@@ -59,7 +78,10 @@ class LineTable:
         return None if row is None else row[0]
 
     def last(self, ident: str) -> int | None:
-        """The position of the last line of ``ident`` (``None``: none)."""
+        """The position of the last line of ``ident`` (``None``: none; an id that is not a
+        string, which a caller's held sample may have, matches no line)."""
+        if not isinstance(ident, str):
+            return None
         return self._one(f"SELECT max(position) FROM {self.name} WHERE id = ?", ident)
 
     def last_of(self, position: int) -> int:
@@ -80,17 +102,17 @@ class LineTable:
             raise IndexError(position)
         return row[0], row[1], row[2], row[3]
 
-    def extra(self, position: int) -> Any:
-        return self._one(f"SELECT extra FROM {self.name} WHERE position = ?", position)
-
-    def size(self, position: int) -> int:
-        """The length in bytes of the line at ``position``."""
-        return self._one(f"SELECT length(raw) FROM {self.name} WHERE position = ?", position)
-
     def duplicate_ids(self) -> int:
         """How many ids have more than one line."""
         return self._one(
             f"SELECT count(*) FROM (SELECT 1 FROM {self.name} GROUP BY id HAVING count(*) > 1)"
+        )
+
+    def absent_from(self, other: LineTable) -> int:
+        """How many distinct ids have no line in ``other`` (a table of the same database)."""
+        return self._one(
+            f"SELECT count(DISTINCT id) FROM {self.name} WHERE id NOT IN "
+            f"(SELECT id FROM {other.name})"
         )
 
     def last_positions(self) -> Iterator[int]:
@@ -98,11 +120,52 @@ class LineTable:
         for (position,) in self.db.execute(f"SELECT max(position) FROM {self.name} GROUP BY id"):
             yield position
 
-    def distinct_ids(self) -> Iterator[str]:
-        for (ident,) in self.db.execute(f"SELECT DISTINCT id FROM {self.name}"):
-            yield ident
-
     def ids(self) -> Iterator[str]:
         """The id of every line, in the order added."""
         for (ident,) in self.db.execute(f"SELECT id FROM {self.name} ORDER BY position"):
             yield ident
+
+
+class BlobTable:
+    """Blobs added in order, each under a group name (or none), in ``db`` (a table named
+    ``name``): read back a group at a time in the order added (the report's result entries,
+    the metric details per dataset). Rows are written a batch at a time."""
+
+    _BATCH = 512
+
+    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+        self.db, self.name = db, name
+        self.count = 0
+        self._pending: list[tuple[Any, bytes]] = []
+        self._indexed = False
+        db.execute(f"CREATE TABLE {name} (position INTEGER PRIMARY KEY, grp, blob BLOB NOT NULL)")
+
+    def add(self, blob: bytes, group: str | None = None) -> None:
+        self._pending.append((group, blob))
+        self.count += 1
+        if len(self._pending) >= self._BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            with self.db:
+                self.db.execute("BEGIN")
+                self.db.executemany(
+                    f"INSERT INTO {self.name} (grp, blob) VALUES (?, ?)", self._pending
+                )
+            self._pending.clear()
+
+    def blobs(self, group: str | None = None) -> Iterator[bytes]:
+        """The blobs of ``group`` (``None``: every blob), in the order added."""
+        self._flush()
+        if group is None:
+            rows = self.db.execute(f"SELECT blob FROM {self.name} ORDER BY position")
+        else:
+            if not self._indexed:  # one sort once everything is in, not one per insert
+                self.db.execute(f"CREATE INDEX {self.name}_grp ON {self.name} (grp, position)")
+                self._indexed = True
+            rows = self.db.execute(
+                f"SELECT blob FROM {self.name} WHERE grp = ? ORDER BY position", (group,)
+            )
+        for (blob,) in rows:
+            yield blob

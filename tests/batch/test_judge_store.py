@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from datbench_cli.batch.judge_store import HeldJudges, load_judge_store, unknown_ids
+from datbench_cli.batch.judge_store import held_judges, load_judge_store, unknown_ids
 from datbench_cli.batch.responses import load_judge_responses
 from datbench_cli.errors import InputError
 
@@ -61,7 +61,7 @@ class JudgeStoreTests(unittest.TestCase):
 
     def test_the_same_judge_responses_and_set_aside_as_loading_them(self) -> None:
         loaded = load_judge_responses(self.path)
-        held = HeldJudges(_filled(self.path))
+        held = held_judges(_filled(self.path))
         store, aside = load_judge_store(self.path, TASK_DIGESTS)
         with store:
             for ident in ["a", "b", "c", "d", "e", "x", "y", "ü 🙂", "absent"]:

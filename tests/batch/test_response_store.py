@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 
 from datbench_cli.batch.answers import VLMResponse
-from datbench_cli.batch.response_store import HeldResponses, load_response_store
+from datbench_cli.batch.response_store import held_responses, load_response_store
 from datbench_cli.batch.responses import load_vlm_responses
 from datbench_cli.errors import InputError
 
@@ -51,7 +51,7 @@ class ResponseStoreTests(unittest.TestCase):
         loaded = load_vlm_responses(self.path)
         store, aside = load_response_store(self.path)
         with store:
-            held = HeldResponses(loaded.vlm, loaded.statuses)
+            held = held_responses(loaded.vlm, loaded.statuses)
             self.assertEqual(len(store), len(loaded.vlm))
             for ident in ["a", "b", "c", "d", "e", "f", "ü 🙂", "g", "absent"]:
                 mine, theirs = store.last(ident), held.last(ident)
@@ -61,7 +61,6 @@ class ResponseStoreTests(unittest.TestCase):
                     continue
                 self.assertEqual(store.response(mine), held.response(theirs))
                 self.assertEqual(store.status(mine), held.status(theirs), ident)
-                self.assertGreaterEqual(store.size(mine), len(held.response(theirs).model_output))
             self.assertEqual(store.duplicate_ids(), held.duplicate_ids())
             self.assertEqual(store.duplicate_ids(), 1)
             matched = bytearray(len(store))

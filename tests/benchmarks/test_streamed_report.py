@@ -1,6 +1,6 @@
-"""`score` streams its results to a temporary file (StreamedReport) instead of holding them:
+"""`score` stores its results in a private run store (StreamedReport) instead of holding them:
 the report it writes is byte for byte the same on one worker and on several, with the metric
-details held or read back from disk, and the spill leaves nothing behind. (Against the reports
+details held or read back from the store pass by pass, and the store leaves nothing behind. (Against the reports
 of the code before it, the byte-identity is checked outside the suite.)"""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from datbench_cli.benchmarks.datbench import detail_spill, stages
+from datbench_cli.benchmarks.datbench import stages, summary
 from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
 from tests.cli_helpers import ROOT
@@ -56,16 +56,15 @@ class StreamedReportTests(unittest.TestCase):
             with self.subTest(jobs=jobs):
                 streamed, report = _streamed(self.synthetic, jobs)
                 self.assertEqual(streamed, _streamed(self.synthetic, 1)[0])
-                self.assertGreater(report.spill.count, 1000)
+                self.assertGreater(report.entries.count, 1000)
                 self.assertEqual(report.results, [])  # nothing held
 
-    def test_details_read_back_from_disk_pass_by_pass_are_byte_identical(self) -> None:
-        # Tiny chunks and a tiny in-memory limit: every dataset's details go to the file and
-        # reach compute_metrics as a sequence unpickled on each pass.
+    def test_details_read_back_pass_by_pass_are_byte_identical(self) -> None:
+        # A tiny in-memory limit: every dataset's details reach compute_metrics as a sequence
+        # unpickled from the store on each pass.
         with (
-            mock.patch.object(detail_spill, "CHUNK", 64),
-            mock.patch.object(detail_spill, "HELD", 2),
-            mock.patch.object(detail_spill, "_Unpickled", wraps=detail_spill._Unpickled) as lazy,
+            mock.patch.object(summary, "HELD", 2),
+            mock.patch.object(summary, "_Details", wraps=summary._Details) as lazy,
         ):
             streamed, _ = _streamed(self.synthetic, 1)
         self.assertEqual(streamed, _streamed(self.synthetic, 1)[0])
@@ -78,7 +77,7 @@ class StreamedReportTests(unittest.TestCase):
     def test_to_dict_reads_the_results_back(self) -> None:
         _, report = _streamed(self.synthetic, 1)
         data = report.to_dict()
-        self.assertEqual(len(data["results"]), report.spill.count)
+        self.assertEqual(len(data["results"]), report.entries.count)
         self.assertIn("response_status", data["results"][0]["metadata"])
 
     def test_no_scored_sample_gives_an_empty_results_list(self) -> None:
@@ -87,10 +86,10 @@ class StreamedReportTests(unittest.TestCase):
         (run_dir / RESPONSES).write_bytes(b"")
         (run_dir / JUDGE_RESPONSES).unlink()
         streamed, report = _streamed(RunDir(run_dir), 1)
-        self.assertEqual(report.spill.count, 0)
+        self.assertEqual(report.entries.count, 0)
         self.assertIn(b'"results": []\n}\n', streamed)
 
-    def test_the_spill_leaves_no_file_in_the_run_directory(self) -> None:
+    def test_the_store_leaves_no_file_in_the_run_directory(self) -> None:
         before = set(os.listdir(self.synthetic.root))
         _streamed(self.synthetic, 2)
         self.assertEqual(set(os.listdir(self.synthetic.root)), before)

@@ -26,6 +26,7 @@ _SCRIPT = textwrap.dedent(
     import json, os, resource, sys
     from datbench_cli.benchmarks.datbench.evaluator import _failed_record, _record
     from datbench_cli.benchmarks.datbench.records import library_record
+    from datbench_cli.benchmarks.datbench.references import as_is
     from datbench_cli.benchmarks.datbench.schema import DatBenchSample
     from datbench_cli.benchmarks.datbench.scoring import WorkItem
     from datbench_cli.runtime.pool import Limits, score_in_workers
@@ -40,7 +41,8 @@ _SCRIPT = textwrap.dedent(
     work = [WorkItem(sample, hostile, False, None), WorkItem(sample, "[1, 2]", False, None)]
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
     records = list(score_in_workers(
-        partial(_record, library_record), work, partial(_failed_record, library_record),
+        partial(_record, library_record, as_is), work,
+        partial(_failed_record, library_record, as_is),
         1, Limits(30.0, cap),
     ))
     outcomes = [type("O", (), {"score": r[0], "error": r[3]}) for r in records]

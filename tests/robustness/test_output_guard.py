@@ -404,9 +404,9 @@ class StreamTests(_Runs):
                     self.assertIn(done.returncode, (0, 1), done.stderr)
                     reports.append(json.loads(out.read_text()))
                 inputs = [r["provenance"]["inputs"]["responses"] for r in reports]
-                if kind == "datbench":  # scanned as it is read: the pipe's digest too
-                    self.assertEqual(inputs[1]["path"], "/dev/stdin")
-                    self.assertEqual(inputs[0]["sha256"], inputs[1]["sha256"])
+                # Scanned as it is read, by both benchmarks: the pipe named, its digest too.
+                self.assertEqual(inputs[1]["path"], "/dev/stdin")
+                self.assertEqual(inputs[0]["sha256"], inputs[1]["sha256"])
                 for r in reports:
                     del r["provenance"]["inputs"]["responses"]
                 self.assertEqual(reports[0], reports[1])

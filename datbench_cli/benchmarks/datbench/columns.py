@@ -1,7 +1,7 @@
 """Per-sample scores as compact arrays, and the summary additions computed from them.
 
 A scored sample leaves a few numbers here (its score, codes for its capability, dataset and
-eval mode, its censoring reasons as bits, its item statistics), about 13 bytes, instead of a
+eval mode, its censoring reasons as bits, its item statistics), about 50 bytes, instead of a
 :class:`~datbench_cli.benchmarks.datbench.schema.SampleScore`: ``score`` keeps memory flat
 however many samples it scores. Every sum runs left to right in sample order, as the
 result-list functions in :mod:`~datbench_cli.benchmarks.datbench.uncertainty` and
@@ -11,6 +11,7 @@ numbers are bit-identical.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -19,7 +20,6 @@ import numpy as np
 
 from datbench_cli.benchmarks.datbench.censoring import KEYS
 from datbench_cli.benchmarks.datbench.summary import GroupStats
-from datbench_cli.files.codes import Codes, OptionalFloats, UIntArray
 
 _BITS = {key: 1 << bit for bit, key in enumerate(KEYS)}
 
@@ -29,15 +29,14 @@ class ScoreColumns:
 
     def __init__(self) -> None:
         self.scores = array("d")
-        self.capabilities = UIntArray()
-        self.datasets = UIntArray()
-        self.modes = UIntArray()
-        self.reasons = UIntArray()  # bits
+        # Codes: each name's place in the dict of names met so far (first appearance).
+        self.capabilities, self.datasets, self.modes = array("q"), array("q"), array("q")
+        self._capabilities: dict[str, int] = {}
+        self._datasets: dict[str, int] = {}
+        self._modes: dict[str, int] = {}
+        self.reasons = array("q")  # bits
         self.frontier = array("b")  # 1 frontier, 0 not, -1 no flag
-        self.discrimination = OptionalFloats()  # NaN: no usable weight
-        self._capabilities = Codes()
-        self._datasets = Codes()
-        self._modes = Codes()
+        self.discrimination = array("d")  # NaN: no usable weight
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -55,39 +54,39 @@ class ScoreColumns:
         """One scored sample (``reasons``: its censoring reasons, see
         :func:`~datbench_cli.benchmarks.datbench.censoring.sample_reasons`)."""
         self.scores.append(float(score))
-        self.capabilities.append(self._capabilities.code(str(capability)))
-        self.datasets.append(self._datasets.code(str(dataset)))
-        self.modes.append(self._modes.code(str(eval_mode)))
+        self.capabilities.append(_code(self._capabilities, str(capability)))
+        self.datasets.append(_code(self._datasets, str(dataset)))
+        self.modes.append(_code(self._modes, str(eval_mode)))
         bits = 0
         for reason in reasons:
             bits |= _BITS[reason]
         self.reasons.append(bits)
         self.frontier.append(-1 if frontier is None else int(frontier))
-        self.discrimination.append(discrimination)
+        self.discrimination.append(math.nan if discrimination is None else discrimination)
 
     # ------------------------------------------------------------------ groups
 
     def _groups(
-        self, codes: UIntArray, names: list[str], by_name: bool = False
+        self, codes: array, table: dict[str, int], by_name: bool = False
     ) -> Iterator[tuple[str, np.ndarray]]:
         """Each group's name and a mask of its samples (a byte a sample, made one group at a
         time), groups in first-appearance order (``by_name``: sorted by name)."""
-        values = codes.numpy()
+        values, names = _numpy(codes), list(table)
         order = _by_name(names) if by_name else range(len(names))
         for code in order:
             yield names[code], values == code
 
     def capability_groups(self) -> Iterator[tuple[str, np.ndarray]]:
-        return self._groups(self.capabilities, self._capabilities.names)
+        return self._groups(self.capabilities, self._capabilities)
 
     def dataset_groups(self) -> Iterator[tuple[str, np.ndarray]]:
         """By dataset name, sorted."""
-        return self._groups(self.datasets, self._datasets.names, by_name=True)
+        return self._groups(self.datasets, self._datasets, by_name=True)
 
     def mode_mask(self, mode: str) -> np.ndarray:
         """The samples whose eval mode is ``mode``."""
-        code = self._modes.get(mode)
-        values = self.modes.numpy()
+        code = self._modes.get(mode, -1)
+        values = _numpy(self.modes)
         return values == code if code >= 0 else np.zeros(len(values), dtype=bool)
 
     def score_array(self, mask: np.ndarray | None = None) -> np.ndarray:
@@ -99,10 +98,10 @@ class ScoreColumns:
     def dataset_ranks(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Each sample's dataset as its rank among the dataset names sorted (what
         :func:`datbench_cli.stats.describe` takes as clusters, without a string per sample)."""
-        names = self._datasets.names
+        names = list(self._datasets)
         rank = np.empty(len(names), dtype=np.min_scalar_type(max(len(names), 1)))
         rank[_by_name(names)] = np.arange(len(names))
-        codes = self.datasets.numpy()
+        codes = _numpy(self.datasets)
         return rank[codes if mask is None else codes[mask]]
 
     def group_stats(self) -> dict[str, tuple[GroupStats, dict[str, GroupStats]]]:
@@ -110,7 +109,7 @@ class ScoreColumns:
         source dataset -> the dataset's within it), in order of first appearance (the
         terminal summary's rows; a mode other than ``judge`` counts as direct)."""
         out: dict[str, tuple[GroupStats, dict[str, GroupStats]]] = {}
-        capabilities, datasets = self._capabilities.names, self._datasets.names
+        capabilities, datasets = list(self._capabilities), list(self._datasets)
         judge = self._modes.get("judge")
         for score, capability, dataset, mode in zip(
             self.scores, self.capabilities, self.datasets, self.modes, strict=True
@@ -135,7 +134,7 @@ class ScoreColumns:
     def censoring_entry(self, mask: np.ndarray | None = None) -> dict[str, Any]:
         """One censoring entry (see :mod:`~datbench_cli.benchmarks.datbench.censoring`) of the
         samples ``mask`` selects (``None``: all)."""
-        bits = self.reasons.numpy()
+        bits = _numpy(self.reasons)
         scores = self.score_array()
         if mask is not None:
             bits, scores = bits[mask], scores[mask]
@@ -209,6 +208,16 @@ class ScoreColumns:
 
 
 _SUM_CHUNK = 1 << 16
+
+
+def _code(table: dict[str, int], name: str) -> int:
+    """The code of ``name`` in ``table``, numbering a new name."""
+    return table.setdefault(name, len(table))
+
+
+def _numpy(values: array) -> np.ndarray:
+    """An array's values as a read-only numpy view."""
+    return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, np.int64)
 
 
 def _by_name(names: list[str]) -> list[int]:

@@ -6,11 +6,10 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.judge_store import HeldJudges, Judges, JudgeStore, unknown_ids
-from datbench_cli.batch.response_store import HeldResponses, Responses, ResponseStore
+from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
+from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING, text_status
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
@@ -31,10 +30,10 @@ from datbench_cli.benchmarks.datbench.scoring import (
     failed_outcome,
     score_item,
 )
-from datbench_cli.benchmarks.datbench.streamed_report import ResultSpill, StreamedReport
+from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport, result_table
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
 from datbench_cli.benchmarks.datbench.uncertainty import table_additions
-from datbench_cli.benchmarks.datbench.work import WorkList
+from datbench_cli.benchmarks.datbench.work import RawItem, WorkList
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
     CoverageWarning,
@@ -49,14 +48,16 @@ from datbench_cli.scorers import get_scorer
 
 # What the worker makes of a sample's outcome (see records.py), there.
 Finish = Callable[[WorkItem, Outcome], tuple]
+Build = Callable[[RawItem], WorkItem]
 
 
-def _record(finish: Finish, item: WorkItem) -> tuple:
+def _record(finish: Finish, build: Build, raw: RawItem) -> tuple:
+    item = build(raw)  # in the worker: the parsing runs in parallel
     return finish(item, score_item(item))
 
 
-def _failed_record(finish: Finish, item: WorkItem, failure: Failure) -> tuple:
-    return finish(item, failed_outcome(failure))
+def _failed_record(finish: Finish, build: Build, raw: RawItem, failure: Failure) -> tuple:
+    return finish(build(raw), failed_outcome(failure))
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,8 @@ class DatBenchEvaluator:
         results: list[SampleScore] = []
 
         def keep(work: WorkList, position: int, record: tuple) -> None:
-            item = work[position]
-            score, is_correct, details = record[0], record[1], record[5]
+            item = work.build()(work[position])
+            score, is_correct, details = record[0], record[1], record[7]
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
         summary, _ = self._evaluate(
@@ -174,61 +175,54 @@ class DatBenchEvaluator:
         vlm_responses: ResponseStore,
         judge_responses: Iterable[JudgeResponse] | JudgeStore,
         options: ScoreOptions,
-        spill_dir: Path,
     ) -> StreamedReport:
-        """The report of ``score``: the summary, each result written (as the report's JSON)
-        to a temporary file in ``spill_dir`` as it is scored instead of being held as an
-        object, every result carrying its ``response_status``; the censoring counts use those
-        statuses. Memory stays flat in the number of samples; the inputs are used up."""
-        spill = ResultSpill(spill_dir)
-        try:
-            summary, table = self._evaluate(
-                vlm_responses,
-                judge_responses,
-                False,
-                streamed_record,
-                lambda _, __, record: spill.add(record[7]),
-                options,
-                with_status=True,
-                spill_dir=spill_dir,
-                release_inputs=True,
-            )
-        except BaseException:
-            spill.close()
-            raise
-        return StreamedReport(summary, spill, table)
+        """The report of ``score``: the summary, each result stored (as the report's JSON) in
+        a private run store as it is scored instead of being held as an object, every result
+        carrying its ``response_status``; the censoring counts use those statuses. Memory
+        stays flat in the number of samples; the inputs are used up."""
+        entries = result_table()
+        summary, table = self._evaluate(
+            vlm_responses,
+            judge_responses,
+            False,
+            streamed_record,
+            lambda _, __, record: entries.add(record[7]),
+            options,
+            with_status=True,
+            release_inputs=True,
+        )
+        return StreamedReport(summary, entries, table)
 
     def _evaluate(
         self,
-        vlm_responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
-        judge_responses: Iterable[JudgeResponse] | JudgeStore | HeldJudges | None,
+        vlm_responses: Iterable[VLMResponse] | ResponseStore,
+        judge_responses: Iterable[JudgeResponse] | JudgeStore | None,
         strict_judge: bool,
         finish: Finish,
         sink: Callable[[WorkList, int, tuple], None],
         options: ScoreOptions,
         *,
         with_status: bool = False,
-        spill_dir: Path | None = None,
         release_inputs: bool = False,
         depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
         ``sink`` in sample order, and return the summary and the per-sample score table
         (``depth``: frames between this and the public method, for the warnings;
-        ``release_inputs``: the inputs are used up, a :class:`ResponseStore` forgets its ids
-        once matched and both it and the samples drop their columns before aggregating)."""
+        ``release_inputs``: the samples drop their columns before aggregating)."""
         profile = check_profile(options.profile)
         strict, progress = options.strict, options.progress
         samples = self._samples()
-        store: Responses = (
+        # Responses held by the caller go into private stores of their own.
+        store = (
             vlm_responses
-            if isinstance(vlm_responses, ResponseStore | HeldResponses)
-            else HeldResponses(vlm_responses, options.response_statuses)
+            if isinstance(vlm_responses, ResponseStore)
+            else held_responses(vlm_responses, options.response_statuses)
         )
-        judges: Judges = (
+        judges = (
             judge_responses
-            if isinstance(judge_responses, JudgeStore | HeldJudges)
-            else HeldJudges(judge_responses or ())
+            if isinstance(judge_responses, JudgeStore)
+            else held_judges(judge_responses or ())
         )
         coverage = Coverage(
             expected_samples=len(samples),
@@ -242,7 +236,7 @@ class DatBenchEvaluator:
             ),
         )
         errored = options.errored_ids
-        work = WorkList(samples.sample, profile, store, judges)
+        work = WorkList(samples, profile, store, judges)
         judge_matched = 0
         # Every answered sample, in order, counting coverage as it goes.
         matched = bytearray(len(store))  # the responses some sample has
@@ -264,10 +258,6 @@ class DatBenchEvaluator:
         # Every distinct response id no sample has (the last line of an id is the one matched).
         coverage.unknown_response_ids = store.unmatched(matched)
         del matched
-        if release_inputs:  # every lookup by id is done: only problem reports need an id
-            samples.forget_ids()
-            store.forget_ids()
-            judges.forget_ids()
         if progress is not None:
             progress(0, total=len(work))
         for index in samples.dataset_firsts():  # imported once, before the workers fork
@@ -275,15 +265,16 @@ class DatBenchEvaluator:
             if isinstance(dataset, str):
                 get_scorer(dataset)
 
-        builder = SummaryBuilder(packed=with_status, spill_dir=spill_dir)
+        builder = SummaryBuilder()
         table = ScoreColumns()
         judge_problems: list[str] = []
         errors: list[str] = []
         report_every = 256
+        build = work.build()
         records = score_in_workers(
-            partial(_record, finish),
+            partial(_record, finish, build),
             work,
-            partial(_failed_record, finish),
+            partial(_failed_record, finish, build),
             worker_count(options.jobs, len(work)),
             Limits(budget=options.sample_timeout),
         )
@@ -321,10 +312,8 @@ class DatBenchEvaluator:
             progress(len(work) - reported)
         judge_expected = work.judge_count()
         del work
-        if release_inputs:
+        if release_inputs:  # every sample is scored: the aggregation can use the memory
             samples.release()
-            store.release()
-            judges.release()
 
         if strict_judge and judge_problems:
             raise StrictJudgeError(

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datbench_cli.batch.judge_store import HeldJudges, Judges, unknown_ids
+from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
 from datbench_cli.batch.line_keys import torn_tail_warner
-from datbench_cli.batch.response_store import HeldResponses, ResponseStore
+from datbench_cli.batch.response_store import ResponseStore
 from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.references import SampleKey
@@ -76,10 +76,10 @@ class JudgeAccount:
 
 def account_judges(
     samples: Iterable[DatBenchSample | SampleKey],
-    responses: Iterable[VLMResponse] | ResponseStore | HeldResponses,
+    responses: Iterable[VLMResponse] | ResponseStore,
     judges: LoadedResponses,
     is_sample: Callable[[str], bool] | None = None,
-    store: Judges | None = None,
+    store: JudgeStore | None = None,
 ) -> JudgeAccount:
     """Account for the verdict of every judge-mode sample that has a response (the last line
     of an id wins, as in scoring), and for judge ids that match no sample (``is_sample``: says
@@ -87,11 +87,9 @@ def account_judges(
     ``samples`` is gone through once, never held. ``store``: the judge responses, when
     ``judges`` (then only what was set aside) does not hold them."""
     response_of = (
-        responses.get
-        if isinstance(responses, ResponseStore | HeldResponses)
-        else {r.id: r for r in responses}.get
+        responses.get if isinstance(responses, ResponseStore) else {r.id: r for r in responses}.get
     )
-    held = HeldJudges(judges.judge) if store is None else store
+    held = held_judges(judges.judge) if store is None else store
     errored = set(judges.errored_ids)
     account = JudgeAccount()
     known: set[str] = set()

@@ -4,13 +4,13 @@ sample was scored (in the worker, with ``--jobs``), so the parent only adds it u
 A record is a plain tuple ``(score, is_correct, verdict, error, corrections, details, reasons,
 entry)``:
 
-- ``details``: the score details the dataset's ``compute_metrics`` needs (``None`` when the
-  sample does not enter ``dataset_metrics``); a dict, or pickled bytes in a streamed record;
+- ``details``: the score details the dataset's ``compute_metrics`` needs, pickled (``None``
+  when the sample does not enter ``dataset_metrics``);
 - ``corrections``: the fixes of the corrected profile that changed the sample;
 - ``reasons``: why the sample is censored (see
   :func:`~datbench_cli.benchmarks.datbench.censoring.sample_reasons`);
 - ``entry``: in a streamed record, the sample's entry of the report's ``results`` as the
-  report's indented JSON bytes; ``None`` otherwise.
+  report's indented JSON bytes; in a library record, the sample's score details.
 """
 
 from __future__ import annotations
@@ -58,47 +58,35 @@ def _metric_input(item: WorkItem, outcome: Outcome) -> bool:
     return get_scorer(dataset if isinstance(dataset, str) else str(dataset)) is not None
 
 
-def _common(item: WorkItem, outcome: Outcome) -> tuple[bool, tuple[str, ...], list[str]]:
+def _record(item: WorkItem, outcome: Outcome, entry: Any) -> tuple:
     details = outcome.details
     enters = _metric_input(item, outcome)
     corrections = tuple(details.get("corrections", ())) if enters else ()
     verdict = details.get("judge_verdict") if isinstance(details, dict) else None
     reasons = sample_reasons(item.status, item.output, item.sample.eval_mode, verdict)
-    return enters, corrections, reasons
-
-
-def library_record(item: WorkItem, outcome: Outcome) -> tuple:
-    """The record of a library call (``compute_metrics``): the details as they are."""
-    enters, corrections, reasons = _common(item, outcome)
     return (
         outcome.score,
         outcome.is_correct,
         outcome.verdict,
         outcome.error,
         corrections,
-        outcome.details,
+        pickle.dumps(details, pickle.HIGHEST_PROTOCOL) if enters else None,
         reasons,
-        None,
+        entry,
     )
+
+
+def library_record(item: WorkItem, outcome: Outcome) -> tuple:
+    """The record of a library call (``compute_metrics``): the details as they are."""
+    return _record(item, outcome, outcome.details)
 
 
 def streamed_record(item: WorkItem, outcome: Outcome) -> tuple:
     """The record of ``score``: the metric details pickled, the result entry serialised (with
     the response's status), so nothing of the sample stays behind as Python objects."""
-    enters, corrections, reasons = _common(item, outcome)
     result = sample_score(
         item.sample, item.output, outcome.score, outcome.is_correct, outcome.details
     )
     result.metadata["response_status"] = item.status
     text = jsonio.dumps_pretty(result.to_dict())
-    entry = _ENTRY_INDENT + text.replace(b"\n", b"\n" + _ENTRY_INDENT)
-    return (
-        outcome.score,
-        outcome.is_correct,
-        outcome.verdict,
-        outcome.error,
-        corrections,
-        pickle.dumps(outcome.details, pickle.HIGHEST_PROTOCOL) if enters else None,
-        reasons,
-        entry,
-    )
+    return _record(item, outcome, _ENTRY_INDENT + text.replace(b"\n", b"\n" + _ENTRY_INDENT))

@@ -3,28 +3,29 @@
 :class:`HeldSamples` wraps samples already in memory (the Python API). :class:`ReferenceFile`
 (what ``score`` uses) reads ``references.jsonl`` once, checking every line, into a table of the
 run store (:mod:`~datbench_cli.files.run_store`: id, line number, raw bytes), and keeps in
-memory only the few fields the parent needs per sample (capability, eval mode, dataset, as
-codes); a sample is parsed again from its stored line when it is scored, so memory does not
+memory only the few fields the parent needs per sample (capability, eval mode, dataset, item
+statistics: a list each, the names shared); a sample is parsed again from its stored line when it is scored, so memory does not
 hold one :class:`DatBenchSample` per reference, and a file rewritten meanwhile cannot mix two
 versions.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 import orjson
 
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
-from datbench_cli.files import jsonio, run_store
-from datbench_cli.files.codes import Codes, OptionalFloats, UIntArray
-from datbench_cli.files.run_store import LineTable
+from datbench_cli.files import jsonio
+from datbench_cli.files.run_store import LineTable, StoreOwner
 
 
 class SampleKey:
@@ -79,6 +80,15 @@ class Samples(Protocol):
         """The sample at ``index``."""
         ...
 
+    def raw(self, index: int) -> Any:
+        """What :meth:`parser` makes the sample at ``index`` of, cheap to send to a worker
+        process (a stored line's number and bytes)."""
+        ...
+
+    def parser(self) -> Callable[[Any], DatBenchSample]:
+        """A function (picklable) from :meth:`raw`'s value to the sample."""
+        ...
+
     def last_index(self, sample_id: str) -> int | None:
         """The index of the last sample with this id (``None``: no such sample)."""
         ...
@@ -96,14 +106,14 @@ class Samples(Protocol):
         """The index of the first direct-mode sample of each dataset (named by a string)."""
         ...
 
-    def forget_ids(self) -> None:
-        """Drop what looks ids up (a run that has matched its responses); ``keys`` and
-        ``key`` still give each sample's id."""
-        ...
-
     def release(self) -> None:
         """Drop everything held per sample (a run that has scored them)."""
         ...
+
+
+def as_is(value: Any) -> Any:
+    """The parser of samples held as they are."""
+    return value
 
 
 def _key(index: int, sample: DatBenchSample) -> SampleKey:
@@ -127,6 +137,12 @@ class HeldSamples:
     def sample(self, index: int) -> DatBenchSample:
         return self._samples[index]
 
+    def raw(self, index: int) -> DatBenchSample:
+        return self._samples[index]
+
+    def parser(self) -> Callable[[Any], DatBenchSample]:
+        return as_is
+
     def last_index(self, sample_id: str) -> int | None:
         return self._last.get(sample_id)
 
@@ -139,9 +155,6 @@ class HeldSamples:
 
     def dataset_firsts(self) -> Iterator[int]:
         return _firsts((s.dataset, s.eval_mode) for s in self._samples)
-
-    def forget_ids(self) -> None:
-        return None  # the caller's samples: nothing of ours to drop
 
     def release(self) -> None:
         return None
@@ -157,6 +170,14 @@ def _firsts(pairs: Iterable[tuple[Any, Any]]) -> Iterator[int]:
             yield index
 
 
+def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) -> Any:
+    """``value``, or the equal one met before when it is three strings (a hostile line's
+    other values are kept as they are)."""
+    if all(type(part) is str for part in value):
+        return seen.setdefault(value, value)
+    return value
+
+
 def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     try:
         sample = DatBenchSample(**record, image=None)
@@ -167,7 +188,12 @@ def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     return sample
 
 
-class ReferenceFile:
+def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
+    """The sample of a stored line of ``path`` (see :meth:`ReferenceFile.raw`)."""
+    return _parse(orjson.loads(raw[1].strip()), path, raw[0])
+
+
+class ReferenceFile(StoreOwner):
     """``references.jsonl`` in the run store (see the module docstring); use it as a context
     manager (a store of its own, when not given one, is closed with it). ``scan`` is given
     every line read."""
@@ -178,31 +204,31 @@ class ReferenceFile:
         db: sqlite3.Connection | None = None,
         scan: Callable[[bytes], None] | None = None,
     ) -> None:
+        super().__init__(db)
         self.path = path
-        self._own = db is None
-        self.db = run_store.connect() if db is None else db
         self.lines = LineTable(self.db, "samples")
-        self._capabilities = UIntArray()
-        self._modes = UIntArray()
-        self._datasets = UIntArray()
+        # Per sample: (capability, eval mode, dataset), the frontier flag, the weight.
+        self._groups: list[tuple[Any, Any, Any]] = []
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
-        self._weights = OptionalFloats()  # NaN: no usable weight
-        codes = self._codes = (Codes(), Codes(), Codes())
+        self._weights = array("d")  # NaN: no usable weight
+        shared: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 
         def rows() -> Iterator[tuple[str, int, bytes, None]]:
             lines = jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path, None, scan)
             for number, record, raw in lines:
                 sample = _parse(record, path, number)
-                self._capabilities.append(codes[0].code(sample.capability))
-                self._modes.append(codes[1].code(sample.eval_mode))
-                self._datasets.append(codes[2].code(sample.dataset))
+                self._groups.append(
+                    _shared(shared, (sample.capability, sample.eval_mode, sample.dataset))
+                )
                 frontier, weight = item_metrics(sample.eval_metrics)
                 self._frontier.append(-1 if frontier is None else int(frontier))
-                self._weights.append(weight)
+                self._weights.append(math.nan if weight is None else weight)
                 yield sample.id, number, raw, None
 
         try:
             self.lines.fill(rows())
+            # Without duplicate ids a sample is the last of its id: no query per sample.
+            self._unique = not self.lines.duplicate_ids()
         except BaseException:
             self.close()
             raise
@@ -213,35 +239,20 @@ class ReferenceFile:
     def __contains__(self, sample_id: object) -> bool:
         return isinstance(sample_id, str) and self.last_index(sample_id) is not None
 
-    def forget_ids(self) -> None:
-        return None  # the ids are rows of the store
-
     def release(self) -> None:
         """Drop every column (after scoring: the aggregation that follows can use the memory)."""
-        self._frontier = array("b")
-        self._capabilities, self._modes, self._datasets = UIntArray(), UIntArray(), UIntArray()
-        self._weights = OptionalFloats()
+        self._groups, self._frontier, self._weights = [], array("b"), array("d")
 
     def keys(self) -> Iterator[SampleKey]:
         for index, ident in enumerate(self.lines.ids()):  # the ids streamed in one query
             yield self.key(index, ident)
 
     def key(self, index: int, ident: str | None = None) -> SampleKey:
-        capabilities, modes, datasets = self._codes
-        return SampleKey(
-            index,
-            ident,
-            capabilities.names[self._capabilities[index]],
-            modes.names[self._modes[index]],
-            datasets.names[self._datasets[index]],
-            self,
-        )
+        capability, mode, dataset = self._groups[index]
+        return SampleKey(index, ident, capability, mode, dataset, self)
 
     def dataset_firsts(self) -> Iterator[int]:
-        datasets, modes = self._codes[2].names, self._codes[1].names
-        return _firsts(
-            (datasets[d], modes[m]) for d, m in zip(self._datasets, self._modes, strict=True)
-        )
+        return _firsts((dataset, mode) for _, mode, dataset in self._groups)
 
     def id_of(self, index: int) -> str:
         """The id of the sample at ``index``."""
@@ -249,23 +260,20 @@ class ReferenceFile:
         return ident
 
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        last = self.lines.last_of(index)
+        last = index if self._unique else self.lines.last_of(index)
         flag, weight = self._frontier[last], self._weights[last]
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
     def sample(self, index: int) -> DatBenchSample:
+        return line_sample(self.path, self.raw(index))
+
+    def raw(self, index: int) -> tuple[int, bytes]:
+        """The line number and bytes of the sample at ``index``."""
         _, number, raw, _ = self.lines.line(index)
-        return _parse(orjson.loads(raw.strip()), self.path, number)
+        return number, raw
+
+    def parser(self) -> Callable[[tuple[int, bytes]], DatBenchSample]:
+        return partial(line_sample, self.path)
 
     def last_index(self, sample_id: str) -> int | None:
         return self.lines.last(sample_id)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._own:
-            self.db.close()

@@ -287,9 +287,9 @@ def _score(
             scanned={label: scan.result() for label, scan in scans.items()},
             warn=warn,
             response_ids={
-                "responses": store.absent_from(in_references),
+                "responses": store.absent_from(references.lines),
                 "judge_responses": (
-                    judge_store.absent_from(in_references) if judge_store is not None else set()
+                    judge_store.absent_from(references.lines) if judge_store is not None else 0
                 ),
             },
         )
@@ -319,7 +319,6 @@ def _score(
                 store,
                 judges.judge if judge_store is None else judge_store,
                 score_options,
-                spill_dir=run.root,
             )
     report.provenance = provenance
     return report, account

@@ -5,10 +5,10 @@ Sums run left to right in sample order, as the reference does, so accuracies are
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from datbench_cli.batch.responses import (
@@ -17,9 +17,10 @@ from datbench_cli.batch.responses import (
     MISSING,
     RESPONSE_STATUSES,
 )
-from datbench_cli.benchmarks.datbench.detail_spill import DetailSpill
 from datbench_cli.benchmarks.profiles import REFERENCE
 from datbench_cli.errors import ScorerFailed
+from datbench_cli.files import run_store
+from datbench_cli.files.run_store import BlobTable
 from datbench_cli.scorers import get_scorer
 
 
@@ -51,7 +52,6 @@ class _Tally:
 
 @dataclass
 class _DatasetState:
-    direct_details: list[Any] = field(default_factory=list)  # dicts (unless packed)
     detail_count: int = 0
     registered: bool = False
     scorer_errors: int = 0
@@ -107,6 +107,30 @@ class Coverage:
         }
 
 
+#: A dataset with more details than this gets them unpickled pass by pass (about 1 KB each
+#: once unpickled: 1 MB at most held at once).
+HELD = 1024
+
+
+class _Details(Sequence[Any]):
+    """A dataset's details, unpickled from the store on each pass its ``compute_metrics``
+    makes (the scorers only go through their details): one large dataset never has all of
+    them in memory at once."""
+
+    def __init__(self, table: BlobTable, group: str, count: int) -> None:
+        self._table, self._group, self._count = table, group, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Any]:
+        for blob in self._table.blobs(self._group):
+            yield pickle.loads(blob)
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+
 def ratio(part: int, whole: int) -> float | None:
     """``part / whole``; ``None`` when ``whole`` is 0."""
     return part / whole if whole else None
@@ -115,14 +139,13 @@ def ratio(part: int, whole: int) -> float | None:
 class SummaryBuilder:
     """Consumes outcomes in sample order and produces the summary dict.
 
-    ``packed``: the details handed to :meth:`add` are pickled bytes (a streamed record, see
-    :mod:`~datbench_cli.benchmarks.datbench.records`), kept in a :class:`DetailSpill` (its
-    temporary file in ``spill_dir`` where possible) and unpickled only to aggregate.
+    The details handed to :meth:`add` are pickled bytes (see
+    :mod:`~datbench_cli.benchmarks.datbench.records`), kept per dataset as rows of a private
+    run store (:mod:`~datbench_cli.files.run_store`) and unpickled only to aggregate.
     """
 
-    def __init__(self, packed: bool = False, spill_dir: Path | None = None) -> None:
-        self.packed = packed
-        self._spill = DetailSpill(spill_dir) if packed else None
+    def __init__(self) -> None:
+        self._details = BlobTable(run_store.connect(), "details")
         self.overall = _Tally()
         self.direct = _Tally()
         self.judge = _Tally()
@@ -190,10 +213,7 @@ class SummaryBuilder:
             state.scorer_errors += 1
         else:
             state.detail_count += 1
-            if self._spill is not None:
-                self._spill.add(dataset, details)
-            else:
-                state.direct_details.append(details)
+            self._details.add(details, dataset)
             for fix in corrections:
                 state.corrections[fix] += 1
 
@@ -205,10 +225,10 @@ class SummaryBuilder:
                 scorer = get_scorer(name)
                 assert scorer is not None
                 try:
-                    details: Any = list(state.direct_details)
-                    if self._spill is not None:
-                        # One dataset's details read back and unpacked at a time.
-                        details = self._spill.unpickled(name, state.detail_count)
+                    # One dataset's details read back and unpickled at a time.
+                    details: Any = _Details(self._details, name, state.detail_count)
+                    if state.detail_count <= HELD:
+                        details = list(details)
                     metrics.update(scorer.compute_metrics(details))
                     del details
                 except Exception as exc:  # noqa: BLE001 - the reference would lose the whole run
@@ -230,8 +250,7 @@ class SummaryBuilder:
                 metrics["judge_stale_verdicts"] = state.judge_stale
             if state.registered or state.judge.count:
                 out[name] = metrics
-        if self._spill is not None:
-            self._spill.close()
+        self._details.db.close()
         return out
 
     def summary(

@@ -1,44 +1,49 @@
-"""The samples a run scores, matched to their responses: work items built when asked for."""
+"""The samples a run scores, matched to their responses: work items in their raw form (a
+stored sample's and response's line bytes), parsed where they are scored."""
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any
 
-from datbench_cli.batch.judge_store import Judges
-from datbench_cli.batch.response_store import Responses
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse
+from datbench_cli.batch.judge_store import JudgeStore
+from datbench_cli.batch.response_store import ResponseStore
+from datbench_cli.benchmarks.datbench.references import Samples
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
-from datbench_cli.files.codes import Ascending, Codes, UIntArray
+
+#: A work item as it travels to a worker: (sample, response, judge mode, judge response or
+#: ``None``, status), each input in the raw form its source gives (see :meth:`WorkList.build`).
+RawItem = tuple[Any, Any, bool, Any, str | None]
 
 
-class WorkList(Sequence[WorkItem]):
-    """Work items built when asked for, from compact columns: the sample comes from
-    ``sample_of(index)`` and the model output from ``responses`` by position (either may
-    parse it from a file), so a long run holds no item, sample or response objects. The last
-    item built is kept: the caller and the scorer ask for the same item in turn."""
+class WorkList(Sequence[RawItem]):
+    """Work items from compact columns: the places of the sample in ``samples``, the response
+    in ``responses`` and the judge response in ``judges``; an item is those inputs' raw forms
+    (for a stored input, its line number and bytes), so a long run holds no item, sample or
+    response objects and the parsing is done by the workers (:meth:`build`, in parallel)."""
 
     def __init__(
         self,
-        sample_of: Callable[[int], DatBenchSample],
+        samples: Samples,
         profile: str,
-        responses: Responses,
-        judges: Judges | None = None,
+        responses: ResponseStore,
+        judges: JudgeStore | None = None,
     ) -> None:
-        self._sample_of = sample_of
+        self._samples = samples
         self._profile = profile
         self._responses = responses
         self._judge_source = judges
-        # About 2 bytes an item: sample and response places as runs (a few bytes a run; in a
-        # run's order they take four bytes each), statuses as one-byte codes, judges only where
-        # given.
-        self.indices = Ascending()
-        self._positions = Ascending()
+        # About 25 bytes an item: the sample's and response's places, the status (a name
+        # shared by many), judges only where given.
+        self.indices, self._positions = array("q"), array("q")
         # The items that have a judge response (ascending) and its position in ``judges``.
-        self._judged, self._judge_positions = UIntArray(), UIntArray()
-        self._status_names, self._statuses = Codes(), UIntArray()
+        self._judged, self._judge_positions = array("q"), array("q")
+        self._statuses: list[str | None] = []
         self._judge_modes = bytearray()
-        self._last: tuple[int, WorkItem] | None = None
 
     def append(
         self,
@@ -48,45 +53,68 @@ class WorkList(Sequence[WorkItem]):
         judge: int | None,
         status: str | None,
     ) -> None:
-        """One item: the sample at ``index`` of ``sample_of``, the response at ``position``
+        """One item: the sample at ``index`` of ``samples``, the response at ``position``
         of ``responses``, its judge response at ``judge`` of ``judges``."""
         if judge is not None:
             self._judged.append(len(self.indices))
             self._judge_positions.append(judge)
         self.indices.append(index)
         self._positions.append(position)
-        self._statuses.append(self._status_names.code(status))
+        self._statuses.append(status)
         self._judge_modes.append(judge_mode)
 
     def __len__(self) -> int:
         return len(self.indices)
 
-    def __getitem__(self, position: int) -> WorkItem:  # type: ignore[override]
-        last = self._last
-        if last is not None and last[0] == position:
-            return last[1]
-        item = WorkItem(
-            self._sample_of(self.indices[position]),
-            self._responses.response(self._positions[position]).model_output,
+    def __getitem__(self, position: int) -> RawItem:  # type: ignore[override]
+        return (
+            self._samples.raw(self.indices[position]),
+            self._responses.raw(self._positions[position]),
             bool(self._judge_modes[position]),
             self._judge_of(position),
-            self._profile,
-            self._status_names.names[self._statuses[position]],
+            self._statuses[position],
         )
-        self._last = (position, item)
-        return item
 
-    def __iter__(self) -> Iterator[WorkItem]:
+    def __iter__(self) -> Iterator[RawItem]:
         for position in range(len(self.indices)):
             yield self[position]
 
-    def _judge_of(self, position: int) -> JudgeResponse | None:
-        judged = self._judged.values
+    def _judge_of(self, position: int) -> Any:
+        judged = self._judged
         at = bisect_left(judged, position)
         if at == len(judged) or judged[at] != position:
             return None
         assert self._judge_source is not None
-        return self._judge_source.judge(self._judge_positions[at])
+        return self._judge_source.raw(self._judge_positions[at])
+
+    def build(self) -> Callable[[RawItem], WorkItem]:
+        """A function (picklable: sent to the workers) from a raw item to its work item."""
+        judges = self._judge_source
+        return partial(
+            _work_item,
+            self._samples.parser(),
+            self._responses.parser(),
+            None if judges is None else judges.parser(),
+            self._profile,
+        )
 
     def judge_count(self) -> int:
         return sum(self._judge_modes)
+
+
+def _work_item(
+    sample: Callable[[Any], DatBenchSample],
+    response: Callable[[Any], VLMResponse],
+    judge: Callable[[Any], JudgeResponse] | None,
+    profile: str,
+    raw: RawItem,
+) -> WorkItem:
+    judged = raw[3]
+    return WorkItem(
+        sample(raw[0]),
+        response(raw[1]).model_output,
+        raw[2],
+        None if judged is None or judge is None else judge(judged),
+        profile,
+        raw[4],
+    )

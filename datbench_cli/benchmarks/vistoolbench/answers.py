@@ -11,7 +11,7 @@ status) is no answer (the turn is *errored*). Each answered turn keeps the statu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,10 +126,12 @@ def as_answer_line(item: Any) -> AnswerLine:
     raise InputError(f"not a response: {type(item).__name__}")
 
 
-def read_answer_lines(path: Path, warn: Warn | None = None) -> Iterator[AnswerLine]:
+def read_answer_lines(
+    path: Path, warn: Warn | None = None, scan: Callable[[bytes], None] | None = None
+) -> Iterator[AnswerLine]:
     """The response lines of a file, validated (errors name file and line); ``warn`` hears
-    once about keys no reader uses."""
-    return checked_lines(path, RESPONSE_KEYS, answer_line, warn)
+    once about keys no reader uses; ``scan`` is given every line read."""
+    return checked_lines(path, RESPONSE_KEYS, answer_line, warn, scan)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,10 +146,12 @@ def as_judge_line(item: Any) -> JudgeLine:
     raise InputError(f"not a judge response: {type(item).__name__}")
 
 
-def read_judge_lines(path: Path, warn: Warn | None = None) -> Iterator[JudgeLine]:
+def read_judge_lines(
+    path: Path, warn: Warn | None = None, scan: Callable[[bytes], None] | None = None
+) -> Iterator[JudgeLine]:
     """The judge response lines of a file, validated (errors name file and line); ``warn``
-    hears once about keys no reader uses."""
-    return checked_lines(path, JUDGE_KEYS, judge_line, warn)
+    hears once about keys no reader uses; ``scan`` is given every line read."""
+    return checked_lines(path, JUDGE_KEYS, judge_line, warn, scan)
 
 
 @dataclass

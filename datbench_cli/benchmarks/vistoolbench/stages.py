@@ -51,7 +51,14 @@ from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
 from datbench_cli.files.outputs import guard_output, locked_runs
-from datbench_cli.files.provenance import image_sizes, pins, report_block, row_digest, sha256_bytes
+from datbench_cli.files.provenance import (
+    InputScan,
+    image_sizes,
+    pins,
+    report_block,
+    row_digest,
+    sha256_bytes,
+)
 from datbench_cli.files.rundir import (
     IMAGES,
     JUDGE_TASKS,
@@ -388,14 +395,19 @@ def _make_judge_tasks(
 
 
 def _judge_lines(
-    run: RunDir, path: Path, tasks: Path | None = None, warn: Warn | None = None
+    run: RunDir,
+    path: Path,
+    tasks: Path | None = None,
+    warn: Warn | None = None,
+    scan: Callable[[bytes], None] | None = None,
 ) -> list[JudgeLine]:
     """Judge lines of a file; one without a digest takes its judge task's from ``tasks``
-    (default: the run directory's judge_tasks.jsonl, the tasks the judge answered)."""
+    (default: the run directory's judge_tasks.jsonl, the tasks the judge answered); ``scan``
+    is given every line read."""
     tasks = tasks if tasks is not None and tasks.is_file() else run.path(JUDGE_TASKS)
     digests = judge_task_digests(tasks)
     lines = []
-    for line in read_judge_lines(path, warn):
+    for line in read_judge_lines(path, warn, scan):
         if line.digest is None:
             line = dataclasses.replace(line, digest=digests.get(line.display_id))
         lines.append(line)
@@ -421,10 +433,18 @@ def score(
     manifest = run.read_manifest()
     reading = warn if read_warn is None else read_warn
     evaluator = _evaluator(run, warn)
-    answers = evaluator.collect_answers(read_answer_lines(responses, reading))
-    judge_lines = (
-        _judge_lines(run, judge_responses, warn=reading) if judge_responses is not None else None
+    # The response files are read once, each scanned for the provenance as it is read: a pipe
+    # (score /dev/stdin) is named and digested like a file.
+    scans = {"responses": InputScan(responses, lines=True)}
+    answers = evaluator.collect_answers(
+        read_answer_lines(responses, reading, scans["responses"].update)
     )
+    judge_lines = None
+    if judge_responses is not None:
+        scans["judge_responses"] = InputScan(judge_responses, lines=True)
+        judge_lines = _judge_lines(
+            run, judge_responses, warn=reading, scan=scans["judge_responses"].update
+        )
     if judge_responses is None:
         warn("no judge responses given: every rubric of an answered turn counts as missing")
     if evaluator.context_policy != "golden_history":
@@ -440,6 +460,7 @@ def score(
         options=options or {},
         ids=set(),
         warn=warn,
+        scanned={label: scan.result() for label, scan in scans.items()},
     )
     report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
     report.provenance = provenance
