@@ -55,11 +55,16 @@ def successes(path: Path) -> Counter[str]:
     )
 
 
+HANG_TIMEOUT = 0.3  # what a test whose server hangs on cue waits before the client gives up
+
+
 def quick(server: ChatServer, **overrides: object) -> SendConfig:
     options = {
         "base_url": server.base_url,
         "concurrency": 4,
-        "timeout": 0.3,
+        # Generous, so that an answered request passes on a loaded machine; the tests whose
+        # server hangs on cue pass a short one.
+        "timeout": 10.0,
         "max_retries": 3,
         "backoff_base": 0.001,
         "backoff_max": 0.02,
@@ -97,7 +102,7 @@ class SenderTests(unittest.TestCase):
                 prompt("h"): ["drop", "ok"],
             }
         )
-        plan, result = self.send()
+        plan, result = self.send(timeout=HANG_TIMEOUT)
         self.assertEqual(plan.pending, 8)
         self.assertEqual(result.answered, 7)
         self.assertEqual(result.truncated, 1)
@@ -138,7 +143,7 @@ class SenderTests(unittest.TestCase):
     def test_persistent_server_errors_become_error_lines(self) -> None:
         self.server.script[prompt("a")] = ["500"]
         self.server.script[prompt("b")] = ["hang"]
-        _, result = self.send(max_retries=1)
+        _, result = self.send(max_retries=1, timeout=HANG_TIMEOUT)
         self.assertEqual(sorted(result.failed_ids), ["a", "b"])
         self.assertEqual(self.server.hits[prompt("a")], 2)
         lines = {line["custom_id"]: line for line in out_lines(self.out)}

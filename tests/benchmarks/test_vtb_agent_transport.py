@@ -19,7 +19,9 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
 
 def _client(base_url: str, **config: float) -> ChatClient:
-    settings = {"timeout": 1.0, "max_retries": 0, "backoff_base": 0.0, **config}
+    # A generous timeout, so that an answered exchange passes on a loaded machine; the test of
+    # the timeout passes its own.
+    settings = {"timeout": 10.0, "max_retries": 0, "backoff_base": 0.0, **config}
     return ChatClient(ServerConfig(base_url, "sk-secret", **settings))  # type: ignore[arg-type]
 
 
@@ -34,7 +36,7 @@ class AgentTransportTests(unittest.TestCase):
                 time.sleep(0.1)
 
         with RawServer(respond) as server:
-            client = _client(server.base_url)
+            client = _client(server.base_url, timeout=1.0)
             started = time.monotonic()
             with self.assertRaises(RequestFailed) as caught:
                 bounded(self, 10, lambda: client.complete(BODY))
