@@ -68,8 +68,8 @@ demo: $(STAMP)
 # The suite on one interpreter (PYTHON, in VENV), on pytest-xdist workers: one more than the
 # cores, since much of the suite waits on processes it starts (the CLI, kills, scoring pools):
 # on 2 cores, 3 workers took 286 s where 2 took 416 s. It ends with the 15 slowest tests so
-# drift shows, and the reason of every skip (-rs). PYTEST_MARKS selects by marker (`make test` runs the newest Python with
-# "not one_python").
+# drift shows, and the reason of every skip (-rs). PYTEST_MARKS selects by marker (`make test`
+# runs the newest Python with "not one_python").
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --durations=15 -rs
 PYTEST_MARKS ?=
