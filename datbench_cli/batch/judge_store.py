@@ -36,10 +36,10 @@ class JudgeStore(AnsweredLines):
     table_name = "judges"
 
     def judge(self, position: int) -> JudgeResponse:
-        return self.parser()(self.raw(position))
+        return self.parser()(self.raws([position])[0])
 
     def parser(self) -> Callable[[tuple[int, bytes, Any]], JudgeResponse]:
-        """A function (picklable) from :meth:`raw`'s value to the judge response."""
+        """A function (picklable) from a value of :meth:`raws` to the judge response."""
         return self._parser(line_judge)
 
     def get(self, ident: str) -> JudgeResponse | None:
@@ -59,7 +59,7 @@ def held_judges(judges: Iterable[JudgeResponse]) -> JudgeStore:
 
 
 def line_judge(path: Path, raw: tuple[int, bytes, Any]) -> JudgeResponse:
-    """The judge response of a stored line (see :meth:`JudgeStore.raw`; its extra value is
+    """The judge response of a stored line (see :meth:`JudgeStore.raws`; its extra value is
     the digest it took from its judge task, if any)."""
     line = stored_line(path, JudgeStore.fields, raw[0], raw[1])
     digest = line.digest if line.digest is not None else raw[2]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -72,10 +72,14 @@ class AnsweredLines(StoreOwner):
         """How many distinct ids have no line in ``other`` (a table of the same store)."""
         return self.lines.absent_from(other)
 
-    def raw(self, position: int) -> tuple[int, bytes, Any]:
-        """The line number, bytes and extra value of the line at ``position``."""
-        _, number, raw, extra = self.lines.line(position)
-        return number, raw, extra
+    def raws(self, positions: Sequence[int]) -> list[tuple[int, bytes, Any]]:
+        """The line number, bytes and extra value of the line at each of ``positions`` (at
+        most ``run_store.MANY``), in one query."""
+        return self.lines.lines_at(positions)
+
+    def last_by_id(self) -> dict[str, int]:
+        """:meth:`last` of every id, in one query."""
+        return self.lines.last_by_id()
 
 
 class ResponseStore(AnsweredLines):
@@ -88,10 +92,10 @@ class ResponseStore(AnsweredLines):
         self.codes = bytearray()
 
     def response(self, position: int) -> VLMResponse:
-        return self.parser()(self.raw(position))
+        return self.parser()(self.raws([position])[0])
 
     def parser(self) -> Callable[[tuple[int, bytes, Any]], VLMResponse]:
-        """A function (picklable) from :meth:`raw`'s value to the response."""
+        """A function (picklable) from a value of :meth:`raws` to the response."""
         return self._parser(line_response)
 
     def status(self, position: int) -> str | None:
@@ -139,7 +143,7 @@ def stored_line(
 
 
 def line_response(path: Path, raw: tuple[int, bytes, Any]) -> VLMResponse:
-    """The response of a stored line (see :meth:`ResponseStore.raw`)."""
+    """The response of a stored line (see :meth:`ResponseStore.raws`)."""
     line = stored_line(path, ResponseStore.fields, raw[0], raw[1])
     return VLMResponse(line.id, line.text or "", line.parsed)
 

@@ -12,10 +12,13 @@ pipe (``score /dev/stdin``) is read once like a file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Self
 
 _PAGE_CACHE_KIB = 8192  # the memory SQLite may keep of the database's pages
+#: The most positions :meth:`LineTable.lines_at` takes at once (a query's parameters: SQLite
+#: before 3.32 allows 999).
+MANY = 512
 
 
 def connect() -> sqlite3.Connection:
@@ -92,6 +95,24 @@ class LineTable:
             position,
         )
         return last
+
+    def last_by_id(self) -> dict[str, int]:
+        """The position of the last line of every id, in one query (matching a run's samples
+        to their lines costs one lookup each, not one query each)."""
+        return dict(self.db.execute(f"SELECT id, max(position) FROM {self.name} GROUP BY id"))
+
+    def lines_at(self, positions: Sequence[int]) -> list[tuple[int, bytes, Any]]:
+        """The line number, raw bytes and extra value of the line at each of ``positions``
+        (at most :data:`MANY` of them), in their order, in one query."""
+        marks = ",".join("?" * len(positions))
+        found = {
+            row[0]: row[1:]
+            for row in self.db.execute(
+                f"SELECT position, number, raw, extra FROM {self.name} WHERE position IN ({marks})",
+                list(positions),
+            )
+        }
+        return [found[position] for position in positions]
 
     def line(self, position: int) -> tuple[str, int, bytes, Any]:
         """The id, line number, raw bytes and extra value of the line at ``position``."""

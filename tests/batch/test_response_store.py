@@ -73,6 +73,26 @@ class ResponseStoreTests(unittest.TestCase):
         self.assertEqual(aside.unknown_keys, loaded.unknown_keys)
         self.assertEqual(aside.statuses, {})  # the store has them
 
+    def test_lines_read_at_once_are_the_lines_read_one_by_one(self) -> None:
+        store, _ = load_response_store(self.path)
+        with store:
+            last = store.last_by_id()
+            self.assertEqual(set(last), {"a", "b", "c", "e", "f", "ü 🙂", "g"})
+            for ident, position in last.items():
+                self.assertEqual(position, store.last(ident), ident)
+            # Any order, a position asked twice (two samples of one id), none at all.
+            positions = [last["g"], last["a"], 0, last["a"]]
+            raws = store.raws(positions)
+            self.assertEqual(raws[1], raws[3])
+            parse = store.parser()
+            self.assertEqual(
+                [parse(raw) for raw in raws],
+                [store.response(position) for position in positions],
+            )
+            self.assertEqual(parse(raws[1]), VLMResponse("a", "second a", None))
+            self.assertEqual(parse(raws[2]), VLMResponse("a", "first a", None))
+            self.assertEqual(store.raws([]), [])
+
     def test_a_line_rewritten_after_it_was_read_keeps_the_version_read(self) -> None:
         store, _ = load_response_store(self.path)
         with store:

@@ -240,8 +240,12 @@ class DatBenchEvaluator:
         judge_matched = 0
         # Every answered sample, in order, counting coverage as it goes.
         matched = bytearray(len(store))  # the responses some sample has
+        # The last line of each id, one query per input (an id that is not a string, which a
+        # caller's sample may have, matches no line).
+        last_response, last_judge = store.last_by_id(), judges.last_by_id()
         for key in samples.keys():
-            position = store.last(key.id)
+            ident = key.id
+            position = last_response.get(ident) if isinstance(ident, str) else None
             if position is None:
                 coverage.missing_responses += 1
                 coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
@@ -252,12 +256,12 @@ class DatBenchEvaluator:
                 status = text_status(store.response(position).model_output)
             coverage.count(key.capability, status)
             judge_mode = key.eval_mode == "judge"
-            judge = judges.last(key.id) if judge_mode else None
+            judge = last_judge.get(ident) if judge_mode else None
             judge_matched += judge is not None
             work.append(key.at, position, judge_mode, judge, status if with_status else None)
         # Every distinct response id no sample has (the last line of an id is the one matched).
         coverage.unknown_response_ids = store.unmatched(matched)
-        del matched
+        del matched, last_response, last_judge
         if progress is not None:
             progress(0, total=len(work))
         for index in samples.dataset_firsts():  # imported once, before the workers fork

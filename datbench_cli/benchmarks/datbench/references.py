@@ -80,13 +80,13 @@ class Samples(Protocol):
         """The sample at ``index``."""
         ...
 
-    def raw(self, index: int) -> Any:
-        """What :meth:`parser` makes the sample at ``index`` of, cheap to send to a worker
-        process (a stored line's number and bytes)."""
+    def raws(self, indices: Sequence[int]) -> list[Any]:
+        """What :meth:`parser` makes each sample of ``indices`` (at most ``run_store.MANY``)
+        of, cheap to send to a worker process (a stored line's number and bytes), at once."""
         ...
 
     def parser(self) -> Callable[[Any], DatBenchSample]:
-        """A function (picklable) from :meth:`raw`'s value to the sample."""
+        """A function (picklable) from a value of :meth:`raws` to the sample."""
         ...
 
     def last_index(self, sample_id: str) -> int | None:
@@ -137,8 +137,8 @@ class HeldSamples:
     def sample(self, index: int) -> DatBenchSample:
         return self._samples[index]
 
-    def raw(self, index: int) -> DatBenchSample:
-        return self._samples[index]
+    def raws(self, indices: Sequence[int]) -> list[DatBenchSample]:
+        return [self._samples[index] for index in indices]
 
     def parser(self) -> Callable[[Any], DatBenchSample]:
         return as_is
@@ -189,7 +189,7 @@ def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
 
 
 def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
-    """The sample of a stored line of ``path`` (see :meth:`ReferenceFile.raw`)."""
+    """The sample of a stored line of ``path`` (see :meth:`ReferenceFile.raws`)."""
     return _parse(orjson.loads(raw[1].strip()), path, raw[0])
 
 
@@ -265,12 +265,10 @@ class ReferenceFile(StoreOwner):
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
     def sample(self, index: int) -> DatBenchSample:
-        return line_sample(self.path, self.raw(index))
+        return line_sample(self.path, self.raws([index])[0])
 
-    def raw(self, index: int) -> tuple[int, bytes]:
-        """The line number and bytes of the sample at ``index``."""
-        _, number, raw, _ = self.lines.line(index)
-        return number, raw
+    def raws(self, indices: Sequence[int]) -> list[tuple[int, bytes]]:
+        return [(number, raw) for number, raw, _ in self.lines.lines_at(indices)]
 
     def parser(self) -> Callable[[tuple[int, bytes]], DatBenchSample]:
         return partial(line_sample, self.path)

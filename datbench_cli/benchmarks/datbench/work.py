@@ -14,6 +14,7 @@ from datbench_cli.batch.response_store import ResponseStore
 from datbench_cli.benchmarks.datbench.references import Samples
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
+from datbench_cli.files.run_store import MANY
 
 #: A work item as it travels to a worker: (sample, response, judge mode, judge response or
 #: ``None``, status), each input in the raw form its source gives (see :meth:`WorkList.build`).
@@ -67,25 +68,32 @@ class WorkList(Sequence[RawItem]):
         return len(self.indices)
 
     def __getitem__(self, position: int) -> RawItem:  # type: ignore[override]
-        return (
-            self._samples.raw(self.indices[position]),
-            self._responses.raw(self._positions[position]),
-            bool(self._judge_modes[position]),
-            self._judge_of(position),
-            self._statuses[position],
-        )
+        return next(self._items(position, position + 1))
 
     def __iter__(self) -> Iterator[RawItem]:
-        for position in range(len(self.indices)):
-            yield self[position]
+        for start in range(0, len(self.indices), MANY):
+            yield from self._items(start, min(start + MANY, len(self.indices)))
 
-    def _judge_of(self, position: int) -> Any:
+    def _items(self, start: int, end: int) -> Iterator[RawItem]:
+        """The items from ``start`` to ``end`` (at most ``MANY``), their inputs read in one
+        query per input, not one per item."""
+        samples = self._samples.raws(self.indices[start:end])
+        responses = self._responses.raws(self._positions[start:end])
         judged = self._judged
-        at = bisect_left(judged, position)
-        if at == len(judged) or judged[at] != position:
-            return None
-        assert self._judge_source is not None
-        return self._judge_source.raw(self._judge_positions[at])
+        first, last = bisect_left(judged, start), bisect_left(judged, end)
+        judges: dict[int, Any] = {}
+        if last > first:
+            assert self._judge_source is not None
+            found = self._judge_source.raws(self._judge_positions[first:last])
+            judges = dict(zip(judged[first:last], found, strict=True))
+        for offset, position in enumerate(range(start, end)):
+            yield (
+                samples[offset],
+                responses[offset],
+                bool(self._judge_modes[position]),
+                judges.get(position),
+                self._statuses[position],
+            )
 
     def build(self) -> Callable[[RawItem], WorkItem]:
         """A function (picklable: sent to the workers) from a raw item to its work item."""
