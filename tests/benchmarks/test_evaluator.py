@@ -287,6 +287,20 @@ class CoverageAndErrorTests(unittest.TestCase):
         self.assertEqual(report.summary["capability_accuracy"], {})
         self.assertEqual(report.results, [])
 
+    def test_images_stay_with_the_caller(self) -> None:
+        # A dataset row's image (a PIL image: megabytes once pickled) is never sent to the
+        # scoring workers: one that cannot be pickled at all scores like no image.
+        import threading
+
+        rows = [dict(row(i, "countbench", "3"), image=threading.Lock()) for i in "ab"]
+        evaluator = DatBenchEvaluator(rows, "counting")
+        report = evaluator.compute_metrics([VLMResponse("a", "3"), VLMResponse("b", "4")])
+        self.assertEqual([r.score for r in report.results], [1.0, 0.0])
+        self.assertEqual(
+            [r.metadata["score_details"].get("error") for r in report.results], [None, None]
+        )
+        self.assertIsInstance(evaluator.samples[0].image, type(threading.Lock()))
+
     def test_report_save_round_trips(self) -> None:
         import tempfile
         from pathlib import Path

@@ -11,6 +11,7 @@ versions.
 
 from __future__ import annotations
 
+import copy
 import math
 import sqlite3
 from array import array
@@ -120,6 +121,17 @@ def _key(index: int, sample: DatBenchSample) -> SampleKey:
     return SampleKey(index, sample.id, sample.capability, sample.eval_mode, sample.dataset)
 
 
+def _without_image(sample: DatBenchSample) -> DatBenchSample:
+    """The sample as a worker gets it: without its image, which no scorer reads and which a
+    worker would otherwise receive pickled (400 samples of 1024x1024 pixels: 15.6 s and
+    2.6 GB to score instead of 0.3 s)."""
+    if sample.image is None:
+        return sample
+    light = copy.copy(sample)
+    light.image = None
+    return light
+
+
 class HeldSamples:
     """Samples in memory (a list), behind :class:`Samples`."""
 
@@ -138,7 +150,7 @@ class HeldSamples:
         return self._samples[index]
 
     def raws(self, indices: Sequence[int]) -> list[DatBenchSample]:
-        return [self._samples[index] for index in indices]
+        return [_without_image(self._samples[index]) for index in indices]
 
     def parser(self) -> Callable[[Any], DatBenchSample]:
         return as_is
