@@ -212,10 +212,11 @@ def score_in_workers(
     failed: Callable[[T, Failure], R],
     jobs: int = 1,
     limits: Limits = Limits(),
-) -> Iterator[R]:
-    """``function(item)`` for every item, in order, computed on ``jobs`` workers (``jobs``
-    <= 0: every usable core). ``function`` and the items travel to the workers pickled; an
-    item whose scoring fails in its worker (see the module) yields ``failed(item, failure)``."""
+) -> Iterator[tuple[T, R]]:
+    """``(item, function(item))`` for every item, in order, computed on ``jobs`` workers
+    (``jobs`` <= 0: every usable core). ``function`` and the items travel to the workers
+    pickled; an item whose scoring fails in its worker (see the module) comes with
+    ``failed(item, failure)``."""
     import pebble  # here, not at start-up: it loads asyncio (and ssl) for its decorators
 
     workers = jobs if jobs > 0 else usable_cpus()
@@ -254,11 +255,10 @@ def score_in_workers(
                 outcomes = [_alone(pool, function, item, limits) for item in batch.items]
             for item, (ok, value) in zip(batch.items, outcomes, strict=True):
                 if ok:
-                    yield value
+                    yield item, value
                 else:
-                    yield failed(
-                        item, value if isinstance(value, Failure) else _failure(value, limits)
-                    )
+                    why = value if isinstance(value, Failure) else _failure(value, limits)
+                    yield item, failed(item, why)
     finally:
         pool.stop()
         pool.join()

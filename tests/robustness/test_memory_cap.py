@@ -40,11 +40,11 @@ _SCRIPT = textwrap.dedent(
     )
     work = [WorkItem(sample, hostile, False, None), WorkItem(sample, "[1, 2]", False, None)]
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
-    records = list(score_in_workers(
+    records = [record for _, record in score_in_workers(
         partial(_record, library_record, as_is), work,
         partial(_failed_record, library_record, as_is),
         1, Limits(30.0, cap),
-    ))
+    )]
     outcomes = [type("O", (), {"score": r[0], "error": r[3]}) for r in records]
     print(json.dumps({
         "base_mib": base >> 20,

@@ -160,8 +160,8 @@ class DatBenchEvaluator:
         :func:`compute_report`, one frame below them for the warnings' stack level)."""
         results: list[SampleScore] = []
 
-        def keep(work: WorkList, position: int, record: tuple) -> None:
-            item = work.build()(work[position])
+        def keep(build: Build, raw: RawItem, record: tuple) -> None:
+            item = build(raw)
             score, is_correct, details = record[0], record[1], record[7]
             results.append(sample_score(item.sample, item.output, score, is_correct, details))
 
@@ -199,7 +199,7 @@ class DatBenchEvaluator:
         judge_responses: Iterable[JudgeResponse] | JudgeStore | None,
         strict_judge: bool,
         finish: Finish,
-        sink: Callable[[WorkList, int, tuple], None],
+        sink: Callable[[Build, RawItem, tuple], None],
         options: ScoreOptions,
         *,
         with_status: bool = False,
@@ -207,7 +207,8 @@ class DatBenchEvaluator:
         depth: int = 0,
     ) -> tuple[dict[str, Any], ScoreColumns]:
         """Score, pass each sample's record (see :mod:`records`, made by ``finish``) to
-        ``sink`` in sample order, and return the summary and the per-sample score table
+        ``sink`` in sample order, with its raw work item and the function that builds it, and
+        return the summary and the per-sample score table
         (``depth``: frames between this and the public method, for the warnings;
         ``release_inputs``: the samples drop their columns before aggregating)."""
         profile = check_profile(options.profile)
@@ -284,7 +285,7 @@ class DatBenchEvaluator:
         )
         # The parent adds each record up from the sample's key and codes: it parses no sample.
         done = reported = 0
-        for done, record in enumerate(records, 1):
+        for done, (raw, record) in enumerate(records, 1):
             if progress is not None and done % report_every == 0:
                 progress(done - reported)
                 reported = done
@@ -309,7 +310,7 @@ class DatBenchEvaluator:
                 frontier,
                 weight,
             )
-            sink(work, done - 1, record)
+            sink(build, raw, record)
         if done != len(work):
             raise AssertionError(f"{len(work)} samples to score, {done} scored")
         if progress is not None:

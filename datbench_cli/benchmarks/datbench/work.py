@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -21,7 +21,7 @@ from datbench_cli.files.run_store import MANY
 RawItem = tuple[Any, Any, bool, Any, str | None]
 
 
-class WorkList(Sequence[RawItem]):
+class WorkList:
     """Work items from compact columns: the places of the sample in ``samples``, the response
     in ``responses`` and the judge response in ``judges``; an item is those inputs' raw forms
     (for a stored input, its line number and bytes), so a long run holds no item, sample or
@@ -66,9 +66,6 @@ class WorkList(Sequence[RawItem]):
 
     def __len__(self) -> int:
         return len(self.indices)
-
-    def __getitem__(self, position: int) -> RawItem:  # type: ignore[override]
-        return next(self._items(position, position + 1))
 
     def __iter__(self) -> Iterator[RawItem]:
         for start in range(0, len(self.indices), MANY):
