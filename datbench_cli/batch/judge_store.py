@@ -15,7 +15,7 @@ of an id counts.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from datbench_cli.batch.answers import JudgeResponse
 from datbench_cli.batch.line_keys import JUDGE_KEYS
 from datbench_cli.batch.response_store import AnsweredLines, read_answered, stored_line
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
+from datbench_cli.files.run_store import blocks
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
 
@@ -35,16 +36,9 @@ class JudgeStore(AnsweredLines):
     fields = (_TEXT, _PARSED)
     table_name = "judges"
 
-    def judge(self, position: int) -> JudgeResponse:
-        return self.parser()(self.raws([position])[0])
-
     def parser(self) -> Callable[[tuple[int, bytes, Any]], JudgeResponse]:
         """A function (picklable) from a value of :meth:`raws` to the judge response."""
         return self._parser(line_judge)
-
-    def get(self, ident: str) -> JudgeResponse | None:
-        position = self.last(ident)
-        return None if position is None else self.judge(position)
 
     def line_ids(self) -> Iterator[str]:
         """The id of every answered line, in file order (an id answered twice comes twice)."""
@@ -91,13 +85,18 @@ def load_judge_store(
 
 
 def unknown_ids(
-    judges: JudgeStore, errored_ids: Iterable[str], is_sample: Callable[[str], bool]
+    judges: JudgeStore,
+    errored_ids: Iterable[str],
+    samples_of: Callable[[Sequence[str]], Collection[str]],
 ) -> list[str]:
     """The judge ids (answered, then errored) that are no sample's, each once, in the order
-    they first appear."""
+    they first appear (``samples_of``: those of a block of ids that are samples' ids; it is
+    asked :data:`~datbench_cli.files.run_store.MANY` ids at a time)."""
     found: dict[str, None] = {}
     for source in (judges.line_ids(), errored_ids):
-        for ident in source:
-            if ident not in found and not is_sample(ident):
-                found[ident] = None
+        for block in blocks(source):
+            known = samples_of(block)
+            for ident in block:
+                if ident not in found and ident not in known:
+                    found[ident] = None
     return list(found)

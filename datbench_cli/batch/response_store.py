@@ -24,16 +24,17 @@ import orjson
 from datbench_cli.batch.answers import VLMResponse
 from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys
 from datbench_cli.batch.responses import (
+    ANSWERED_STATUSES,
     RESPONSE_STATUSES,
     LoadedResponses,
     ResponseLine,
     response_line,
+    text_status,
 )
 from datbench_cli.files import jsonio
 from datbench_cli.files.run_store import LineTable, StoreOwner
 
 _STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
-_UNKNOWN = 255  # a held response whose status is left to its text
 
 
 class AnsweredLines(StoreOwner):
@@ -91,17 +92,13 @@ class ResponseStore(AnsweredLines):
         super().__init__(path, db)
         self.codes = bytearray()
 
-    def response(self, position: int) -> VLMResponse:
-        return self.parser()(self.raws([position])[0])
-
     def parser(self) -> Callable[[tuple[int, bytes, Any]], VLMResponse]:
         """A function (picklable) from a value of :meth:`raws` to the response."""
         return self._parser(line_response)
 
-    def status(self, position: int) -> str | None:
-        """The status of the line at ``position`` (``None``: not known, judge by its text)."""
-        code = self.codes[position]
-        return None if code == _UNKNOWN else RESPONSE_STATUSES[code]
+    def status(self, position: int) -> str:
+        """The status of the line at ``position``."""
+        return RESPONSE_STATUSES[self.codes[position]]
 
     def duplicate_ids(self) -> int:
         return self.lines.duplicate_ids()
@@ -109,22 +106,20 @@ class ResponseStore(AnsweredLines):
     def unmatched(self, matched: bytearray) -> int:
         return sum(1 for position in self.lines.last_positions() if not matched[position])
 
-    def get(self, ident: str) -> VLMResponse | None:
-        position = self.last(ident)
-        return None if position is None else self.response(position)
-
 
 def held_responses(
     responses: Iterable[VLMResponse], statuses: Mapping[str, str] | None = None
 ) -> ResponseStore:
     """Responses in memory (the Python API) in a private store (``statuses``: id -> status;
-    an id without one has its status judged by its text)."""
+    a response without an answered status has its status judged by its text)."""
     store = ResponseStore(None)
     known = statuses or {}
 
     def code(response: VLMResponse) -> None:
         status = known.get(response.id)
-        store.codes.append(_UNKNOWN if status is None else _STATUS_CODES.get(status, _UNKNOWN))
+        if status not in ANSWERED_STATUSES:  # none given, or errored/missing yet answered
+            status = text_status(response.model_output)
+        store.codes.append(_STATUS_CODES[status])
 
     store.hold(responses, code)
     return store

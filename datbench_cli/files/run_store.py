@@ -13,12 +13,23 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Self
+from itertools import islice
+from typing import Any, Self, TypeVar
+
+T = TypeVar("T")
 
 _PAGE_CACHE_KIB = 8192  # the memory SQLite may keep of the database's pages
 #: The most positions :meth:`LineTable.lines_at` takes at once (a query's parameters: SQLite
 #: before 3.32 allows 999).
 MANY = 512
+
+
+def blocks(values: Iterable[T]) -> Iterator[list[T]]:
+    """``values`` in lists of :data:`MANY` (the last one shorter), for queries a block at a
+    time."""
+    source = iter(values)
+    while block := list(islice(source, MANY)):
+        yield block
 
 
 def connect() -> sqlite3.Connection:
@@ -113,6 +124,16 @@ class LineTable:
             )
         }
         return [found[position] for position in positions]
+
+    def present(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` (at most :data:`MANY`) that some line has, in one query."""
+        marks = ",".join("?" * len(ids))
+        return {
+            ident
+            for (ident,) in self.db.execute(
+                f"SELECT DISTINCT id FROM {self.name} WHERE id IN ({marks})", list(ids)
+            )
+        }
 
     def line(self, position: int) -> tuple[str, int, bytes, Any]:
         """The id, line number, raw bytes and extra value of the line at ``position``."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from datbench_cli.batch.judge_store import held_judges, load_judge_store, unknown_ids
 from datbench_cli.batch.responses import load_judge_responses
 from datbench_cli.errors import InputError
+from tests.store_lines import last_line, line_at
 
 DIGEST_A = "0123456789abcdef"
 DIGEST_TASK = "00000000000000ff"
@@ -65,20 +66,20 @@ class JudgeStoreTests(unittest.TestCase):
         store, aside = load_judge_store(self.path, TASK_DIGESTS)
         with store:
             for ident in ["a", "b", "c", "d", "e", "x", "y", "ü 🙂", "absent"]:
-                mine, theirs = store.get(ident), held.get(ident)
+                mine, theirs = last_line(store, ident), last_line(held, ident)
                 self.assertEqual(mine, theirs, ident)
             # The last "a" has no digest of its own and takes its task's.
-            self.assertEqual(store.get("a").response_digest, "ffffffffffffffff")  # type: ignore[union-attr]
-            self.assertEqual(store.get("b").response_digest, DIGEST_TASK)  # type: ignore[union-attr]
-            self.assertEqual(store.get("c").response_digest, DIGEST_A)  # type: ignore[union-attr]
-            self.assertIsNone(store.get("x").response_digest)  # type: ignore[union-attr]
+            self.assertEqual(last_line(store, "a").response_digest, "ffffffffffffffff")
+            self.assertEqual(last_line(store, "b").response_digest, DIGEST_TASK)
+            self.assertEqual(last_line(store, "c").response_digest, DIGEST_A)
+            self.assertIsNone(last_line(store, "x").response_digest)
             samples = {"a", "b", "c", "d", "e", "ü 🙂"}
             self.assertEqual(
-                unknown_ids(store, aside.errored_ids, samples.__contains__),
-                unknown_ids(held, loaded.errored_ids, samples.__contains__),
+                unknown_ids(store, aside.errored_ids, samples.intersection),
+                unknown_ids(held, loaded.errored_ids, samples.intersection),
             )
             self.assertEqual(
-                unknown_ids(store, aside.errored_ids, samples.__contains__), ["x", "y"]
+                unknown_ids(store, aside.errored_ids, samples.intersection), ["x", "y"]
             )
         self.assertEqual(aside.errored_ids, loaded.errored_ids)
         self.assertEqual(aside.errored_ids, ["d", "y"])
@@ -89,7 +90,7 @@ class JudgeStoreTests(unittest.TestCase):
     def test_without_task_digests_no_digest_is_made_up(self) -> None:
         store, _ = load_judge_store(self.path)
         with store:
-            self.assertIsNone(store.get("b").response_digest)  # type: ignore[union-attr]
+            self.assertIsNone(last_line(store, "b").response_digest)
 
     def test_a_line_rewritten_after_it_was_read_keeps_the_version_read(self) -> None:
         store, _ = load_judge_store(self.path, TASK_DIGESTS)
@@ -98,7 +99,7 @@ class JudgeStoreTests(unittest.TestCase):
             assert position is not None
             text = self.path.read_text(encoding="utf-8").replace('"x", "raw', '"X", "raw')
             self.path.write_text(text, encoding="utf-8")  # same length, other bytes
-            self.assertEqual(store.judge(position).id, "x")
+            self.assertEqual(line_at(store, position).id, "x")
 
     def test_a_bad_line_is_the_same_input_error(self) -> None:
         self.path.write_text('{"id": "a", "raw_judge_output": "x"}\n{"id": 3}\n', encoding="utf-8")

@@ -13,6 +13,7 @@ from datbench_cli.batch.answers import VLMResponse
 from datbench_cli.batch.response_store import held_responses, load_response_store
 from datbench_cli.batch.responses import load_vlm_responses
 from datbench_cli.errors import InputError
+from tests.store_lines import last_line, line_at
 
 
 def batch_line(ident: str, text: str | None, reason: str = "stop", error: object = None) -> dict:
@@ -57,9 +58,9 @@ class ResponseStoreTests(unittest.TestCase):
                 mine, theirs = store.last(ident), held.last(ident)
                 self.assertEqual(mine, theirs, ident)
                 if mine is None:
-                    self.assertIsNone(store.get(ident))
+                    self.assertIsNone(last_line(store, ident))
                     continue
-                self.assertEqual(store.response(mine), held.response(theirs))
+                self.assertEqual(line_at(store, mine), line_at(held, theirs))
                 self.assertEqual(store.status(mine), held.status(theirs), ident)
             self.assertEqual(store.duplicate_ids(), held.duplicate_ids())
             self.assertEqual(store.duplicate_ids(), 1)
@@ -87,7 +88,7 @@ class ResponseStoreTests(unittest.TestCase):
             parse = store.parser()
             self.assertEqual(
                 [parse(raw) for raw in raws],
-                [store.response(position) for position in positions],
+                [line_at(store, position) for position in positions],
             )
             self.assertEqual(parse(raws[1]), VLMResponse("a", "second a", None))
             self.assertEqual(parse(raws[2]), VLMResponse("a", "first a", None))
@@ -100,7 +101,7 @@ class ResponseStoreTests(unittest.TestCase):
             assert position is not None
             text = self.path.read_text(encoding="utf-8").replace('"b", "parsed', '"B", "parsed')
             self.path.write_text(text, encoding="utf-8")  # same length, other bytes
-            self.assertEqual(store.response(position), VLMResponse("b", "b", "B"))
+            self.assertEqual(line_at(store, position), VLMResponse("b", "b", "B"))
 
     def test_a_pipe_is_read_once(self) -> None:
         read, write = os.pipe()
@@ -111,7 +112,7 @@ class ResponseStoreTests(unittest.TestCase):
         with store:
             position = store.last("a")
             assert position is not None
-            self.assertEqual(store.response(position), VLMResponse("a", "second a", None))
+            self.assertEqual(line_at(store, position), VLMResponse("a", "second a", None))
         self.assertEqual(aside.errored_ids, ["d"])
 
     def test_a_bad_line_is_the_same_input_error(self) -> None:

@@ -46,14 +46,16 @@ class ReferenceFileTests(unittest.TestCase):
         expected = [DatBenchSample(**orjson.loads(line), image=None) for line in lines]
         with ReferenceFile(self.path) as refs:
             self.assertEqual(len(refs), 3)
-            self.assertEqual([refs.sample(i) for i in range(3)], expected)
+            self.assertEqual([refs.parser()(raw) for raw in refs.raws(range(3))], expected)
             held = HeldSamples(expected)
             self.assertEqual(list(refs.keys()), list(held.keys()))
             for i in range(3):
                 self.assertEqual(refs.item_metrics(i), held.item_metrics(i))
                 self.assertEqual(refs.key(i), held.key(i))
-            self.assertEqual(refs.last_index("b"), 1)
-            self.assertIsNone(refs.last_index("z"))
+            self.assertEqual(refs.known(["z", "b", "a", "b"]), {"a", "b"})
+            self.assertEqual(held.known(["z", "b", "a", "b"]), {"a", "b"})
+            self.assertIn("c", refs)
+            self.assertNotIn("z", refs)
 
     def test_a_duplicate_id_takes_the_last_lines_item_statistics(self) -> None:
         self.path.write_bytes(
@@ -61,7 +63,7 @@ class ReferenceFileTests(unittest.TestCase):
         )
         with ReferenceFile(self.path) as refs:
             self.assertEqual(refs.item_metrics(0), (None, 2.0))
-            self.assertEqual(refs.last_index("a"), 1)
+            self.assertEqual(refs.lines.last("a"), 1)
 
     def test_an_unhashable_dataset_is_kept_as_it_is(self) -> None:
         self.path.write_bytes(_line("a", source_info={"dataset": ["x"]}) + b"\n")
@@ -74,10 +76,11 @@ class ReferenceFileTests(unittest.TestCase):
             changed = _line("a", answer="7")  # same id, same length, another answer
             with self.path.open("r+b") as handle:  # same inode, other content
                 handle.write(changed)
+            first, second = (refs.parser()(raw) for raw in refs.raws([0, 1]))
             self.assertEqual(
-                refs.sample(0), DatBenchSample(**orjson.loads(_line("a", answer="1")), image=None)
+                first, DatBenchSample(**orjson.loads(_line("a", answer="1")), image=None)
             )
-            self.assertEqual(refs.sample(1).id, "b")
+            self.assertEqual(second.id, "b")
             self.assertIn("a", refs)
             self.assertNotIn("x", refs)
 

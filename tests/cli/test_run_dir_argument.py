@@ -20,6 +20,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     shutil.copy(SAMPLE / "responses.jsonl", folder / "responses.jsonl")
     shutil.copy(SAMPLE / "judge_responses.jsonl", folder / "judge_responses.jsonl")
+    # A report for view, whichever of these tests a worker runs first.
+    assert run_cli("score", "-d", str(folder)).exit_code in (0, 1)
     return folder
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
 from datbench_cli.batch.response_store import ResponseStore, held_responses
-from datbench_cli.batch.responses import ERRORED, MISSING, text_status
+from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.records import library_record, sample_score, streamed_record
@@ -44,7 +44,6 @@ from datbench_cli.errors import (
 )
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
-from datbench_cli.scorers import get_scorer
 
 # What the worker makes of a sample's outcome (see records.py), there.
 Finish = Callable[[WorkItem, Outcome], tuple]
@@ -232,9 +231,7 @@ class DatBenchEvaluator:
             judge_errored_responses=options.judge_errored_responses,
             truncated_responses=options.truncated_responses,
             judge_truncated_responses=options.judge_truncated_responses,
-            unknown_judge_response_ids=len(
-                unknown_ids(judges, (), lambda i: samples.last_index(i) is not None)
-            ),
+            unknown_judge_response_ids=len(unknown_ids(judges, (), samples.known)),
         )
         errored = options.errored_ids
         work = WorkList(samples, profile, store, judges)
@@ -253,8 +250,6 @@ class DatBenchEvaluator:
                 continue
             matched[position] = 1
             status = store.status(position)
-            if status is None or status in (ERRORED, MISSING):
-                status = text_status(store.response(position).model_output)
             coverage.count(key.capability, status)
             judge_mode = key.eval_mode == "judge"
             judge = last_judge.get(ident) if judge_mode else None
@@ -265,10 +260,6 @@ class DatBenchEvaluator:
         del matched, last_response, last_judge
         if progress is not None:
             progress(0, total=len(work))
-        for index in samples.dataset_firsts():  # imported once, before the workers fork
-            dataset = samples.sample(index).dataset
-            if isinstance(dataset, str):
-                get_scorer(dataset)
 
         builder = SummaryBuilder()
         table = ScoreColumns()

@@ -9,19 +9,20 @@ calls), and judge responses whose id matches no sample. Outside a run directory,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
+from datbench_cli.batch.judge_store import JudgeStore, unknown_ids
 from datbench_cli.batch.line_keys import torn_tail_warner
 from datbench_cli.batch.response_store import ResponseStore
-from datbench_cli.batch.responses import LoadedResponses, iter_response_lines
+from datbench_cli.batch.responses import iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.references import SampleKey
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample, VLMResponse
+from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.scoring import score_judge
 from datbench_cli.errors import name_ids
+from datbench_cli.files.run_store import MANY
 
 PROBLEMS = ("missing", "unparsed", "stale", "errored", "unknown")
 
@@ -76,46 +77,67 @@ class JudgeAccount:
 
 def account_judges(
     samples: Iterable[DatBenchSample | SampleKey],
-    responses: Iterable[VLMResponse] | ResponseStore,
-    judges: LoadedResponses,
-    is_sample: Callable[[str], bool] | None = None,
-    store: JudgeStore | None = None,
+    responses: ResponseStore,
+    judges: JudgeStore,
+    errored_ids: Sequence[str] = (),
+    samples_of: Callable[[Sequence[str]], Collection[str]] | None = None,
 ) -> JudgeAccount:
     """Account for the verdict of every judge-mode sample that has a response (the last line
-    of an id wins, as in scoring), and for judge ids that match no sample (``is_sample``: says
-    whether an id is a sample's; without it, the ids of ``samples`` are collected to tell).
-    ``samples`` is gone through once, never held. ``store``: the judge responses, when
-    ``judges`` (then only what was set aside) does not hold them."""
-    response_of = (
-        responses.get if isinstance(responses, ResponseStore) else {r.id: r for r in responses}.get
-    )
-    held = held_judges(judges.judge) if store is None else store
-    errored = set(judges.errored_ids)
+    of an id wins, as in scoring), and for judge ids (answered, then ``errored_ids``) that
+    match no sample (``samples_of``: those of a block of ids that are samples'; without it,
+    the ids of ``samples`` are collected to tell). ``samples`` is gone through once, never
+    held; the responses and judge responses are read a block at a time."""
+    errored = set(errored_ids)
     account = JudgeAccount()
-    known: set[str] = set()
+    seen: set[str] = set()
+    last_response: dict[str, int] | None = None
+    last_judge: dict[str, int] = {}
+    pending: list[tuple[str, int, int | None]] = []
     for sample in samples:
-        if is_sample is None:
-            known.add(sample.id)
+        ident = sample.id
+        if samples_of is None:
+            seen.add(ident)
         if sample.eval_mode != "judge":
             continue
-        response = response_of(sample.id)
-        if response is None:
+        if last_response is None:  # a run without judge-mode samples asks nothing
+            last_response, last_judge = responses.last_by_id(), judges.last_by_id()
+        position = last_response.get(ident)
+        if position is None:
             continue
-        judge = held.get(sample.id)
-        if judge is None and sample.id in errored:
-            account.errored.append(sample.id)
+        judge = last_judge.get(ident)
+        if judge is None and ident in errored:
+            account.errored.append(ident)
             continue
-        verdict = score_judge(response.model_output, judge).verdict
+        pending.append((ident, position, judge))
+        if len(pending) == MANY:
+            _tally(account, pending, responses, judges)
+            pending.clear()
+    _tally(account, pending, responses, judges)
+    account.unknown = unknown_ids(judges, errored_ids, samples_of or seen.intersection)
+    return account
+
+
+def _tally(
+    account: JudgeAccount,
+    pending: list[tuple[str, int, int | None]],
+    responses: ResponseStore,
+    judges: JudgeStore,
+) -> None:
+    """Add the verdicts of ``pending`` (id, response position, judge position or ``None``;
+    at most ``MANY``), their lines read in one query per input."""
+    response, judge = responses.parser(), judges.parser()
+    texts = responses.raws([position for _, position, _ in pending])
+    judged = iter(judges.raws([j for _, _, j in pending if j is not None]))
+    for (ident, _, position), text in zip(pending, texts, strict=True):
+        verdict = score_judge(
+            response(text).model_output, None if position is None else judge(next(judged))
+        ).verdict
         if verdict == "correct":
             account.true += 1
         elif verdict == "incorrect":
             account.false += 1
         else:
-            getattr(account, str(verdict)).append(sample.id)
-    account.unknown = unknown_ids(
-        held, judges.errored_ids, known.__contains__ if is_sample is None else is_sample
-    )
-    return account
+            getattr(account, str(verdict)).append(ident)
 
 
 def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:

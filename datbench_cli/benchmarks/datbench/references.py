@@ -15,7 +15,7 @@ import copy
 import math
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -77,10 +77,6 @@ class Samples(Protocol):
         """Every sample's key, in order."""
         ...
 
-    def sample(self, index: int) -> DatBenchSample:
-        """The sample at ``index``."""
-        ...
-
     def raws(self, indices: Sequence[int]) -> list[Any]:
         """What :meth:`parser` makes each sample of ``indices`` (at most ``run_store.MANY``)
         of, cheap to send to a worker process (a stored line's number and bytes), at once."""
@@ -90,8 +86,8 @@ class Samples(Protocol):
         """A function (picklable) from a value of :meth:`raws` to the sample."""
         ...
 
-    def last_index(self, sample_id: str) -> int | None:
-        """The index of the last sample with this id (``None``: no such sample)."""
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` (at most ``run_store.MANY``) that are some sample's id."""
         ...
 
     def key(self, index: int) -> SampleKey:
@@ -101,10 +97,6 @@ class Samples(Protocol):
     def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
         """The item statistics (see :func:`~datbench_cli.benchmarks.datbench.uncertainty.
         item_metrics`) of the last sample with the id of the one at ``index``."""
-        ...
-
-    def dataset_firsts(self) -> Iterator[int]:
-        """The index of the first direct-mode sample of each dataset (named by a string)."""
         ...
 
     def release(self) -> None:
@@ -146,17 +138,14 @@ class HeldSamples:
         for index, sample in enumerate(self._samples):
             yield _key(index, sample)
 
-    def sample(self, index: int) -> DatBenchSample:
-        return self._samples[index]
-
     def raws(self, indices: Sequence[int]) -> list[DatBenchSample]:
         return [_without_image(self._samples[index]) for index in indices]
 
     def parser(self) -> Callable[[Any], DatBenchSample]:
         return as_is
 
-    def last_index(self, sample_id: str) -> int | None:
-        return self._last.get(sample_id)
+    def known(self, ids: Sequence[str]) -> set[str]:
+        return {ident for ident in ids if ident in self._last}
 
     def key(self, index: int) -> SampleKey:
         return _key(index, self._samples[index])
@@ -165,21 +154,8 @@ class HeldSamples:
         last = self._last[self._samples[index].id]
         return item_metrics(self._samples[last].eval_metrics)
 
-    def dataset_firsts(self) -> Iterator[int]:
-        return _firsts((s.dataset, s.eval_mode) for s in self._samples)
-
     def release(self) -> None:
         return None
-
-
-def _firsts(pairs: Iterable[tuple[Any, Any]]) -> Iterator[int]:
-    """The place of the first direct-mode pair of each dataset named by a string."""
-    seen: set[Any] = set()
-    for index, (dataset, mode) in enumerate(pairs):
-        # A name that is not a string (even an unhashable one) has no scorer to warm up.
-        if mode != "judge" and isinstance(dataset, str) and dataset not in seen:
-            seen.add(dataset)
-            yield index
 
 
 def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) -> Any:
@@ -249,7 +225,7 @@ class ReferenceFile(StoreOwner):
         return len(self.lines)
 
     def __contains__(self, sample_id: object) -> bool:
-        return isinstance(sample_id, str) and self.last_index(sample_id) is not None
+        return isinstance(sample_id, str) and bool(self.known([sample_id]))
 
     def release(self) -> None:
         """Drop every column (after scoring: the aggregation that follows can use the memory)."""
@@ -263,9 +239,6 @@ class ReferenceFile(StoreOwner):
         capability, mode, dataset = self._groups[index]
         return SampleKey(index, ident, capability, mode, dataset, self)
 
-    def dataset_firsts(self) -> Iterator[int]:
-        return _firsts((dataset, mode) for _, mode, dataset in self._groups)
-
     def id_of(self, index: int) -> str:
         """The id of the sample at ``index``."""
         ident: str = self.lines.line(index)[0]
@@ -276,14 +249,11 @@ class ReferenceFile(StoreOwner):
         flag, weight = self._frontier[last], self._weights[last]
         return (None if flag < 0 else bool(flag)), (None if weight != weight else weight)
 
-    def sample(self, index: int) -> DatBenchSample:
-        return line_sample(self.path, self.raws([index])[0])
-
     def raws(self, indices: Sequence[int]) -> list[tuple[int, bytes]]:
         return [(number, raw) for number, raw, _ in self.lines.lines_at(indices)]
 
     def parser(self) -> Callable[[tuple[int, bytes]], DatBenchSample]:
         return partial(line_sample, self.path)
 
-    def last_index(self, sample_id: str) -> int | None:
-        return self.lines.last(sample_id)
+    def known(self, ids: Sequence[str]) -> set[str]:
+        return self.lines.present(ids)

@@ -16,10 +16,10 @@ from typing import Any
 
 from datbench_cli.batch import run_requests
 from datbench_cli.batch.digests import DIGEST_FIELD, is_stale, response_digest
-from datbench_cli.batch.judge_store import JudgeStore, load_judge_store
+from datbench_cli.batch.judge_store import JudgeStore, held_judges, load_judge_store
 from datbench_cli.batch.line_keys import torn_tail_message
 from datbench_cli.batch.requests import InferenceUnit, RequestSettings
-from datbench_cli.batch.response_store import load_response_store
+from datbench_cli.batch.response_store import held_responses, load_response_store
 from datbench_cli.batch.responses import (
     LoadedResponses,
     load_judge_responses,
@@ -271,9 +271,6 @@ def _score(
             del task_digests
             _report_set_aside(judges, "judge responses", judge_responses, warn)
 
-        def in_references(ident: str) -> bool:
-            return references.last_index(ident) is not None
-
         provenance = report_block(
             manifest=manifest,
             manifest_path=run.path(MANIFEST),
@@ -308,9 +305,9 @@ def _score(
         account = account_judges(
             references.keys(),
             store,
-            judges,
-            in_references,
-            judge_store,
+            open_files.enter_context(held_judges(())) if judge_store is None else judge_store,
+            judges.errored_ids,
+            references.known,
         )
         with forwarded_warnings(warn):
             # Every result carries its status and censoring counts them as it is scored.
@@ -425,4 +422,5 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
             for _, line in jsonio.iter_jsonl(tasks)
             if isinstance(line.get("id"), str)
         ]
-    return account_judges(samples, vlm, judges)
+    with held_responses(vlm) as answered, held_judges(judges.judge) as judged:
+        return account_judges(samples, answered, judged, judges.errored_ids)
