@@ -239,8 +239,8 @@ def agent(
             result = runners.run_agent(
                 run, config, client, warn=out.warn, advance=advance_counted, on_plan=on_plan
             )
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the same kind, what was kept said
+        raise type(stop)(
             f"{progress['done']} turn(s) finished in this run are kept in {run.root} "
             "(trajectories.jsonl, responses.jsonl); run the same command again to continue"
         ) from None

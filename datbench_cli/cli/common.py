@@ -194,7 +194,8 @@ def _temperature_value(option: str | float | None) -> float | None:
 
 
 def handle_errors(command: F) -> F:
-    """Turn known errors into one sentence on stderr and their exit code; Ctrl-C into 130."""
+    """Turn known errors into one sentence on stderr and their exit code; Ctrl-C into 130,
+    SIGTERM into 143."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -209,8 +210,11 @@ def handle_errors(command: F) -> F:
                 error_line(exc.hint, label="hint")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt as exc:
-            # A command may say what it kept: raise KeyboardInterrupt("kept ...; rerun ...").
+            # A command may say what it kept: raise type(exc)("kept ...; rerun ...").
             kept = str(exc) or "files already written are complete, nothing half-written"
+            if isinstance(exc, interrupt.Terminated):
+                error_line(f"terminated (SIGTERM); {kept}")
+                raise typer.Exit(143) from None
             error_line(f"interrupted; {kept}")
             raise typer.Exit(130) from None
         except OSError as exc:

@@ -181,8 +181,8 @@ def score(
         )
         try:
             report = bench.score(run, request, events(out))
-        except KeyboardInterrupt:
-            raise KeyboardInterrupt(
+        except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the same kind, what was kept said
+            raise type(stop)(
                 f"nothing was written ({target} is as it was); scoring starts over when the "
                 "same command runs again"
             ) from None

@@ -200,8 +200,8 @@ def _send(
             result = send_requests(
                 requests, output, config, plan, advance=advance, counts=live, on_retry=on_retry
             )
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the same kind, what was kept said
+        raise type(stop)(
             f"kept in {target}: {_lines(target)} whole line(s) ({live.answered} answered in "
             "this run); run the same command again to send the rest (failed ones are tried "
             "again)"

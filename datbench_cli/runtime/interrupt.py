@@ -1,4 +1,4 @@
-"""Ctrl-C is never lost.
+"""Ctrl-C (and SIGTERM) is never lost.
 
 Python drops an exception raised where it cannot propagate (inside a ``__del__``, a weakref or
 garbage-collector callback: "Exception ignored in ..."), so the ``KeyboardInterrupt`` of a
@@ -9,6 +9,11 @@ export, each step a progress bar counts) call :func:`checkpoint`, which raises t
 ``KeyboardInterrupt`` again when a press was swallowed, and the dropped one is not printed
 ("Exception ignored ..." and its traceback would break the one-line error). In library use
 nothing is installed and :func:`checkpoint` never raises.
+
+SIGTERM (what ``timeout``, ``kill``, a batch scheduler or a container runtime sends) stops a
+command the same way, as :class:`Terminated`, a ``KeyboardInterrupt``: its temporary files are
+removed, its locks released and what it kept named, where the default action would end the
+process on the spot and leave them.
 """
 
 from __future__ import annotations
@@ -20,21 +25,28 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-_pressed = False
+
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM, stopping a command the way Ctrl-C does (exit status 143, not 130)."""
 
 
-def _on_sigint(signum: int, frame: Any) -> None:
+# What a press inside remembering_ctrl_c raised (None: nothing was pressed).
+_pressed: type[KeyboardInterrupt] | None = None
+
+
+def _on_signal(signum: int, frame: Any) -> None:
     global _pressed
-    _pressed = True
-    raise KeyboardInterrupt
+    _pressed = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    raise _pressed
 
 
 @contextlib.contextmanager
 def remembering_ctrl_c() -> Iterator[None]:
-    """Inside the block Ctrl-C (SIGINT) is remembered as well as raised; afterwards the
-    previous handler is back and the press forgotten (a program that runs several commands in
-    one process starts each afresh). Only where Python's own handler is installed: a caller's
-    handler, SIGINT ignored, or a thread other than the main one are left alone."""
+    """Inside the block Ctrl-C (SIGINT) and SIGTERM are remembered as well as raised;
+    afterwards the previous handlers are back and the press forgotten (a program that runs
+    several commands in one process starts each afresh). Only where Python's own handlers
+    are installed (for SIGTERM: the default action): a caller's handler, a signal ignored, or
+    a thread other than the main one are left alone."""
     global _pressed
     if (
         threading.current_thread() is not threading.main_thread()
@@ -42,7 +54,10 @@ def remembering_ctrl_c() -> Iterator[None]:
     ):
         yield
         return
-    signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGINT, _on_signal)
+    term = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    if term:
+        signal.signal(signal.SIGTERM, _on_signal)
     previous_hook = sys.unraisablehook
 
     def drop_remembered(unraisable: Any) -> None:
@@ -55,15 +70,18 @@ def remembering_ctrl_c() -> Iterator[None]:
     finally:
         sys.unraisablehook = previous_hook
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        _pressed = False
+        if term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _pressed = None
 
 
 def pressed() -> bool:
-    """Whether Ctrl-C was pressed inside :func:`remembering_ctrl_c` (swallowed or not)."""
-    return _pressed
+    """Whether Ctrl-C (or SIGTERM) came inside :func:`remembering_ctrl_c` (swallowed or not)."""
+    return _pressed is not None
 
 
 def checkpoint() -> None:
-    """Raise ``KeyboardInterrupt`` if Ctrl-C was pressed, even when its first one was dropped."""
-    if _pressed:
-        raise KeyboardInterrupt
+    """Raise ``KeyboardInterrupt`` (:class:`Terminated` for a SIGTERM) if Ctrl-C was pressed,
+    even when its first one was dropped."""
+    if _pressed is not None:
+        raise _pressed

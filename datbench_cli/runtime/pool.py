@@ -133,9 +133,11 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def owned_worker(parent: int) -> None:
     """Make this process a worker the tool owns: Ctrl-C is the parent's to handle (it stops
-    the workers), and the worker dies with ``parent``, whatever ends it. Every pool of ours
-    runs this first in each worker."""
+    the workers), SIGTERM ends it at once (whatever handler the parent had), and the worker
+    dies with ``parent``, whatever ends it. Every pool of ours runs this first in each
+    worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with(parent)
 
 
@@ -239,10 +241,10 @@ def score_in_workers(
                 chunk = list(islice(source, _CHUNK))
                 if not chunk:
                     break
-                # The first schedule forks the workers, here: a Ctrl-C meanwhile waits until
-                # they are up (it must not land in the fork's handlers, nor in a worker that
-                # does not ignore it yet).
-                with _sigint_held(not batches and not started):
+                # The first schedule forks the workers, here: a Ctrl-C or SIGTERM meanwhile
+                # waits until they are up (it must not land in the fork's handlers, nor in a
+                # worker that has not set its own handlers yet).
+                with _signals_held(not batches and not started):
                     future = pool.schedule(_score_chunk, (function, chunk, limits), timeout=wall)
                 started = True
                 batches.append(_Batch(chunk, future))
@@ -265,12 +267,13 @@ def score_in_workers(
 
 
 @contextlib.contextmanager
-def _sigint_held(hold: bool) -> Iterator[None]:
-    """SIGINT blocked in this thread (the main one) while ``hold``; delivered afterwards."""
+def _signals_held(hold: bool) -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread (the main one) while ``hold``; delivered
+    afterwards."""
     if not hold or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:

@@ -37,6 +37,14 @@ def _answers(run: Path) -> dict[str, str]:
     return {line["id"]: line["raw_output"] for line in lines}
 
 
+def _turn_files(folder: Path) -> bool:
+    """Whether some turn folder under ``folder`` has a file (folders come and go meanwhile)."""
+    try:
+        return any(folder.glob("datbench-agent-*/datbench-turn-*/*"))
+    except OSError:
+        return False
+
+
 class AgentKillTests(TempDirCase):
     def _script(self, server: ToolChatServer, run: Path) -> None:
         for task in read_jsonl(run / "tasks.jsonl"):
@@ -85,6 +93,40 @@ class AgentKillTests(TempDirCase):
             self.assertEqual(expected[key], value)
         answered = [t["id"] for t in read_jsonl(trajectories) if t["status"] == "answered"]
         self.assertEqual(sorted(answered), sorted(expected))
+
+    def test_ctrl_c_and_sigterm_leave_no_turn_folder(self) -> None:
+        """The turns' folders (with the turn's images) go, even with turns mid-flight on
+        other threads; SIGTERM stops the run like Ctrl-C, with exit status 143."""
+        for how, status, said in ((signal.SIGINT, 130, "interrupted"),
+                                  (signal.SIGTERM, 143, "terminated (SIGTERM)")):  # fmt: skip
+            with self.subTest(how.name):
+                run, _, _ = self.export(name=how.name)
+                scratch = self.tmp / f"tmp-{how.name}"
+                scratch.mkdir()
+                with ToolChatServer(delay=0.3) as server:
+                    self._script(server, run.root)
+                    for prompt, calls in server.script.items():  # code tools on every turn
+                        server.script[prompt] = [
+                            {"tool_calls": [(protocol.IMAGE_TOOL, {"code": CROP})]},
+                            *calls,
+                        ]
+                    child = subprocess.Popen(
+                        _command(run.root, server),
+                        stderr=subprocess.PIPE,
+                        env={**os.environ, "TMPDIR": str(scratch)},
+                    )
+                    deadline = time.monotonic() + 60
+                    while not _turn_files(scratch):
+                        self.assertLess(time.monotonic(), deadline, "no turn started")
+                        self.assertIsNone(child.poll(), "the run ended before any turn")
+                        time.sleep(0.02)
+                    child.send_signal(how)
+                    _, err = child.communicate(timeout=60)
+                self.assertEqual(child.returncode, status, err)
+                lines = err.decode().strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertTrue(lines[0].startswith(f"error: {said}; "), err)
+                self.assertEqual(list(scratch.iterdir()), [])
 
     def test_kill_between_the_two_writes_is_repaired_without_rerunning(self) -> None:
         run, _, _ = self.export()

@@ -122,6 +122,23 @@ class RememberingScopeTests(unittest.TestCase):
         self.assertFalse(interrupt.pressed())
         interrupt.checkpoint()  # nothing pending: no exception
 
+    def test_sigterm_is_remembered_as_terminated_then_back_to_its_default(self) -> None:
+        from datbench_cli.runtime import interrupt
+
+        previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        self.addCleanup(signal.signal, signal.SIGTERM, previous)
+        with interrupt.remembering_ctrl_c():
+            with self.assertRaises(interrupt.Terminated):
+                signal.raise_signal(signal.SIGTERM)
+            with self.assertRaises(interrupt.Terminated):  # a dropped one comes back the same
+                interrupt.checkpoint()
+        self.assertIs(signal.getsignal(signal.SIGTERM), signal.SIG_DFL)
+        self.assertFalse(interrupt.pressed())
+        # A caller's own SIGTERM handler is left alone.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with interrupt.remembering_ctrl_c():
+            self.assertIs(signal.getsignal(signal.SIGTERM), signal.SIG_IGN)
+
     def test_a_dropped_press_is_not_printed_other_dropped_errors_are(self) -> None:
         import sys
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from datbench_cli.runtime.interrupt import Terminated
 from tests.chat_server import ChatServer
 from tests.cli_helpers import ROOT, run_cli
 from tests.hypothesis_profiles import long_run
@@ -267,7 +268,8 @@ class KillLoopTests(unittest.TestCase):
 @unittest.skipUnless(os.name == "posix", "process groups and signals are POSIX")
 class CtrlCTests(unittest.TestCase):
     """SIGINT to the whole process group (what a terminal's Ctrl-C sends) while a command works:
-    exit 130, one line on stderr, nothing half-written."""
+    exit 130, one line on stderr, nothing half-written; SIGTERM (what ``timeout``, ``kill`` and
+    schedulers send) the same with exit 143."""
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -279,23 +281,31 @@ class CtrlCTests(unittest.TestCase):
     def tearDownClass(cls) -> None:
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def interrupt(self, args: list[str], ready: Callable[[subprocess.Popen[bytes]], bool]) -> str:
-        """Start ``args``, press Ctrl-C once ``ready``; return stderr after checking exit 130."""
+    def interrupt(
+        self,
+        args: list[str],
+        ready: Callable[[subprocess.Popen[bytes]], bool],
+        how: signal.Signals = signal.SIGINT,
+    ) -> str:
+        """Start ``args``, press Ctrl-C (or send ``how`` to the group) once ``ready``; return
+        stderr after checking the exit status and the one line."""
         process = start(args, stderr=subprocess.PIPE)
         try:
             wait_for(lambda: ready(process) or process.poll() is not None)
             self.assertIsNone(process.poll(), "finished before it could be interrupted")
-            os.killpg(process.pid, signal.SIGINT)
+            os.killpg(process.pid, how)
             _, err = process.communicate(timeout=60)
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
         stderr = err.decode()
-        self.assertEqual(process.returncode, 130, stderr)
+        terminated = how == signal.SIGTERM
+        self.assertEqual(process.returncode, 143 if terminated else 130, stderr)
         lines = stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, stderr)
-        self.assertTrue(lines[0].startswith("error: interrupted"), stderr)
+        said = "error: terminated (SIGTERM); " if terminated else "error: interrupted"
+        self.assertTrue(lines[0].startswith(said), stderr)
         return stderr
 
     def test_export_tasks(self) -> None:
@@ -310,8 +320,10 @@ class CtrlCTests(unittest.TestCase):
             return any(p.is_dir() and len(os.listdir(p)) >= 3 for p in folders)
 
         # Interrupted in the middle of the rows (a few images staged in the private folder).
-        self.interrupt(args, staged)
-        self.assertEqual(tree_digest(run_dir), before)
+        for how in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(how.name):
+                self.interrupt(args, staged, how)
+                self.assertEqual(tree_digest(run_dir), before)
 
     def test_score_on_several_processes(self) -> None:
         run_dir = self.tmp / "score-run"
@@ -323,10 +335,13 @@ class CtrlCTests(unittest.TestCase):
                 return True
             return bool(children.read_text().split())
 
-        said = self.interrupt(["score", "-d", str(run_dir), "-q", "--jobs", "2"], workers_started)
-        self.assertIn("nothing was written", said)
-        self.assertFalse((run_dir / "report.json").exists())
-        self.assertFalse([n for n in tree_digest(run_dir) if is_leftover(n)])
+        for how in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(how.name):
+                args = ["score", "-d", str(run_dir), "-q", "--jobs", "2"]
+                said = self.interrupt(args, workers_started, how)
+                self.assertIn("nothing was written", said)
+                self.assertFalse((run_dir / "report.json").exists())
+                self.assertFalse([n for n in tree_digest(run_dir) if is_leftover(n)])
 
     def test_send(self) -> None:
         requests = self.tmp / "requests" / "tasks.openai.00001.jsonl"
@@ -337,20 +352,23 @@ class CtrlCTests(unittest.TestCase):
             for i in range(40)
         ]  # fmt: skip
         requests.write_text("".join(json.dumps(row) + "\n" for row in rows))
-        out = self.tmp / "responses.jsonl"
-        with ChatServer() as server:
-            server.hang_after = 5
-            args = ["send", str(requests), "--base-url", server.base_url, "-o", str(out), "-q"]
-            said = self.interrupt(
-                args, lambda _: out.is_file() and out.read_bytes().count(b"\n") >= 5
-            )
-            server.release()
-        # The one line says what was kept and that a rerun continues.
-        self.assertIn(f"kept in {out}: 5 whole line(s)", said)
-        self.assertIn("run the same command again", said)
-        data = out.read_bytes()
-        self.assertTrue(data.endswith(b"\n"))
-        self.assertEqual(len([json.loads(line) for line in data.splitlines()]), 5)
+        for how in (signal.SIGINT, signal.SIGTERM):
+            out = self.tmp / f"responses-{how.name}.jsonl"
+            with self.subTest(how.name), ChatServer() as server:
+                server.hang_after = 5
+                args = ["send", str(requests), "--base-url", server.base_url, "-o", str(out)]
+                said = self.interrupt(
+                    [*args, "-q"],
+                    lambda _, out=out: out.is_file() and out.read_bytes().count(b"\n") >= 5,
+                    how,
+                )
+                server.release()
+                # The one line says what was kept and that a rerun continues.
+                self.assertIn(f"kept in {out}: 5 whole line(s)", said)
+                self.assertIn("run the same command again", said)
+                data = out.read_bytes()
+                self.assertTrue(data.endswith(b"\n"))
+                self.assertEqual(len([json.loads(line) for line in data.splitlines()]), 5)
 
     def test_every_command_in_process(self) -> None:
         """KeyboardInterrupt anywhere inside a command: exit 130 and one line."""
@@ -367,9 +385,11 @@ class CtrlCTests(unittest.TestCase):
                             ["check-judge", *run]),
             "send": ("datbench_cli.cli.send.plan_send", send),
         }  # fmt: skip
+        stops = ((KeyboardInterrupt, 130, "interrupted"), (Terminated, 143, "terminated"))
         for name, (target, args) in targets.items():
-            with self.subTest(name), mock.patch(target, side_effect=KeyboardInterrupt):
-                result = run_cli(*args)
-                self.assertEqual(result.exit_code, 130, result.stderr)
-                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
-                self.assertIn("interrupted", result.stderr)
+            for stop, status, said in stops:
+                with self.subTest(name, stop=stop.__name__), mock.patch(target, side_effect=stop):
+                    result = run_cli(*args)
+                    self.assertEqual(result.exit_code, status, result.stderr)
+                    self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                    self.assertIn(said, result.stderr)

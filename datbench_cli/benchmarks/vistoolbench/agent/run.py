@@ -11,12 +11,16 @@ earlier answers. Rerunning continues: committed turns are never run again.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
+import shutil
+import tempfile
 import threading
 import traceback
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -279,7 +283,9 @@ def _run_agent(
     with (
         Journal(run.path(TRAJECTORIES)) as trajectories,
         Journal(run.path(RESPONSES)) as responses,
+        _scratch() as scratch,
     ):
+        config = replace(config, tools=replace(config.tools, scratch=scratch))
         for journal in (trajectories, responses):
             if journal.repaired:
                 result.repaired.append(f"{journal.path}: {journal.repaired}")
@@ -315,6 +321,25 @@ def _run_agent(
             advance,
         )
     return result
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    """A private folder for the turns' folders (their images, what the code tools write),
+    removed by this thread whatever stops the run. Ctrl-C or SIGTERM leaves turn threads
+    mid-turn: the folder is first renamed away, so none of them can add to what is removed
+    (their paths no longer resolve)."""
+    folder = Path(tempfile.mkdtemp(prefix="datbench-agent-"))
+    try:
+        yield folder
+    finally:
+        doomed = folder
+        with contextlib.suppress(OSError):
+            # An empty folder of our own, made just now, is replaced by the rename.
+            doomed = Path(tempfile.mkdtemp(prefix="datbench-agent-", dir=folder.parent))
+            os.replace(folder, doomed)
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _pool(

@@ -44,6 +44,9 @@ class ToolSettings:
     isolation: Isolation | None = None
     keys: web.WebKeys = field(default_factory=web.WebKeys)
     packages: tuple[str, ...] = ()
+    # Where each turn's folder is made (None: the system's temporary folder); an agent run
+    # makes one folder for all its turns and removes it whatever stops the run.
+    scratch: Path | None = None
 
 
 @dataclass
@@ -85,7 +88,7 @@ class TurnTools:
 
     def __init__(self, settings: ToolSettings, images: list[tuple[str, bytes]]) -> None:
         self.settings = settings
-        self.workdir = Path(tempfile.mkdtemp(prefix="datbench-turn-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="datbench-turn-", dir=settings.scratch))
         self.image_files: list[str] = []
         for name, data in images:
             (self.workdir / name).write_bytes(data)
