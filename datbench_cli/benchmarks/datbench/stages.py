@@ -241,7 +241,9 @@ def _score(
     progress: Callable[..., None] | None,
     profile: str,
     options: dict[str, Any] | None,
-) -> tuple[DatBenchReport, JudgeAccount]:
+    account: bool = False,
+) -> tuple[DatBenchReport, JudgeAccount | None]:
+    """The report of ``score`` and, when ``account`` (``--strict-judge``), the judge account."""
     manifest = run.read_manifest()
     with contextlib.ExitStack() as open_files:
         # The references, responses and judge responses are read once, each into a table of
@@ -302,13 +304,15 @@ def _score(
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
         )
-        account = account_judges(
-            references.keys(),
-            store,
-            open_files.enter_context(held_judges(())) if judge_store is None else judge_store,
-            judges.errored_ids,
-            references.known,
-        )
+        judge_account = None
+        if account:
+            judge_account = account_judges(
+                references.keys(),
+                store,
+                open_files.enter_context(held_judges(())) if judge_store is None else judge_store,
+                judges.errored_ids,
+                references.known,
+            )
         with forwarded_warnings(warn):
             # Every result carries its status and censoring counts them as it is scored.
             # The inputs are done with once scored: their memory goes to the aggregation.
@@ -318,7 +322,7 @@ def _score(
                 score_options,
             )
     report.provenance = provenance
-    return report, account
+    return report, judge_account
 
 
 def _coverage_where(coverage: dict[str, Any]) -> str:
@@ -330,8 +334,11 @@ def _coverage_where(coverage: dict[str, Any]) -> str:
     return "answered per capability: " + (", ".join(gaps) or "none exported")
 
 
-def run_checks(report: DatBenchReport, judges: JudgeAccount, options: CheckOptions) -> list[Check]:
-    """The checks of ``score`` over a finished report (see :mod:`datbench_cli.benchmarks.checks`)."""
+def run_checks(
+    report: DatBenchReport, judges: JudgeAccount | None, options: CheckOptions
+) -> list[Check]:
+    """The checks of ``score`` over a finished report (see :mod:`datbench_cli.benchmarks.checks`;
+    ``judges``: the judge account, which ``--strict-judge`` needs)."""
     summary = report.summary
     coverage = summary["coverage"]
     checks = [
@@ -343,6 +350,7 @@ def run_checks(report: DatBenchReport, judges: JudgeAccount, options: CheckOptio
         )
     ]
     if options.strict_judge:
+        assert judges is not None, "--strict-judge needs the judge account"
         checks.append(
             Check(STRICT_JUDGE, not judges.failed, judges.problems() or judges.describe())
         )
@@ -394,6 +402,7 @@ def score_checked(
         progress=progress,
         profile=profile,
         options=recorded,
+        account=options.strict_judge,
     )
     null_empty_accuracies(report.summary)
     record_checks(report.summary, run_checks(report, judges, options))
