@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from datbench_cli.version import __version__
+
 REFERENCE = "datologyai/DatBench@bd2ecaf"
 # The libraries whose versions can move a score (distribution names).
 SCORING_LIBRARIES = ("scipy", "lxml", "zss", "apted", "latex2sympy2", "rapidfuzz")
@@ -35,8 +37,6 @@ def library_versions() -> dict[str, str | None]:
 
 def pins() -> dict[str, Any]:
     """The keys every manifest and report provenance block starts with."""
-    from datbench_cli import __version__
-
     return {"version": __version__, "reference": REFERENCE, "libraries": library_versions()}
 
 
