@@ -19,6 +19,7 @@ process on the spot and leave them.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -34,8 +35,19 @@ class Terminated(KeyboardInterrupt):
 _pressed: type[KeyboardInterrupt] | None = None
 
 
+# The process that installed the handlers (a child forked meanwhile inherits them).
+_owner = 0
+
+
 def _on_signal(signum: int, frame: Any) -> None:
     global _pressed
+    if os.getpid() != _owner:
+        # A worker forked meanwhile, before its own set-up (which ignores Ctrl-C and lets
+        # SIGTERM end it): do what it would.
+        if signum == signal.SIGTERM:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        return
     _pressed = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
     raise _pressed
 
@@ -47,13 +59,14 @@ def remembering_ctrl_c() -> Iterator[None]:
     several commands in one process starts each afresh). Only where Python's own handlers
     are installed (for SIGTERM: the default action): a caller's handler, a signal ignored, or
     a thread other than the main one are left alone."""
-    global _pressed
+    global _pressed, _owner
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
     ):
         yield
         return
+    _owner = os.getpid()
     signal.signal(signal.SIGINT, _on_signal)
     term = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     if term:

@@ -139,6 +139,28 @@ class RememberingScopeTests(unittest.TestCase):
         with interrupt.remembering_ctrl_c():
             self.assertIs(signal.getsignal(signal.SIGTERM), signal.SIG_IGN)
 
+    def test_a_child_forked_inside_does_what_a_worker_would(self) -> None:
+        """A process forked inside a command (a worker before its own set-up) ignores Ctrl-C
+        and dies of SIGTERM, instead of raising the command's exceptions."""
+        script = (
+            "import os, signal\n"
+            "from datbench_cli.runtime import interrupt\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+            "with interrupt.remembering_ctrl_c():\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        signal.raise_signal(signal.SIGINT)\n"
+            "        signal.raise_signal(signal.SIGTERM)\n"
+            "        os._exit(0)\n"
+            "    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT
+        )
+        self.assertEqual(done.stdout.strip(), str(-signal.SIGTERM), done.stderr)
+        self.assertEqual(done.stderr, "")
+
     def test_a_dropped_press_is_not_printed_other_dropped_errors_are(self) -> None:
         import sys
 
