@@ -138,6 +138,10 @@ def owned_worker(parent: int) -> None:
     worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # No signal blocked, whatever the forking thread blocked (the first fork holds SIGINT and
+    # SIGTERM; a caller's thread may block SIGALRM): the pool stops a worker with SIGTERM, and
+    # the budget's alarms must arrive.
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
     _die_with(parent)
 
 

@@ -241,6 +241,24 @@ class DeadWorkerTests(unittest.TestCase):
         self.assertIn("killed by SIGKILL, perhaps out of memory", error["message"])
         self.assertEqual(rows[:30] + rows[31:], expected[:30] + expected[31:])
 
+    def test_no_signal_is_blocked_in_a_worker(self) -> None:
+        """Whatever the calling thread blocks (here SIGALRM, which the budget needs, and
+        SIGTERM, which stops a worker), a worker starts with nothing blocked."""
+
+        def report_mask(item: Any) -> Outcome:
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+            return Outcome(0.0, False, {"blocked": sorted(int(s) for s in blocked)})
+
+        held = {signal.SIGALRM, signal.SIGTERM}
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            with patched_item(report_mask):
+                rows = report_rows(jobs=2, count=200)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        masks = {tuple(r["metadata"]["score_details"]["blocked"]) for r in rows}
+        self.assertEqual(masks, {()})
+
     def test_scoring_workers_ignore_sigint(self) -> None:
         def report_sigint(item: Any) -> Outcome:
             return Outcome(0.0, False, {"sigint": int(signal.getsignal(signal.SIGINT))})
