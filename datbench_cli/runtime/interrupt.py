@@ -56,21 +56,26 @@ def _on_signal(signum: int, frame: Any) -> None:
 def remembering_ctrl_c() -> Iterator[None]:
     """Inside the block Ctrl-C (SIGINT) and SIGTERM are remembered as well as raised;
     afterwards the previous handlers are back and the press forgotten (a program that runs
-    several commands in one process starts each afresh). Only where Python's own handlers
-    are installed (for SIGTERM: the default action): a caller's handler, a signal ignored, or
-    a thread other than the main one are left alone."""
+    several commands in one process starts each afresh). Each signal only where Python's own
+    handling is in place (SIGINT: its handler; SIGTERM: the default action), in the main
+    thread: a caller's handler or an ignored signal is left alone, and a job started in the
+    background, which ignores SIGINT, still cleans up after a SIGTERM."""
     global _pressed, _owner
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+    main = threading.current_thread() is threading.main_thread()
+    ours = [
+        (number, default)
+        for number, default in (
+            (signal.SIGINT, signal.default_int_handler),
+            (signal.SIGTERM, signal.SIG_DFL),
+        )
+        if main and signal.getsignal(number) is default
+    ]
+    if not ours:
         yield
         return
     _owner = os.getpid()
-    signal.signal(signal.SIGINT, _on_signal)
-    term = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    if term:
-        signal.signal(signal.SIGTERM, _on_signal)
+    for number, _ in ours:
+        signal.signal(number, _on_signal)
     previous_hook = sys.unraisablehook
 
     def drop_remembered(unraisable: Any) -> None:
@@ -82,9 +87,8 @@ def remembering_ctrl_c() -> Iterator[None]:
         yield
     finally:
         sys.unraisablehook = previous_hook
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if term:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for number, default in ours:
+            signal.signal(number, default)
         _pressed = None
 
 

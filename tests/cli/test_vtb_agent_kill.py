@@ -13,6 +13,7 @@ from pathlib import Path
 
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
 from tests.cli_helpers import run_cli
+from tests.run_builders import default_sigint
 from tests.tool_chat_server import ToolChatServer
 from tests.vtb_support import TempDirCase, read_jsonl
 
@@ -114,6 +115,7 @@ class AgentKillTests(TempDirCase):
                         _command(run.root, server),
                         stderr=subprocess.PIPE,
                         env={**os.environ, "TMPDIR": str(scratch)},
+                        preexec_fn=default_sigint,  # Ctrl-C as a terminal's job sees it
                     )
                     deadline = time.monotonic() + 60
                     while not _turn_files(scratch):

@@ -139,6 +139,18 @@ class RememberingScopeTests(unittest.TestCase):
         with interrupt.remembering_ctrl_c():
             self.assertIs(signal.getsignal(signal.SIGTERM), signal.SIG_IGN)
 
+    def test_sigterm_is_handled_where_sigint_is_ignored(self) -> None:
+        """A job started in the background ignores SIGINT; SIGTERM still cleans up."""
+        from datbench_cli.runtime import interrupt
+
+        for number, handler in ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, signal.SIG_DFL)):
+            self.addCleanup(signal.signal, number, signal.signal(number, handler))
+        with interrupt.remembering_ctrl_c():
+            self.assertIs(signal.getsignal(signal.SIGINT), signal.SIG_IGN)
+            with self.assertRaises(interrupt.Terminated):
+                signal.raise_signal(signal.SIGTERM)
+        self.assertIs(signal.getsignal(signal.SIGTERM), signal.SIG_DFL)
+
     def test_a_child_forked_inside_does_what_a_worker_would(self) -> None:
         """A process forked inside a command (a worker before its own set-up) ignores Ctrl-C
         and dies of SIGTERM, instead of raising the command's exceptions."""
