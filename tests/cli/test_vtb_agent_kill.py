@@ -69,7 +69,12 @@ class AgentKillTests(TempDirCase):
             self._script(server, clean.root)
             done = subprocess.run(_command(clean.root, server), capture_output=True, timeout=300)
             self.assertEqual(done.returncode, 0, done.stderr)
-            child = subprocess.Popen(_command(killed.root, server), stderr=subprocess.PIPE)
+            # Its turns' folder stays after the SIGKILL: in this test's folder, not in /tmp.
+            child = subprocess.Popen(
+                _command(killed.root, server),
+                stderr=subprocess.PIPE,
+                env={**os.environ, "TMPDIR": str(self.tmp)},
+            )
             trajectories = killed.root / "trajectories.jsonl"
             # Killed once three answers are committed (what is asserted below; the trajectory
             # of a turn is written before its answer, so counting trajectories raced).

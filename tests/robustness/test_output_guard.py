@@ -218,10 +218,15 @@ class _Silent:
 class LockTests(_Runs):
     def start(self, *args: str, ready: Path) -> subprocess.Popen[str]:
         """Start a writer in the background and wait until it wrote ``ready`` (under the lock)."""
+        # Killed at the end: what it leaves in its TMPDIR goes with self.tmp.
         proc = subprocess.Popen(
-            cli_command(*args), cwd=ROOT, env=cli_env(), stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            cli_command(*args),
+            cwd=ROOT,
+            env={**cli_env(), "TMPDIR": str(self.tmp)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.addCleanup(proc.wait)
         self.addCleanup(proc.kill)
         deadline = time.monotonic() + 120
