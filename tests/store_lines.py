@@ -14,5 +14,5 @@ def line_at(store: Any, position: int) -> Any:
 
 def last_line(store: AnsweredLines, ident: str) -> Any:
     """The parsed last line of ``ident`` in ``store`` (``None``: no line has it)."""
-    position = store.last(ident)
+    position = store.last_by_id().get(ident)
     return None if position is None else line_at(store, position)

@@ -32,7 +32,7 @@ from datbench_cli.batch.responses import (
     text_status,
 )
 from datbench_cli.files import jsonio
-from datbench_cli.files.run_store import LineTable, StoreOwner
+from datbench_cli.files.run_store import LineTable, StoreOwner, blocks
 
 _STATUS_CODES = {status: code for code, status in enumerate(RESPONSE_STATUSES)}
 
@@ -65,9 +65,6 @@ class AnsweredLines(StoreOwner):
 
     def __len__(self) -> int:
         return len(self.lines)
-
-    def last(self, ident: str) -> int | None:
-        return self.lines.last(ident)
 
     def absent_from(self, other: LineTable) -> int:
         """How many distinct ids have no line in ``other`` (a table of the same store)."""
@@ -196,5 +193,9 @@ def read_answered(
 
     store.lines.fill(rows())
     loaded.unknown_keys = unknown.message(path)
-    loaded.errored_ids = [i for i in dict.fromkeys(errored) if store.last(i) is None]
+    # Errored ids without an answered line, asked a block at a time (a run of failed calls
+    # can have as many as it has samples).
+    pending = list(dict.fromkeys(errored))
+    answered = set().union(*(store.lines.present(block) for block in blocks(pending)))
+    loaded.errored_ids = [ident for ident in pending if ident not in answered]
     return loaded

@@ -91,13 +91,6 @@ class LineTable:
         row = self.db.execute(sql, args).fetchone()
         return None if row is None else row[0]
 
-    def last(self, ident: str) -> int | None:
-        """The position of the last line of ``ident`` (``None``: none; an id that is not a
-        string, which a caller's held sample may have, matches no line)."""
-        if not isinstance(ident, str):
-            return None
-        return self._one(f"SELECT max(position) FROM {self.name} WHERE id = ?", ident)
-
     def last_of(self, position: int) -> int:
         """The position of the last line with the id of the one at ``position``."""
         last: int = self._one(

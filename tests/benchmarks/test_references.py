@@ -63,7 +63,7 @@ class ReferenceFileTests(unittest.TestCase):
         )
         with ReferenceFile(self.path) as refs:
             self.assertEqual(refs.item_metrics(0), (None, 2.0))
-            self.assertEqual(refs.lines.last("a"), 1)
+            self.assertEqual(refs.lines.last_by_id()["a"], 1)
 
     def test_an_unhashable_dataset_is_kept_as_it_is(self) -> None:
         self.path.write_bytes(_line("a", source_info={"dataset": ["x"]}) + b"\n")
