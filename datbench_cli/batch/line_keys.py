@@ -75,12 +75,23 @@ def torn_tail_warner(path: Path, warn: Callable[[str], None]) -> Callable[[int],
     return lambda number: warn(torn_tail_message(path, number))
 
 
+def _is_reference_line(obj: dict[str, Any]) -> bool:
+    """Whether a line holds answers, as only ``references.jsonl`` lines do (either benchmark)."""
+    if "all_answers" in obj or "eval_metrics" in obj:
+        return True
+    turns = obj.get("turns")
+    return isinstance(turns, list) and any(isinstance(t, dict) and "rubrics" in t for t in turns)
+
+
 def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     """A hint when a line shows the file is of another kind than the command expects."""
     if not judge and ("raw_judge_output" in obj or "verdict" in obj):
         return "this looks like a judge-response file: pass it with --judge-responses"
     if judge and "raw_output" in obj:
         return "this looks like a model-response file: pass judge responses here"
+    if _is_reference_line(obj):
+        kind = "judge responses" if judge else "the model's responses"
+        return f"this looks like references.jsonl (the answer key export-tasks wrote), not {kind}"
     if "question" in obj or "turncase" in obj:
         wanted = '{"id", "raw_judge_output"}' if judge else '{"id", "raw_output"}'
         kind = "judge responses" if judge else "responses"

@@ -74,6 +74,21 @@ class LineHintTests(unittest.TestCase):
                 self.assertIn("tasks.jsonl", hint)
                 self.assertIn('"raw_judge_output"', hint)
 
+    def test_references_jsonl_given_as_responses_gets_its_own_hint(self) -> None:
+        for name, (run, sample) in self.runs.items():
+            shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
+            for command, kind in (("score", "the model's responses"), ("check-judge", "judge")):
+                with self.subTest(benchmark=name, command=command):
+                    result = run_cli(command, str(run / "references.jsonl"), "-d", str(run))
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    lines = result.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 2, result.stderr)
+                    self.assertIn("references.jsonl:1:", lines[0])
+                    self.assertTrue(lines[1].startswith("hint: "), result.stderr)
+                    self.assertIn("looks like references.jsonl", lines[1])
+                    self.assertIn(kind, lines[1])
+                    self.assertNotIn("tasks.jsonl", lines[1])
+
 
 class SendHintTests(unittest.TestCase):
     """``send`` given a runner's task file (both benchmarks) names the request files."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.digests import DIGEST_FIELD, response_digest
-from datbench_cli.batch.line_keys import JUDGE_KEYS, checked_lines
+from datbench_cli.batch.line_keys import JUDGE_KEYS, checked_lines, wrong_file_hint
 from datbench_cli.batch.responses import batch_response_line, is_batch_line, native_digest
 from datbench_cli.benchmarks.vistoolbench.answers import Answers
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
@@ -123,7 +123,9 @@ def judge_line(
             raise fail('each line needs an "id" that is a non-empty string')
         key = given
     if "raw_judge_output" not in obj and "verdict" not in obj:
-        raise fail('line has no "raw_judge_output" field')
+        raise InputError(
+            'line has no "raw_judge_output" field', path, number, hint=wrong_file_hint(obj, True)
+        )
     raw = obj.get("raw_judge_output")
     if raw is not None and not isinstance(raw, str):
         raise fail(f'"raw_judge_output" must be a string or null, got {type(raw).__name__}')
