@@ -33,6 +33,7 @@ import os
 import resource
 import signal
 import threading
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
@@ -254,7 +255,7 @@ def score_in_workers(
                 batches.append(_Batch(chunk, future))
             if not batches:
                 break
-            batch = batches.popleft()
+            batch = batches[0]
             try:
                 outcomes = batch.future.result()
             except Exception:  # noqa: BLE001 - the chunk failed as a whole: item by item
@@ -265,9 +266,30 @@ def score_in_workers(
                 else:
                     why = value if isinstance(value, Failure) else _failure(value, limits)
                     yield item, failed(item, why)
+            batches.popleft()
     finally:
         pool.stop()
         pool.join()
+        _release_stop_error(pending.future for pending in batches)
+
+
+def _release_stop_error(futures: Iterable[Future]) -> None:
+    """Clears the frames of the errors a stopped pool leaves on the futures not yet read.
+
+    A pool stopped (Ctrl-C, SIGTERM) while its scheduler thread writes a chunk to the workers
+    fails that write, and pebble sets the error on that chunk's future. The error's traceback
+    holds the half-sent pickle (a view of a ``BytesIO``) in a reference cycle; when the
+    collector frees it, it may close the ``BytesIO`` before it drops the view, and Python 3.13
+    prints ``Exception ignored ... BufferError`` at exit (4 of 8 SIGTERMs of ``score --jobs 2``
+    at 50,000 samples; 0 of 36 with this). Clearing the frames drops the view first."""
+    for future in futures:
+        if not future.done() or future.cancelled():
+            continue
+        error, seen = future.exception(), set[int]()
+        while error is not None and id(error) not in seen:
+            seen.add(id(error))
+            traceback.clear_frames(error.__traceback__)
+            error = error.__cause__ or error.__context__
 
 
 @contextlib.contextmanager
