@@ -300,6 +300,20 @@ class _Attacks(unittest.TestCase):
         total = sum(entry.stat().st_size for entry in self.tools.workdir.iterdir())
         self.assertLessEqual(total, LIMITS.max_dir_mb * 1024 * 1024)
 
+    def test_dev_is_read_only(self) -> None:
+        # bwrap's /dev is a tmpfs of half the RAM: writable, it would hold gigabytes outside
+        # every limit (600 MB went there, past the 512 MB, 16 MB and 8 MB caps).
+        for path in ("/dev/f", "/dev/shm/f"):
+            self.assert_fails(
+                f"import io\nio.open({path!r}, 'wb').write(b'x')\nprint('REACHED')",
+                "Read-only file system",
+            )
+        content, _ = self.interpret(
+            "import io\nio.open('/dev/null', 'wb').write(b'x')\n"
+            "print(len(io.open('/dev/urandom', 'rb').read(4)))"
+        )
+        self.assertEqual(content, repr({"stdout": "4\n", "stderr": ""}))
+
     def test_many_files_are_cut_to_the_limit_saved_images_first(self) -> None:
         content, _ = self.interpret(
             "import io\nfor i in range(20):\n    io.open(f'a{i:02}', 'wb').write(b'x')\n"
@@ -441,7 +455,7 @@ class ArgvTests(unittest.TestCase):
             "--ro-bind /t/turn /turn-in",
             "--setenv PATH /usr/bin",
             f"--size {16 * 1024 * 1024} --tmpfs /turn",
-            "--remount-ro /",
+            "--remount-ro / --remount-ro /dev",
             "--seccomp 7",
         ):
             self.assertIn(part, joined)
