@@ -214,6 +214,22 @@ class _Attacks(unittest.TestCase):
         self.assertNotIn(SECRET, content)
         self.assert_unharmed()
 
+    def test_bubblewraps_init_has_the_limits_too(self) -> None:
+        # The code can attach to pid 1 (same uid) with ptrace or write /proc/1/mem and make it
+        # run anything: unlimited, it held 1 GB under a 512 MB limit until the wall clock.
+        content, _ = self.interpret(
+            "import resource as r\nfor name, limit in (('AS', r.RLIMIT_AS), ('CPU', r.RLIMIT_CPU),"
+            " ('FSIZE', r.RLIMIT_FSIZE), ('NOFILE', r.RLIMIT_NOFILE)):\n"
+            "    print(name, r.prlimit(1, limit))"
+        )
+        mb = 1024 * 1024
+        expected = (
+            f"AS ({LIMITS.memory_mb * mb}, {LIMITS.memory_mb * mb})\n"
+            f"CPU ({LIMITS.cpu_seconds}, {LIMITS.cpu_seconds + 1})\n"
+            f"FSIZE ({LIMITS.file_mb * mb}, {LIMITS.file_mb * mb})\nNOFILE (64, 64)\n"
+        )
+        self.assertEqual(content, repr({"stdout": expected, "stderr": ""}))
+
     def test_sockets_to_the_host_fail(self) -> None:
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
