@@ -280,6 +280,20 @@ class _Attacks(unittest.TestCase):
         self.assert_fails("x = ' ' * (10 * 1024 ** 3)\nprint(len(x))", "MemoryError")
         self.assert_unharmed()
 
+    def test_memory_outside_the_address_space_is_refused(self) -> None:
+        # A memfd or a System V segment keeps its pages once unmapped, which RLIMIT_AS does not
+        # count: 1 GB was held under the 512 MB limit.
+        self.assert_fails(
+            "import os\nfd = os.memfd_create('m')\nprint('REACHED')", "PermissionError"
+        )
+        self.assert_fails(
+            "import builtins, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "if libc.shmget(0, 1 << 20, 0o1600) < 0:\n"
+            "    raise builtins.OSError(ctypes.get_errno(), 'shmget failed')\nprint('REACHED')",
+            "Errno 1] shmget failed",
+        )
+        self.assert_unharmed()
+
     def test_infinite_loop_is_stopped_by_the_cpu_limit(self) -> None:
         # A loaded shared machine may give the child a fraction of a core: the wall-clock limit
         # is raised so that the 1 s of CPU time, not the clock, is what stops the loop.

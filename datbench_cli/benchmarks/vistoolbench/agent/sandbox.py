@@ -102,7 +102,11 @@ class Isolation:
             "uid": SANDBOX_UID,
             "capabilities": "none",
             "environment": sorted(_ENV),
-            "seccomp": "no new processes or threads (" + ", ".join(seccomp.DENIED_SYSCALLS) + ")",
+            "seccomp": "no new processes or threads ("
+            + ", ".join(seccomp.DENIED_SYSCALLS)
+            + "), no memory outside the address space ("
+            + ", ".join(seccomp.MEMORY_SYSCALLS)
+            + ")",
             "writable": {
                 TURN: f"tmpfs {limits.max_dir_mb} MB",
                 "/tmp": f"tmpfs {limits.tmp_mb} MB",
