@@ -362,6 +362,17 @@ class _Attacks(unittest.TestCase):
             "import os\nfor _ in range(100):\n    os.write(1, b'y' * 1_000_000)"
         )
         self.assertLess(len(raw), LIMITS.max_output_chars + 500)
+        # The code runs in the child's interpreter: it can lift the child's own cut.
+        lifted, _ = self.interpret(
+            "import sys\nframe = sys._getframe()\nwhile 'out' not in frame.f_locals:\n"
+            "    frame = frame.f_back\nframe.f_locals['out'].limit = 10 ** 9\n"
+            "frame.f_locals['err'].limit = 10 ** 9\n"
+            "print('x' * 3_000_000)\nsys.stderr.write('y' * 3_000_000)"
+        )
+        self.assertLess(len(lifted), 2 * LIMITS.max_output_chars + 500)
+        for dropped in (3_000_001, 3_000_000):  # the printed line, then the written one
+            cut = f"{dropped - LIMITS.max_output_chars} more characters cut by the sandbox"
+            self.assertIn(cut, lifted)
         self.assert_unharmed()
 
     # --- the official semantics --------------------------------------------------------------
