@@ -214,6 +214,22 @@ class _Attacks(unittest.TestCase):
         self.assertNotIn(SECRET, content)
         self.assert_unharmed()
 
+    def test_bubblewraps_init_has_the_limits_too(self) -> None:
+        # The code can attach to pid 1 (same uid) with ptrace or write /proc/1/mem and make it
+        # run anything: unlimited, it held 1 GB under a 512 MB limit until the wall clock.
+        content, _ = self.interpret(
+            "import resource as r\nfor name, limit in (('AS', r.RLIMIT_AS), ('CPU', r.RLIMIT_CPU),"
+            " ('FSIZE', r.RLIMIT_FSIZE), ('NOFILE', r.RLIMIT_NOFILE)):\n"
+            "    print(name, r.prlimit(1, limit))"
+        )
+        mb = 1024 * 1024
+        expected = (
+            f"AS ({LIMITS.memory_mb * mb}, {LIMITS.memory_mb * mb})\n"
+            f"CPU ({LIMITS.cpu_seconds}, {LIMITS.cpu_seconds + 1})\n"
+            f"FSIZE ({LIMITS.file_mb * mb}, {LIMITS.file_mb * mb})\nNOFILE (64, 64)\n"
+        )
+        self.assertEqual(content, repr({"stdout": expected, "stderr": ""}))
+
     def test_sockets_to_the_host_fail(self) -> None:
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
@@ -264,6 +280,20 @@ class _Attacks(unittest.TestCase):
         self.assert_fails("x = ' ' * (10 * 1024 ** 3)\nprint(len(x))", "MemoryError")
         self.assert_unharmed()
 
+    def test_memory_outside_the_address_space_is_refused(self) -> None:
+        # A memfd or a System V segment keeps its pages once unmapped, which RLIMIT_AS does not
+        # count: 1 GB was held under the 512 MB limit.
+        self.assert_fails(
+            "import os\nfd = os.memfd_create('m')\nprint('REACHED')", "PermissionError"
+        )
+        self.assert_fails(
+            "import builtins, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "if libc.shmget(0, 1 << 20, 0o1600) < 0:\n"
+            "    raise builtins.OSError(ctypes.get_errno(), 'shmget failed')\nprint('REACHED')",
+            "Errno 1] shmget failed",
+        )
+        self.assert_unharmed()
+
     def test_infinite_loop_is_stopped_by_the_cpu_limit(self) -> None:
         # A loaded shared machine may give the child a fraction of a core: the wall-clock limit
         # is raised so that the 1 s of CPU time, not the clock, is what stops the loop.
@@ -300,6 +330,20 @@ class _Attacks(unittest.TestCase):
         total = sum(entry.stat().st_size for entry in self.tools.workdir.iterdir())
         self.assertLessEqual(total, LIMITS.max_dir_mb * 1024 * 1024)
 
+    def test_dev_is_read_only(self) -> None:
+        # bwrap's /dev is a tmpfs of half the RAM: writable, it would hold gigabytes outside
+        # every limit (600 MB went there, past the 512 MB, 16 MB and 8 MB caps).
+        for path in ("/dev/f", "/dev/shm/f"):
+            self.assert_fails(
+                f"import io\nio.open({path!r}, 'wb').write(b'x')\nprint('REACHED')",
+                "Read-only file system",
+            )
+        content, _ = self.interpret(
+            "import io\nio.open('/dev/null', 'wb').write(b'x')\n"
+            "print(len(io.open('/dev/urandom', 'rb').read(4)))"
+        )
+        self.assertEqual(content, repr({"stdout": "4\n", "stderr": ""}))
+
     def test_many_files_are_cut_to_the_limit_saved_images_first(self) -> None:
         content, _ = self.interpret(
             "import io\nfor i in range(20):\n    io.open(f'a{i:02}', 'wb').write(b'x')\n"
@@ -318,6 +362,17 @@ class _Attacks(unittest.TestCase):
             "import os\nfor _ in range(100):\n    os.write(1, b'y' * 1_000_000)"
         )
         self.assertLess(len(raw), LIMITS.max_output_chars + 500)
+        # The code runs in the child's interpreter: it can lift the child's own cut.
+        lifted, _ = self.interpret(
+            "import sys\nframe = sys._getframe()\nwhile 'out' not in frame.f_locals:\n"
+            "    frame = frame.f_back\nframe.f_locals['out'].limit = 10 ** 9\n"
+            "frame.f_locals['err'].limit = 10 ** 9\n"
+            "print('x' * 3_000_000)\nsys.stderr.write('y' * 3_000_000)"
+        )
+        self.assertLess(len(lifted), 2 * LIMITS.max_output_chars + 500)
+        for dropped in (3_000_001, 3_000_000):  # the printed line, then the written one
+            cut = f"{dropped - LIMITS.max_output_chars} more characters cut by the sandbox"
+            self.assertIn(cut, lifted)
         self.assert_unharmed()
 
     # --- the official semantics --------------------------------------------------------------
@@ -441,7 +496,7 @@ class ArgvTests(unittest.TestCase):
             "--ro-bind /t/turn /turn-in",
             "--setenv PATH /usr/bin",
             f"--size {16 * 1024 * 1024} --tmpfs /turn",
-            "--remount-ro /",
+            "--remount-ro / --remount-ro /dev",
             "--seccomp 7",
         ):
             self.assertIn(part, joined)

@@ -190,7 +190,9 @@ def bwrap_argv(
             argv += ["--symlink", kind.removeprefix("symlink:"), path]
     argv += ["--size", str(turn_mb * _MB), "--tmpfs", TURN]
     argv += ["--ro-bind", str(turn_dir), TURN_IN, "--ro-bind", str(child), CHILD_PATH]
-    argv += ["--remount-ro", "/", "--chdir", TURN]
+    # bwrap's /dev is a tmpfs without a size cap (half the RAM): read-only, its device nodes
+    # (separate mounts) stay usable.
+    argv += ["--remount-ro", "/", "--remount-ro", "/dev", "--chdir", TURN]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     return [*argv, sys.executable, "-I", CHILD_PATH]

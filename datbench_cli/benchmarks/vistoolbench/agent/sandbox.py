@@ -102,7 +102,11 @@ class Isolation:
             "uid": SANDBOX_UID,
             "capabilities": "none",
             "environment": sorted(_ENV),
-            "seccomp": "no new processes or threads (" + ", ".join(seccomp.DENIED_SYSCALLS) + ")",
+            "seccomp": "no new processes or threads ("
+            + ", ".join(seccomp.DENIED_SYSCALLS)
+            + "), no memory outside the address space ("
+            + ", ".join(seccomp.MEMORY_SYSCALLS)
+            + ")",
             "writable": {
                 TURN: f"tmpfs {limits.max_dir_mb} MB",
                 "/tmp": f"tmpfs {limits.tmp_mb} MB",
@@ -295,6 +299,14 @@ def _safe_name(name: str) -> bool:
     return name not in ("", ".", "..") and "/" not in name and "\0" not in name
 
 
+def _clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters and the child's note of the cut. The child cuts its output,
+    but the code runs in the child's interpreter and can lift that cut."""
+    if len(text) <= limit + 64:  # room for the child's own note
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters cut by the sandbox]"
+
+
 def _outcome(
     status: int, timed_out: bool, raw: _Drain, report: _Drain, limits: Limits, elapsed: float
 ) -> CodeResult:
@@ -303,8 +315,8 @@ def _outcome(
     if parsed is not None and not timed_out and status == 0:
         body, result.files = parsed
         result.ok = body.get("ok") is True
-        result.stdout = str(body.get("stdout", ""))
-        result.stderr = str(body.get("stderr", ""))
+        result.stdout = _clip(str(body.get("stdout", "")), limits.max_output_chars)
+        result.stderr = _clip(str(body.get("stderr", "")), limits.max_output_chars)
         return result
     if timed_out:
         result.limit = "wall_clock"

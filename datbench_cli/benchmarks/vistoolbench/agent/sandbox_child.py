@@ -58,7 +58,7 @@ class _Capture(io.TextIOBase):
         return text + _CUT.format(n=self.dropped) if self.dropped else text
 
 
-def _limits(config: dict) -> None:
+def _limits(config: dict, pids: tuple[int, ...]) -> None:
     mb = 1024 * 1024
     for name, soft, hard in (
         ("RLIMIT_AS", config["memory_mb"] * mb, config["memory_mb"] * mb),
@@ -71,7 +71,8 @@ def _limits(config: dict) -> None:
         # --unsafe-sandbox run by an ordinary user.
         ("RLIMIT_NPROC", 0, 0),
     ):
-        resource.setrlimit(getattr(resource, name), (soft, hard))
+        for pid in pids:
+            resource.prlimit(pid, getattr(resource, name), (soft, hard))
     # A too-large write raises OSError(EFBIG) in the code instead of killing the process.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
@@ -165,7 +166,9 @@ def main() -> None:
     if copied:
         _copy_in(source, workdir)
     before = _snapshot(workdir)
-    _limits(config)
+    # Under bwrap the parent is bubblewrap's own init (pid 1), which the code can reach with
+    # ptrace or /proc/1/mem and make run anything: it gets the same limits.
+    _limits(config, (0, 1) if copied else (0,))
     loaded = _preload(config["preload"])
     os.environ.clear()
     out, err = _Capture(config["max_output_chars"]), _Capture(config["max_output_chars"])

@@ -1,9 +1,11 @@
 """The seccomp filter bwrap installs in the sandbox (``--seccomp FD``): no new processes or
-threads.
+threads, and no memory held outside the address-space limit.
 
 Why a second layer: ``RLIMIT_NPROC`` is not enforced for a process whose host uid is 0, which
 is what the sandbox's uid maps to when root runs the agent, so a fork bomb would exhaust the
 host's pids. The filter refuses process and thread creation to every caller, root or not.
+A ``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
+not count once unmapped (a gigabyte under a 512 MB limit): both are refused too.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import os
 import struct
 
 DENIED_SYSCALLS = ("clone", "clone3", "fork", "vfork")
+MEMORY_SYSCALLS = ("memfd_create", "shmget")
 _SYSCALLS = {  # audit arch -> syscall numbers of the denied calls
-    "x86_64": (0xC000003E, {"clone": 56, "clone3": 435, "fork": 57, "vfork": 58}),
-    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435}),
+    "x86_64": (
+        0xC000003E,
+        {"clone": 56, "clone3": 435, "fork": 57, "vfork": 58, "memfd_create": 319, "shmget": 29},
+    ),
+    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "memfd_create": 279, "shmget": 194}),
 }
 _EPERM, _ENOSYS = 1, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
