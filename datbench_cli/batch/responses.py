@@ -250,7 +250,8 @@ class LoadedResponses:
     """Responses ready for the evaluator, plus what was set aside.
 
     ``statuses``: the status of the line used for each id (the last answered line; ``errored``
-    when every line of the id errored).
+    when every line of the id errored); ``truncated_ids``: the ids whose line used stopped at the
+    token limit.
     """
 
     vlm: list[VLMResponse] = field(default_factory=list)
@@ -270,6 +271,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
     fields = ("raw_judge_output", "verdict") if judge else ("raw_output", "parsed_answer")
     errored: list[str] = []
     answered: set[str] = set()
+    truncated: dict[str, None] = {}
     unknown = UnknownKeys(JUDGE_KEYS if judge else RESPONSE_KEYS)
     lines = iter_response_lines(
         path, *fields, on_torn_tail=loaded.record_torn_tail, unknown=unknown
@@ -281,7 +283,9 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
         answered.add(line.id)
         loaded.statuses[line.id] = line.status
         if line.finish_reason == "length":
-            loaded.truncated_ids.append(line.id)
+            truncated[line.id] = None
+        else:  # a later complete answer (a retry) replaces a truncated one
+            truncated.pop(line.id, None)
         if judge:
             loaded.judge.append(
                 JudgeResponse(line.id, line.text or "", line.parsed, response_digest=line.digest)
@@ -289,6 +293,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
         else:
             loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
     loaded.unknown_keys = unknown.message(path)
+    loaded.truncated_ids = list(truncated)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
     for ident in loaded.errored_ids:
         loaded.statuses[ident] = ERRORED

@@ -113,6 +113,23 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual({statuses[i] for i in chosen}, {"truncated"})
         self.assertIn("stopped at the token limit", result.stderr)
 
+    def test_a_truncated_answer_replaced_by_a_later_retry_is_not_counted_truncated(self) -> None:
+        # A first pass cut at max_tokens, then the same requests sent again with a larger
+        # limit and appended: the later, complete lines are the answers scored.
+        chosen = self.wrong[:3]
+        cut = [vllm_ok(i, "The answer is", finish_reason="length") for i in chosen]
+        result, summary = self.score(self.work("retried", cut + self.responses))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["response_statuses"]["truncated"], 0)
+        self.assertEqual(summary["truncated_responses"], 0)
+        self.assertEqual(summary["overall_accuracy"], BASE_ACCURACY)
+        self.assertNotIn("stopped at the token limit", result.stderr)
+        # The other way round, the truncated retry is the answer scored, and counted.
+        result, summary = self.score(self.work("cut-last", self.responses + cut))
+        self.assertEqual(summary["response_statuses"]["truncated"], 3)
+        self.assertEqual(summary["truncated_responses"], 3)
+        self.assertIn("3 responses", result.stderr)
+
     def test_refusals_do_not_turn_a_failing_gate_into_a_pass(self) -> None:
         chosen = self.wrong[:4]
         lines = {
