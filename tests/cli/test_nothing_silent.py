@@ -170,6 +170,27 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertTrue(summary["checks_passed"])
 
+    def test_errored_lines_for_ids_of_no_sample_are_unknown_ids(self) -> None:
+        # An error file of another export appended: its ids are no sample's.
+        work = self.work("foreign-errors", [*self.responses, vllm_error("other_run_000001")])
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                *({"id": i, "raw_judge_output": "true"} for i in self.judge_ids),
+                openai_error_file_line("other_run_judge_000001#0123456789abcdef"),
+            ],
+        )
+        result, summary = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("unknown: other_run_judge_000001", result.stderr)
+        self.assertEqual(summary["unknown_response_ids"], 1)
+        self.assertEqual(summary["unknown_judge_response_ids"], 1)
+        self.assertEqual(summary["unanswered_samples"], 0)
+        self.assertIn("1 response id(s) match no sample", result.stderr)
+        self.assertIn("1 judge response id(s) match no sample", result.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertIn("1 unknown", check.stdout)
+
     # ------------------------------------------------------------------ 3. gates
 
     def test_unanswered_samples_are_said_once(self) -> None:
