@@ -387,6 +387,18 @@ class DatBenchNothingSilentTests(unittest.TestCase):
             result.stdout.strip(), "2 verdicts: 1 true, 0 false, 0 unparsed, 1 errored"
         )
 
+    def test_check_judge_outside_a_run_directory_warns_of_unknown_keys(self) -> None:
+        # As in a run directory (and as VisualToolBench's files outside one): a misspelt
+        # "verdict" is said, not silently ignored.
+        path = write_lines(
+            self.tmp / "judge-misspelt.jsonl",
+            [{"id": "a", "raw_judge_output": "maybe", "verdcit": "correct"}],
+        )
+        result = run_cli("check-judge", str(path), "-d", str(self.tmp / "no-run"))
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("unknown key(s) ignored: 'verdcit'", result.stderr)
+        self.assertIn("did you mean 'verdict'?", result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
