@@ -1,7 +1,8 @@
 """Reading model and judge response files: the native lines and OpenAI batch output lines.
 
-A batch output line (``custom_id`` + ``response.body.choices[0].message.content``) is detected per
-line, so one file may mix both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
+A batch output line (``custom_id`` + ``response.body.choices[0].message.content``, or
+``choices[0].text`` of the legacy completions shape) is detected per line, so one file may mix
+both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
 
 - ``errored``: a transport failure, not an answer (``error`` set, which may be an object or a
   plain string as vLLM writes both; a ``status_code`` outside 2xx; no choice in the body).
@@ -125,8 +126,11 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     if not isinstance(choice, dict):
         return BatchOutcome(None, "no choice in the batch output", None, ERRORED)
     message = choice.get("message")
-    message = message if isinstance(message, dict) else {}
-    text = _content_text(message.get("content")) or ""
+    if isinstance(message, dict):
+        text = _content_text(message.get("content")) or ""
+    else:  # the legacy completions shape: choices[0].text
+        message = {}
+        text = choice.get("text") if isinstance(choice.get("text"), str) else ""
     reason = choice.get("finish_reason")
     reason = reason if isinstance(reason, str) else None
     refusal = message.get("refusal")
