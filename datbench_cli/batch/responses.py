@@ -153,6 +153,16 @@ def batch_response_line(
     ident = obj["custom_id"]
     if not isinstance(ident, str) or not ident:
         raise InputError('"custom_id" must be a non-empty string', path, number)
+    field = "raw_judge_output" if tagged else "raw_output"
+    if field in obj and "response" not in obj and "error" not in obj:
+        # A native line naming its sample "custom_id" (copied from a request line), not a
+        # runner's output line: it would otherwise count as a transport failure.
+        raise InputError(
+            f'a line with "{field}" names its sample with "id", not "custom_id"',
+            path,
+            number,
+            hint=f'native lines are {{"id", "{field}"}}; batch output lines carry "response"',
+        )
     digest = None
     if tagged:
         ident, digest = split_tagged_id(ident)

@@ -191,6 +191,20 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         check = run_cli("check-judge", "-d", str(work))
         self.assertIn("1 unknown", check.stdout)
 
+    def test_a_native_line_keyed_by_custom_id_is_an_input_error(self) -> None:
+        # A custom loop that copied the request's "custom_id" into a native line: every line
+        # used to count as a transport failure ("152 errored"), with nothing saying why.
+        lines = [{"custom_id": r["id"], "raw_output": r["raw_output"]} for r in self.responses]
+        work = self.work("custom-id-native", lines)
+        result, _ = self.score(work)
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertEqual(
+            result.stderr.splitlines()[0],
+            f'error: {work / "responses.jsonl"}:1: a line with "raw_output" names its sample '
+            'with "id", not "custom_id"',
+        )
+        self.assertNotIn("Traceback", result.stderr)
+
     # ------------------------------------------------------------------ 3. gates
 
     def test_unanswered_samples_are_said_once(self) -> None:
