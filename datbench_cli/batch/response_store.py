@@ -170,13 +170,16 @@ def read_answered(
     scan: Callable[[bytes], None] | None = None,
 ) -> LoadedResponses:
     """Read ``store``'s file once (a pipe too): each answered line goes into the store with
-    ``extra(line)``; what is set aside (errored ids with no answered line, token-limit stops,
-    a torn last line, keys outside ``keys``) is returned; ``scan`` is given every line read."""
+    ``extra(line)``; what is set aside (errored ids with no answered line, ids whose last
+    answered line stopped at the token limit, a torn last line, keys outside ``keys``) is returned; ``scan`` is given every line read."""
     assert store.path is not None, "a held store has no file to read"
     path = store.path
     loaded = LoadedResponses()
     unknown = UnknownKeys(keys)
     errored: list[str] = []
+    # The ids whose last answered line stopped at the token limit (a later complete answer,
+    # a retry with a larger limit, replaces a truncated one).
+    truncated: dict[str, None] = {}
 
     def rows() -> Iterator[tuple[str, int, bytes, Any]]:
         lines = jsonio.iter_jsonl_lines(
@@ -189,9 +192,12 @@ def read_answered(
                 continue
             yield line.id, number, raw, extra(line)
             if line.finish_reason == "length":
-                loaded.truncated_ids.append(line.id)
+                truncated[line.id] = None
+            else:
+                truncated.pop(line.id, None)
 
     store.lines.fill(rows())
+    loaded.truncated_ids = list(truncated)
     loaded.unknown_keys = unknown.message(path)
     # Errored ids without an answered line, asked a block at a time (a run of failed calls
     # can have as many as it has samples).

@@ -1,7 +1,8 @@
 """Reading model and judge response files: the native lines and OpenAI batch output lines.
 
-A batch output line (``custom_id`` + ``response.body.choices[0].message.content``) is detected per
-line, so one file may mix both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
+A batch output line (``custom_id`` + ``response.body.choices[0].message.content``, or
+``choices[0].text`` of the legacy completions shape) is detected per line, so one file may mix
+both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
 
 - ``errored``: a transport failure, not an answer (``error`` set, which may be an object or a
   plain string as vLLM writes both; a ``status_code`` outside 2xx; no choice in the body).
@@ -125,8 +126,11 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     if not isinstance(choice, dict):
         return BatchOutcome(None, "no choice in the batch output", None, ERRORED)
     message = choice.get("message")
-    message = message if isinstance(message, dict) else {}
-    text = _content_text(message.get("content")) or ""
+    if isinstance(message, dict):
+        text = _content_text(message.get("content")) or ""
+    else:  # the legacy completions shape: choices[0].text
+        message = {}
+        text = choice.get("text") if isinstance(choice.get("text"), str) else ""
     reason = choice.get("finish_reason")
     reason = reason if isinstance(reason, str) else None
     refusal = message.get("refusal")
@@ -149,6 +153,16 @@ def batch_response_line(
     ident = obj["custom_id"]
     if not isinstance(ident, str) or not ident:
         raise InputError('"custom_id" must be a non-empty string', path, number)
+    field = "raw_judge_output" if tagged else "raw_output"
+    if field in obj and "response" not in obj and "error" not in obj:
+        # A native line naming its sample "custom_id" (copied from a request line), not a
+        # runner's output line: it would otherwise count as a transport failure.
+        raise InputError(
+            f'a line with "{field}" names its sample with "id", not "custom_id"',
+            path,
+            number,
+            hint=f'native lines are {{"id", "{field}"}}; batch output lines carry "response"',
+        )
     digest = None
     if tagged:
         ident, digest = split_tagged_id(ident)
@@ -250,7 +264,8 @@ class LoadedResponses:
     """Responses ready for the evaluator, plus what was set aside.
 
     ``statuses``: the status of the line used for each id (the last answered line; ``errored``
-    when every line of the id errored).
+    when every line of the id errored); ``truncated_ids``: the ids whose line used stopped at the
+    token limit.
     """
 
     vlm: list[VLMResponse] = field(default_factory=list)
@@ -270,6 +285,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
     fields = ("raw_judge_output", "verdict") if judge else ("raw_output", "parsed_answer")
     errored: list[str] = []
     answered: set[str] = set()
+    truncated: dict[str, None] = {}
     unknown = UnknownKeys(JUDGE_KEYS if judge else RESPONSE_KEYS)
     lines = iter_response_lines(
         path, *fields, on_torn_tail=loaded.record_torn_tail, unknown=unknown
@@ -281,7 +297,9 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
         answered.add(line.id)
         loaded.statuses[line.id] = line.status
         if line.finish_reason == "length":
-            loaded.truncated_ids.append(line.id)
+            truncated[line.id] = None
+        else:  # a later complete answer (a retry) replaces a truncated one
+            truncated.pop(line.id, None)
         if judge:
             loaded.judge.append(
                 JudgeResponse(line.id, line.text or "", line.parsed, response_digest=line.digest)
@@ -289,6 +307,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
         else:
             loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
     loaded.unknown_keys = unknown.message(path)
+    loaded.truncated_ids = list(truncated)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
     for ident in loaded.errored_ids:
         loaded.statuses[ident] = ERRORED

@@ -124,5 +124,25 @@ class ResponseStoreTests(unittest.TestCase):
         self.assertEqual(str(mine.exception), str(theirs.exception))
 
 
+class BatchShapeTests(unittest.TestCase):
+    def test_the_legacy_completions_shape_is_read_not_scored_empty(self) -> None:
+        # A /v1/completions body: choices[0].text, no message.
+        body = {
+            "object": "text_completion",
+            "choices": [{"index": 0, "text": " 42", "finish_reason": "stop"}],
+        }
+        line = {"custom_id": "a", "response": {"status_code": 200, "body": body}, "error": None}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "responses.jsonl"
+            path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+            loaded = load_vlm_responses(path)
+            self.assertEqual(loaded.vlm, [VLMResponse("a", " 42", None)])
+            self.assertEqual(loaded.statuses, {"a": "ok"})
+            store, _ = load_response_store(path)
+            with store:
+                self.assertEqual(line_at(store, 0), VLMResponse("a", " 42", None))
+                self.assertEqual(store.status(0), "ok")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -113,6 +113,23 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual({statuses[i] for i in chosen}, {"truncated"})
         self.assertIn("stopped at the token limit", result.stderr)
 
+    def test_a_truncated_answer_replaced_by_a_later_retry_is_not_counted_truncated(self) -> None:
+        # A first pass cut at max_tokens, then the same requests sent again with a larger
+        # limit and appended: the later, complete lines are the answers scored.
+        chosen = self.wrong[:3]
+        cut = [vllm_ok(i, "The answer is", finish_reason="length") for i in chosen]
+        result, summary = self.score(self.work("retried", cut + self.responses))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["response_statuses"]["truncated"], 0)
+        self.assertEqual(summary["truncated_responses"], 0)
+        self.assertEqual(summary["overall_accuracy"], BASE_ACCURACY)
+        self.assertNotIn("stopped at the token limit", result.stderr)
+        # The other way round, the truncated retry is the answer scored, and counted.
+        result, summary = self.score(self.work("cut-last", self.responses + cut))
+        self.assertEqual(summary["response_statuses"]["truncated"], 3)
+        self.assertEqual(summary["truncated_responses"], 3)
+        self.assertIn("3 responses", result.stderr)
+
     def test_refusals_do_not_turn_a_failing_gate_into_a_pass(self) -> None:
         chosen = self.wrong[:4]
         lines = {
@@ -152,6 +169,41 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         result, summary = self.score(work, "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertTrue(summary["checks_passed"])
+
+    def test_errored_lines_for_ids_of_no_sample_are_unknown_ids(self) -> None:
+        # An error file of another export appended: its ids are no sample's.
+        work = self.work("foreign-errors", [*self.responses, vllm_error("other_run_000001")])
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                *({"id": i, "raw_judge_output": "true"} for i in self.judge_ids),
+                openai_error_file_line("other_run_judge_000001#0123456789abcdef"),
+            ],
+        )
+        result, summary = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("unknown: other_run_judge_000001", result.stderr)
+        self.assertEqual(summary["unknown_response_ids"], 1)
+        self.assertEqual(summary["unknown_judge_response_ids"], 1)
+        self.assertEqual(summary["unanswered_samples"], 0)
+        self.assertIn("1 response id(s) match no sample", result.stderr)
+        self.assertIn("1 judge response id(s) match no sample", result.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertIn("1 unknown", check.stdout)
+
+    def test_a_native_line_keyed_by_custom_id_is_an_input_error(self) -> None:
+        # A custom loop that copied the request's "custom_id" into a native line: every line
+        # used to count as a transport failure ("152 errored"), with nothing saying why.
+        lines = [{"custom_id": r["id"], "raw_output": r["raw_output"]} for r in self.responses]
+        work = self.work("custom-id-native", lines)
+        result, _ = self.score(work)
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertEqual(
+            result.stderr.splitlines()[0],
+            f'error: {work / "responses.jsonl"}:1: a line with "raw_output" names its sample '
+            'with "id", not "custom_id"',
+        )
+        self.assertNotIn("Traceback", result.stderr)
 
     # ------------------------------------------------------------------ 3. gates
 
@@ -348,6 +400,18 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(
             result.stdout.strip(), "2 verdicts: 1 true, 0 false, 0 unparsed, 1 errored"
         )
+
+    def test_check_judge_outside_a_run_directory_warns_of_unknown_keys(self) -> None:
+        # As in a run directory (and as VisualToolBench's files outside one): a misspelt
+        # "verdict" is said, not silently ignored.
+        path = write_lines(
+            self.tmp / "judge-misspelt.jsonl",
+            [{"id": "a", "raw_judge_output": "maybe", "verdcit": "correct"}],
+        )
+        result = run_cli("check-judge", str(path), "-d", str(self.tmp / "no-run"))
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("unknown key(s) ignored: 'verdcit'", result.stderr)
+        self.assertIn("did you mean 'verdict'?", result.stderr)
 
 
 if __name__ == "__main__":

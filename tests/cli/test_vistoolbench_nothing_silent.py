@@ -95,6 +95,13 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
             for t in r["turns"]
         }
         self.assertEqual((statuses[A0], statuses[B1]), ("truncated", "refused"))
+        # Said under the table too, as DatBench says its responses scored as they are.
+        table = run_cli("score", "-d", str(work))
+        self.assertEqual(table.exit_code, 0, table.stderr)
+        self.assertIn(
+            "turn answers judged as they are: 0 empty, 1 refused, 1 truncated",
+            table.stdout + table.stderr,
+        )
 
     def test_transport_failures_are_unanswered_and_fail_coverage(self) -> None:
         lines = {A0: vllm_error(A0), F0: openai_error_file_line(F0)}

@@ -42,6 +42,7 @@ from datbench_cli.errors import (
     StrictJudgeError,
     name_ids,
 )
+from datbench_cli.files.run_store import blocks
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
 
@@ -72,8 +73,10 @@ class ScoreOptions:
     ``errored_*`` and ``truncated_*`` counts come from the response files (lines that
     reported an error; outputs cut at the token limit, scored as they are);
     ``response_statuses`` maps ids to the status of their response line (default: ``ok``
-    for non-empty text, else ``empty``); ``errored_ids`` are samples whose only lines were
-    transport failures (counted ``errored``, not ``missing``).
+    for non-empty text, else ``empty``); ``errored_ids`` are the response ids whose only
+    lines were transport failures (a sample's counted ``errored``, not ``missing``; any other
+    is an unknown response id), ``judge_errored_ids`` the same of the judge responses (an id
+    no sample has is an unknown judge response id, as ``--strict-judge`` counts it).
     """
 
     strict: bool = False
@@ -87,6 +90,7 @@ class ScoreOptions:
     judge_truncated_responses: int = 0
     response_statuses: Mapping[str, str] | None = None
     errored_ids: frozenset[str] = frozenset()
+    judge_errored_ids: tuple[str, ...] = ()
 
 
 class DatBenchEvaluator:
@@ -231,7 +235,9 @@ class DatBenchEvaluator:
             judge_errored_responses=options.judge_errored_responses,
             truncated_responses=options.truncated_responses,
             judge_truncated_responses=options.judge_truncated_responses,
-            unknown_judge_response_ids=len(unknown_ids(judges, (), samples.known)),
+            unknown_judge_response_ids=len(
+                unknown_ids(judges, options.judge_errored_ids, samples.known)
+            ),
         )
         errored = options.errored_ids
         work = WorkList(samples, profile, store, judges)
@@ -255,8 +261,11 @@ class DatBenchEvaluator:
             judge = last_judge.get(ident) if judge_mode else None
             judge_matched += judge is not None
             work.append(key.at, position, judge_mode, judge, status if with_status else None)
-        # Every distinct response id no sample has (the last line of an id is the one matched).
-        coverage.unknown_response_ids = store.unmatched(matched)
+        # Every distinct response id no sample has (the last line of an id is the one matched),
+        # those of errored lines too.
+        coverage.unknown_response_ids = store.unmatched(matched) + sum(
+            len(block) - len(samples.known(block)) for block in blocks(sorted(errored))
+        )
         del matched, last_response, last_judge
         if progress is not None:
             progress(0, total=len(work))

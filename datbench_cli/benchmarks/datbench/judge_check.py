@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datbench_cli.batch.judge_store import JudgeStore, unknown_ids
-from datbench_cli.batch.line_keys import torn_tail_warner
+from datbench_cli.batch.line_keys import JUDGE_KEYS, UnknownKeys, torn_tail_warner
 from datbench_cli.batch.response_store import ResponseStore
 from datbench_cli.batch.responses import iter_response_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
@@ -144,15 +144,21 @@ def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     """Outside a run directory: parse each judged id's verdict (errored lines are counted as
     errored, not unparsed). Several lines for one id: the last wins, except that an errored
     line never replaces an answer. A last line cut off mid-write is ignored, and ``warn``
-    told so."""
+    told so, as of keys no reader uses."""
     torn = torn_tail_warner(path, warn)
+    unknown = UnknownKeys(JUDGE_KEYS)
     verdicts: dict[str, bool | None | str] = {}
-    for line in iter_response_lines(path, "raw_judge_output", "verdict", on_torn_tail=torn):
+    lines = iter_response_lines(
+        path, "raw_judge_output", "verdict", on_torn_tail=torn, unknown=unknown
+    )
+    for line in lines:
         if line.error is not None:
             if line.id not in verdicts or verdicts[line.id] == "errored":
                 verdicts[line.id] = "errored"
             continue
         verdicts[line.id] = parse_judge_verdict(line.parsed, line.text)
+    if (message := unknown.message(path)) is not None:
+        warn(message)
     account = JudgeAccount(in_run=False)
     for ident, verdict in verdicts.items():
         if verdict is True:

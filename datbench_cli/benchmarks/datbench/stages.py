@@ -303,6 +303,7 @@ def _score(
             judge_truncated_responses=len(set(judges.truncated_ids)),
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
+            judge_errored_ids=tuple(judges.errored_ids),
         )
         judge_account = None
         if account:

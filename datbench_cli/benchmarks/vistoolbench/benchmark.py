@@ -297,14 +297,22 @@ class VisToolBench:
         )
 
     def summary_notes(self, report: Report) -> list[str]:
-        """Lines under the table: the context policy and the profile. Gaps, duplicates and
-        unknown ids in the responses are said once, by the warnings naming them (the counts
-        stay in ``summary.responses``)."""
+        """Lines under the table: the context policy, the answers judged as they are (empty,
+        refused, truncated) and the profile. Gaps, duplicates and unknown ids in the responses
+        are said once, by the warnings naming them (the counts stay in
+        ``summary.responses``)."""
         summary = report.summary
         notes = []
         if summary["context_policy"] != "golden_history":
             notes.append(
                 f"context policy {summary['context_policy']}: not comparable with official numbers"
+            )
+        statuses = (summary.get("responses") or {}).get("statuses") or {}
+        judged_as_is = {k: statuses.get(k, 0) for k in ("empty", "refused", "truncated")}
+        if any(judged_as_is.values()):
+            notes.append(
+                "turn answers judged as they are: "
+                + ", ".join(f"{n} {k}" for k, n in judged_as_is.items())
             )
         if "profile" in summary:
             notes.append(
