@@ -171,7 +171,8 @@ def read_answered(
 ) -> LoadedResponses:
     """Read ``store``'s file once (a pipe too): each answered line goes into the store with
     ``extra(line)``; what is set aside (errored ids with no answered line, ids whose last
-    answered line stopped at the token limit, a torn last line, keys outside ``keys``) is returned; ``scan`` is given every line read."""
+    answered line stopped at the token limit, a torn last line, keys outside ``keys``) is
+    returned; ``scan`` is given every line read."""
     assert store.path is not None, "a held store has no file to read"
     path = store.path
     loaded = LoadedResponses()
