@@ -129,8 +129,8 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     if isinstance(message, dict):
         text = _content_text(message.get("content")) or ""
     else:  # the legacy completions shape: choices[0].text
-        message = {}
-        text = choice.get("text") if isinstance(choice.get("text"), str) else ""
+        message, legacy = {}, choice.get("text")
+        text = legacy if isinstance(legacy, str) else ""
     reason = choice.get("finish_reason")
     reason = reason if isinstance(reason, str) else None
     refusal = message.get("refusal")
