@@ -294,6 +294,21 @@ class _Attacks(unittest.TestCase):
         )
         self.assert_unharmed()
 
+    def test_kernel_interfaces_image_code_never_needs_are_refused(self) -> None:
+        # ptrace reaches bubblewrap's init; io_uring, the keyrings (not namespaced), bpf and
+        # perf_event_open are kernel attack surface that container runtimes refuse too.
+        numbers = seccomp._SYSCALLS[os.uname().machine][1]
+        calls = {name: numbers[name] for name in seccomp.KERNEL_SYSCALLS}
+        content, _ = self.interpret(
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"for name, nr in {calls!r}.items():\n"
+            "    ctypes.set_errno(0)\n"
+            "    print(name, libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno())"
+        )
+        expected = "".join(f"{name} -1 1\n" for name in seccomp.KERNEL_SYSCALLS)
+        self.assertEqual(content, repr({"stdout": expected, "stderr": ""}))
+        self.assert_unharmed()
+
     def test_infinite_loop_is_stopped_by_the_cpu_limit(self) -> None:
         # A loaded shared machine may give the child a fraction of a core: the wall-clock limit
         # is raised so that the 1 s of CPU time, not the clock, is what stops the loop.

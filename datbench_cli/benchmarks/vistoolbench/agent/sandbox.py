@@ -106,6 +106,8 @@ class Isolation:
             + ", ".join(seccomp.DENIED_SYSCALLS)
             + "), no memory outside the address space ("
             + ", ".join(seccomp.MEMORY_SYSCALLS)
+            + "), no kernel interfaces image code never needs ("
+            + ", ".join(seccomp.KERNEL_SYSCALLS)
             + ")",
             "writable": {
                 TURN: f"tmpfs {limits.max_dir_mb} MB",

@@ -1,11 +1,15 @@
 """The seccomp filter bwrap installs in the sandbox (``--seccomp FD``): no new processes or
-threads, and no memory held outside the address-space limit.
+threads, no memory held outside the address-space limit, and none of the kernel interfaces
+image code never needs.
 
 Why a second layer: ``RLIMIT_NPROC`` is not enforced for a process whose host uid is 0, which
 is what the sandbox's uid maps to when root runs the agent, so a fork bomb would exhaust the
 host's pids. The filter refuses process and thread creation to every caller, root or not.
 A ``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
-not count once unmapped (a gigabyte under a 512 MB limit): both are refused too.
+not count once unmapped (a gigabyte under a 512 MB limit): both are refused too. So are the
+calls container runtimes refuse by default for their kernel attack surface: ``ptrace`` (it
+reaches bubblewrap's own process, pid 1 inside), io_uring, the kernel keyrings (not
+namespaced), ``bpf`` and ``perf_event_open``.
 """
 
 from __future__ import annotations
@@ -15,12 +19,57 @@ import struct
 
 DENIED_SYSCALLS = ("clone", "clone3", "fork", "vfork")
 MEMORY_SYSCALLS = ("memfd_create", "shmget")
-_SYSCALLS = {  # audit arch -> syscall numbers of the denied calls
+KERNEL_SYSCALLS = (
+    "ptrace",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+)
+# audit arch -> the numbers of the refused calls (aarch64 has no fork or vfork)
+_SYSCALLS = {
     "x86_64": (
         0xC000003E,
-        {"clone": 56, "clone3": 435, "fork": 57, "vfork": 58, "memfd_create": 319, "shmget": 29},
+        {
+            "clone": 56,
+            "clone3": 435,
+            "fork": 57,
+            "vfork": 58,
+            "memfd_create": 319,
+            "shmget": 29,
+            "ptrace": 101,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            "bpf": 321,
+            "perf_event_open": 298,
+        },
     ),
-    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "memfd_create": 279, "shmget": 194}),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "clone": 220,
+            "clone3": 435,
+            "memfd_create": 279,
+            "shmget": 194,
+            "ptrace": 117,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "keyctl": 219,
+            "add_key": 217,
+            "request_key": 218,
+            "bpf": 280,
+            "perf_event_open": 241,
+        },
+    ),
 }
 _EPERM, _ENOSYS = 1, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
