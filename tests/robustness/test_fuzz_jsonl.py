@@ -532,8 +532,11 @@ class CommandLineProperties(unittest.TestCase):
 
     def check(self, result: Any, allowed: tuple[int, ...]) -> None:
         self.assertIn(result.exit_code, allowed, result.stderr)
-        if result.exit_code == 2:
-            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        if result.exit_code == 2:  # one error line, at most one hint line
+            lines = result.stderr.strip().splitlines()
+            self.assertIn(len(lines), (1, 2), result.stderr)
+            self.assertTrue(lines[0].startswith("error: "), result.stderr)
+            self.assertTrue(all(line.startswith("hint: ") for line in lines[1:]), result.stderr)
         self.assertNotIn("Traceback", result.stderr)
         self.assertNotIn("internal error", result.stderr)
 
