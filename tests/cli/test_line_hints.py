@@ -28,6 +28,8 @@ class LineHintTests(unittest.TestCase):
             run = cls.tmp / name
             result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
             assert result.exit_code == 0, result.stderr
+            # VisualToolBench's check-judge reads the responses first: every test has them.
+            shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
             cls.runs[name] = (run, sample)
 
     @classmethod
@@ -75,8 +77,7 @@ class LineHintTests(unittest.TestCase):
                 self.assertIn('"raw_judge_output"', hint)
 
     def test_references_jsonl_given_as_responses_gets_its_own_hint(self) -> None:
-        for name, (run, sample) in self.runs.items():
-            shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
+        for name, (run, _) in self.runs.items():
             for command, kind in (("score", "the model's responses"), ("check-judge", "judge")):
                 with self.subTest(benchmark=name, command=command):
                     result = run_cli(command, str(run / "references.jsonl"), "-d", str(run))
