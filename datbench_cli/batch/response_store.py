@@ -66,6 +66,10 @@ class AnsweredLines(StoreOwner):
     def __len__(self) -> int:
         return len(self.lines)
 
+    def duplicate_ids(self) -> int:
+        """How many ids have more than one answered line."""
+        return self.lines.duplicate_ids()
+
     def absent_from(self, other: LineTable) -> int:
         """How many distinct ids have no line in ``other`` (a table of the same store)."""
         return self.lines.absent_from(other)
@@ -96,9 +100,6 @@ class ResponseStore(AnsweredLines):
     def status(self, position: int) -> str:
         """The status of the line at ``position``."""
         return RESPONSE_STATUSES[self.codes[position]]
-
-    def duplicate_ids(self) -> int:
-        return self.lines.duplicate_ids()
 
     def unmatched(self, matched: bytearray) -> int:
         return sum(1 for position in self.lines.last_positions() if not matched[position])

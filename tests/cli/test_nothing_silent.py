@@ -191,6 +191,26 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         check = run_cli("check-judge", "-d", str(work))
         self.assertIn("1 unknown", check.stdout)
 
+    def test_a_rejudged_sample_is_counted_as_a_duplicate_judge_id(self) -> None:
+        # A sample judged again (appended to the same file): the last verdict is used, and the
+        # report says that an id had two, as it does for responses.
+        verdicts = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids]
+        summaries = []
+        for name, extra in (
+            ("judged-once", []),
+            ("rejudged", [dict(verdicts[0], raw_judge_output="false")]),
+        ):
+            work = self.work(name, self.responses)
+            write_lines(work / "judge_responses.jsonl", [*verdicts, *extra])
+            result, summary = self.score(work)
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertEqual(summary["duplicate_judge_response_ids"], len(extra))
+            warned = "1 judge response id(s) occur more than once (last wins)" in result.stderr
+            self.assertEqual(warned, bool(extra), result.stderr)
+            summaries.append(summary)
+        once, rejudged = (s["judge_accuracy"] * s["judge_samples"] for s in summaries)
+        self.assertAlmostEqual(rejudged, once - 1)
+
     def test_a_native_line_keyed_by_custom_id_is_an_input_error(self) -> None:
         # A custom loop that copied the request's "custom_id" into a native line: every line
         # used to count as a transport failure ("152 errored"), with nothing saying why.

@@ -238,6 +238,7 @@ class DatBenchEvaluator:
             unknown_judge_response_ids=len(
                 unknown_ids(judges, options.judge_errored_ids, samples.known)
             ),
+            duplicate_judge_response_ids=judges.duplicate_ids(),
         )
         errored = options.errored_ids
         work = WorkList(samples, profile, store, judges)
@@ -413,6 +414,11 @@ def _warn_about(
         (
             coverage.unknown_judge_response_ids,
             "judge response id(s) match no sample",
+            DatbenchWarning,
+        ),
+        (
+            coverage.duplicate_judge_response_ids,
+            "judge response id(s) occur more than once (last wins)",
             DatbenchWarning,
         ),
     ]
