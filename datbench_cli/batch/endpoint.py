@@ -14,6 +14,7 @@ redirects are never followed and a request line only names a path, no key reache
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
@@ -38,6 +39,16 @@ def _printable(text: str) -> bool:
     return all(ch.isprintable() and not ch.isspace() for ch in text)
 
 
+# A URL's user name and password (what lies between "//" and the host's "@").
+_USERINFO_RE = re.compile(r"(?<=//)[^/?#]*@")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` with any user name and password replaced by ``***``: a URL quoted in a
+    message never shows a password."""
+    return _USERINFO_RE.sub("***@", url, count=1)
+
+
 @dataclass(frozen=True)
 class BaseUrl:
     """A checked ``--base-url``: http(s), a host, no user name or password, no fragment."""
@@ -50,22 +61,23 @@ class BaseUrl:
 
     @classmethod
     def parse(cls, text: str) -> BaseUrl:
+        shown = without_userinfo(text)
         if not _printable(text):
-            raise UsageError(f"--base-url must not hold spaces or control characters: {text!r}")
+            raise UsageError(f"--base-url must not hold spaces or control characters: {shown!r}")
         try:
             parts = urlsplit(text)
             port = parts.port
         except ValueError as exc:
-            raise UsageError(f"--base-url is not a valid URL ({exc}): {text!r}") from None
+            raise UsageError(f"--base-url is not a valid URL ({exc}): {shown!r}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--base-url must start with http:// or https://, got {text!r}")
+            raise UsageError(f"--base-url must start with http:// or https://, got {shown!r}")
         if parts.username is not None or parts.password is not None:
             raise UsageError(
                 "--base-url must not carry a user name or password; put the key in an "
                 "environment variable and pass --api-key-env"
             )
         if parts.fragment:
-            raise UsageError(f"--base-url must not have a #fragment: {text!r}")
+            raise UsageError(f"--base-url must not have a #fragment: {shown!r}")
         return cls(
             parts.scheme,
             _ascii_host(parts.hostname),

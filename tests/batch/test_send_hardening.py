@@ -179,6 +179,20 @@ class CredentialTests(_Case):
         with self.assertRaises(UsageError):
             BaseUrl.parse(f"https://user:{SECRET}@example.com/v1")
 
+    def test_a_password_in_a_bad_base_url_is_not_printed(self) -> None:
+        for base in (
+            f"http://user:{SECRET}@127.0.0.1:99999/v1",  # port out of range
+            f"http://user:{SECRET} x@127.0.0.1/v1",  # a space
+            f"ftp://user:{SECRET}@127.0.0.1/v1",  # not http(s)
+            f"http://user:{SECRET}@[::1/v1",  # unclosed IPv6 bracket
+            f"http://user:{SECRET}@127.0.0.1/v1#x",
+        ):
+            with self.subTest(base=base):
+                result = self.cli(base)
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertTrue(result.stderr.startswith("error: --base-url"), result.stderr)
+                self.assertNotIn(SECRET, result.stderr + result.stdout)
+
 
 class BoundTests(_Case):
     """--timeout bounds the whole exchange; the answer's size is capped."""
