@@ -16,7 +16,7 @@ Retries: 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies 
 exponential backoff and jitter (``Retry-After`` honoured, and a 429 pauses every worker); when
 the retries are spent, the request's error line is written and the run goes on. Other 4xx
 answers and answers over the size cap are written as that request's error line at once. 401,
-403 and 404 (wrong key, URL or model), a redirect (credentials never follow one) and a server
+403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect (credentials never follow one) and a server
 that cannot be connected to after all retries stop the run.
 """
 
@@ -49,7 +49,7 @@ from datbench_cli.version import __version__
 if TYPE_CHECKING:
     from datbench_cli.batch.transport import Answer
 
-_FATAL_STATUSES = frozenset({401, 403, 404})
+_FATAL_STATUSES = frozenset({401, 403, 404, 407})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_BODY_CHARS = 2000
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024

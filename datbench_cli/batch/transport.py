@@ -1,8 +1,9 @@
 """One HTTP POST with a deadline on the whole exchange and a cap on the answer's size.
 
 Built on ``httpcore2`` (the transport layer of ``httpx2``): a connection pool with keep-alive,
-HTTP/1.1 parsing, TLS with the system's trust store, ``HTTP(S)_PROXY``/``NO_PROXY`` proxies and
-typed errors; it never follows a redirect. Its timeouts bound each socket operation, so a server
+HTTP/1.1 parsing, TLS with the system's trust store, ``HTTP(S)_PROXY``/``NO_PROXY`` proxies (a
+``user:password@`` in the proxy's URL is sent to the proxy as Basic auth) and typed errors; it
+never follows a redirect. Its timeouts bound each socket operation, so a server
 sending one byte a second would hold a request for ever; the network backend here gives every
 connect, read and write only what is left of the request's deadline, so ``timeout`` bounds the
 whole exchange, from connecting to the answer's last byte (name resolution aside).
@@ -17,10 +18,11 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit, urlunsplit
 
 import httpcore2
 
+from datbench_cli.batch.endpoint import without_userinfo
 from datbench_cli.errors import UsageError
 
 _state = threading.local()
@@ -83,14 +85,25 @@ class Answer:
     code: str | None = None
 
 
-def _proxy_for(url: str) -> str | None:
+def _proxy_for(url: str) -> tuple[str, tuple[bytes, bytes] | None] | None:
+    """The proxy for ``url`` from the environment (``None``: connect directly), as its URL
+    without credentials and the ``(user, password)`` its URL carried, if any (``user:pass@``,
+    sent to the proxy as Basic auth, as curl and requests do)."""
     parts = urlsplit(url)
     proxy = urllib.request.getproxies().get(parts.scheme)
     if not proxy or urllib.request.proxy_bypass(parts.netloc):
         return None
     if not proxy.startswith(("http://", "https://")):
-        raise UsageError(f"only http:// and https:// proxies are supported, got {proxy!r}")
-    return proxy
+        raise UsageError(
+            f"only http:// and https:// proxies are supported, got {without_userinfo(proxy)!r}"
+        )
+    found = urlsplit(proxy)
+    if "@" not in found.netloc:
+        return proxy, None
+    userinfo, _, host = found.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    auth = (unquote_to_bytes(user), unquote_to_bytes(password))
+    return urlunsplit(found._replace(netloc=host)), auth
 
 
 class Transport:
@@ -103,7 +116,7 @@ class Transport:
             "network_backend": _DeadlineBackend(),
         }
         self._pool: httpcore2.ConnectionPool | httpcore2.HTTPProxy = (
-            httpcore2.HTTPProxy(proxy_url=proxy, **options)
+            httpcore2.HTTPProxy(proxy_url=proxy[0], proxy_auth=proxy[1], **options)
             if proxy
             else httpcore2.ConnectionPool(**options)
         )
@@ -135,9 +148,14 @@ class Transport:
                 return Answer(reply.status, body, found)
         except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
             return Answer(problem=f"cannot connect ({exc or 'refused'})", code="connect_error")
+        except httpcore2.ProxyError as exc:  # the proxy refused the tunnel (e.g. 407)
+            reason = str(exc) or type(exc).__name__
+            return Answer(
+                problem=f"cannot connect through the proxy ({reason})", code="connect_error"
+            )
         except httpcore2.TimeoutException:
             return Answer(problem=f"no whole answer within {timeout:g} s", code="timeout")
-        except (httpcore2.NetworkError, httpcore2.ProtocolError, httpcore2.ProxyError) as exc:
+        except (httpcore2.NetworkError, httpcore2.ProtocolError) as exc:
             reason = str(exc) or type(exc).__name__
             return Answer(problem=f"connection dropped ({reason})", code="connection_error")
         except zlib.error as exc:

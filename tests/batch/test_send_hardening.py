@@ -194,6 +194,58 @@ class CredentialTests(_Case):
                 self.assertNotIn(SECRET, result.stderr + result.stdout)
 
 
+class ProxyTests(_Case):
+    """A proxy from the environment: the credentials of its URL go to it, its 407 stops."""
+
+    def proxied(self, proxy: str) -> Any:
+        names = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+        saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+        self.addCleanup(os.environ.update, saved)
+        os.environ["HTTP_PROXY"] = proxy
+        self.addCleanup(os.environ.pop, "HTTP_PROXY")
+        # The answers come from the proxy: the host never resolves.
+        return self.cli("http://model-host.invalid:8000/v1")
+
+    def test_the_credentials_of_the_proxy_url_go_to_the_proxy(self) -> None:
+        body = completion()
+
+        def answer(conn: socket.socket) -> None:
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
+
+        with RawServer(answer) as proxy:
+            result = bounded(
+                self, 20, lambda: self.proxied(f"http://alice:s3%40cr%3At@127.0.0.1:{proxy.port}")
+            )
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertEqual(len(proxy.requests), 2)
+            for request in proxy.requests:
+                self.assertIn(b"POST http://model-host.invalid:8000/v1/chat/completions", request)
+                # base64 of "alice:s3@cr:t", percent-decoded as curl and requests do.
+                self.assertIn(b"Proxy-Authorization: Basic YWxpY2U6czNAY3I6dA==", request)
+        self.assertEqual(successes(self.out), {"a": 1, "b": 1})
+
+    def test_a_proxy_asking_for_credentials_stops_the_run(self) -> None:
+        body = b'{"error": "proxy authentication required"}'
+
+        def refuse(conn: socket.socket) -> None:
+            conn.sendall(
+                http_head("407 Proxy Authentication Required", 'Proxy-Authenticate: Basic realm="x"',
+                          f"Content-Length: {len(body)}") + body
+            )  # fmt: skip
+
+        with RawServer(refuse) as proxy:
+            result = bounded(self, 20, lambda: self.proxied(f"http://127.0.0.1:{proxy.port}"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("HTTP 407", result.stderr)
+        self.assertEqual(out_lines(self.out), [], "no request was written as failed")
+
+    def test_a_password_in_an_unsupported_proxy_url_is_not_printed(self) -> None:
+        result = self.proxied(f"socks5://user:{SECRET}@127.0.0.1:1080")
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("socks5://***@127.0.0.1:1080", result.stderr)
+        self.assertNotIn(SECRET, result.stderr + result.stdout)
+
+
 class BoundTests(_Case):
     """--timeout bounds the whole exchange; the answer's size is capped."""
 

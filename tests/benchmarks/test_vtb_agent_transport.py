@@ -8,6 +8,7 @@ import time
 import unittest
 
 from datbench_cli.benchmarks.vistoolbench.agent.transport import (
+    AgentAborted,
     ChatClient,
     RequestFailed,
     ServerConfig,
@@ -58,6 +59,18 @@ class AgentTransportTests(unittest.TestCase):
             self.assertIn("HTTP 307", str(caught.exception))
             self.assertEqual(len(server.requests), 1)
             client.close()
+
+    def test_a_proxy_asking_for_credentials_stops_the_run(self) -> None:
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(http_head("407 Proxy Authentication Required", "Content-Length: 0"))
+
+        with RawServer(respond) as server:
+            client = _client(server.base_url, max_retries=3)
+            with self.assertRaises(AgentAborted) as caught:
+                client.complete(BODY)
+            client.close()
+        self.assertIn("HTTP 407", str(caught.exception))
+        self.assertEqual(len(server.requests), 1, "not retried")
 
     def test_the_endpoint_is_joined_as_the_sdk_joins_it(self) -> None:
         cases = {

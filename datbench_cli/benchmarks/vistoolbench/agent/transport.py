@@ -7,9 +7,10 @@ key is chosen by the caller with :func:`datbench_cli.batch.endpoint.choose_key`.
 
 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
 exponential backoff and jitter (``Retry-After`` honoured, capped); another 4xx fails the turn;
-401, 403 and 404 (wrong key, URL or model) and a server that cannot be connected to after every
-retry stop the whole run (:class:`AgentAborted`); a timeout or a dropped answer after every retry
-fails only its turn (recorded as errored; a rerun retries it).
+401, 403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials) and a server that
+cannot be connected to after every retry stop the whole run (:class:`AgentAborted`); a timeout
+or a dropped answer after every retry fails only its turn (recorded as errored; a rerun retries
+it).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from datbench_cli.batch.transport import Transport
 
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-_FATAL = frozenset({401, 403, 404})
+_FATAL = frozenset({401, 403, 404, 407})
 
 
 class AgentAborted(DatbenchError):
