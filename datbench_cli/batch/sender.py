@@ -53,6 +53,9 @@ _FATAL_STATUSES = frozenset({401, 403, 404, 407})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_BODY_CHARS = 2000
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+# The longest --timeout or --max-backoff: a socket timeout or sleep must fit the system's clock
+# (--timeout 1e10 overflowed it); about 31 years, so still "for ever" to anyone who means that.
+MAX_SECONDS = 1e9
 # File descriptors kept free for everything but the connections (output, requests, stdio).
 _FD_RESERVE = 64
 
@@ -82,8 +85,7 @@ class SendConfig:
         BaseUrl.parse(self.base_url)
         if self.concurrency < 1:
             raise UsageError("--concurrency must be at least 1")
-        if not self.timeout > 0:
-            raise UsageError("--timeout must be positive")
+        check_waits(self.timeout, self.backoff_max)
         if self.max_response_bytes < 1:
             raise UsageError("--max-response-mb must be positive")
         if self.api_key is not None and not _header_safe(self.api_key):
@@ -94,6 +96,17 @@ class SendConfig:
     def endpoint(self, url: str) -> str:
         """The full URL for a request line's ``url``, joined as the OpenAI SDK does."""
         return BaseUrl.parse(self.base_url).endpoint(url)
+
+
+def check_waits(timeout: float, backoff_max: float) -> None:
+    """A usage error unless ``--timeout`` is positive and ``--max-backoff`` not negative, both
+    numbers (not nan) of at most :data:`MAX_SECONDS`."""
+    if not 0 < timeout <= MAX_SECONDS:
+        raise UsageError(f"--timeout must be a positive number of seconds, at most {MAX_SECONDS:g}")
+    if not 0 <= backoff_max <= MAX_SECONDS:
+        raise UsageError(
+            f"--max-backoff must be a number of seconds from 0 to {MAX_SECONDS:g}, got {backoff_max}"
+        )
 
 
 def _header_safe(value: str) -> bool:

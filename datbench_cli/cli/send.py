@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import threading
 from pathlib import Path
@@ -133,6 +134,8 @@ def send(
     requests still failed.
     """
     out = Output(quiet)
+    if not math.isfinite(max_response_mb):
+        raise UsageError(f"--max-response-mb must be a number, got {max_response_mb}")
     check_request_paths(requests)
     key = choose_key(BaseUrl.parse(base_url), api_key_env, os.environ)
     config = SendConfig(

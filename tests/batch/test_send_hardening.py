@@ -249,6 +249,21 @@ class ProxyTests(_Case):
 class BoundTests(_Case):
     """--timeout bounds the whole exchange; the answer's size is capped."""
 
+    def test_bounds_that_are_not_numbers_or_too_large_are_usage_errors(self) -> None:
+        with ChatServer() as server:
+            for option in (["--timeout", "1e10"], ["--timeout", "inf"], ["--timeout", "nan"],
+                           ["--max-backoff", "nan"], ["--max-backoff", "inf"],
+                           ["--max-response-mb", "inf"], ["--max-response-mb", "nan"]):  # fmt: skip
+                with self.subTest(option=option):
+                    result = self.cli(server.base_url, *option)
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+                    self.assertTrue(result.stderr.startswith(f"error: {option[0]}"), result.stderr)
+                    self.assertFalse(self.out.exists())
+            self.assertEqual(server.hits, {}, "nothing was sent")
+            # The largest bound is still usable.
+            self.assertEqual(self.cli(server.base_url, "--timeout", "1e9").exit_code, 0)
+
     def dribble(self, head: bytes, body: bytes) -> Callable[[socket.socket], None]:
         def respond(conn: socket.socket) -> None:
             conn.sendall(head)

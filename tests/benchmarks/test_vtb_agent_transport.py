@@ -13,6 +13,7 @@ from datbench_cli.benchmarks.vistoolbench.agent.transport import (
     RequestFailed,
     ServerConfig,
 )
+from datbench_cli.errors import UsageError
 from tests.batch.test_send_hardening import bounded, completion, http_head
 from tests.raw_server import RawServer
 
@@ -71,6 +72,12 @@ class AgentTransportTests(unittest.TestCase):
             client.close()
         self.assertIn("HTTP 407", str(caught.exception))
         self.assertEqual(len(server.requests), 1, "not retried")
+
+    def test_bounds_that_are_not_numbers_or_too_large_are_usage_errors(self) -> None:
+        for settings in ({"timeout": 1e10}, {"timeout": float("nan")},
+                         {"backoff_max": float("inf")}, {"backoff_max": float("nan")}):  # fmt: skip
+            with self.subTest(settings=settings), self.assertRaises(UsageError):
+                ServerConfig("http://127.0.0.1:9/v1", **settings)  # type: ignore[arg-type]
 
     def test_the_endpoint_is_joined_as_the_sdk_joins_it(self) -> None:
         cases = {

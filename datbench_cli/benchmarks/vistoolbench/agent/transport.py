@@ -26,6 +26,7 @@ import orjson
 from datbench_cli.batch.endpoint import BaseUrl
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.sender import (
+    check_waits,
     decode_body,
     request_headers,
     retry_after,
@@ -70,6 +71,7 @@ class ServerConfig:
 
     def __post_init__(self) -> None:
         BaseUrl.parse(self.base_url)  # a usage error when it is not a usable base URL
+        check_waits(self.timeout, self.backoff_max)
 
     @property
     def endpoint(self) -> str:
