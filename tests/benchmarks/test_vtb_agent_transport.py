@@ -54,10 +54,13 @@ class AgentTransportTests(unittest.TestCase):
             )  # fmt: skip
 
         with RawServer(respond) as server:
-            client = _client(server.base_url)
-            with self.assertRaises(RequestFailed) as caught:
+            client = _client(server.base_url, max_retries=3)
+            # The run stops (as send's does), naming where the redirect pointed.
+            with self.assertRaises(AgentAborted) as caught:
                 client.complete(BODY)
             self.assertIn("HTTP 307", str(caught.exception))
+            self.assertIn("to http://127.0.0.2:9/v1/x", str(caught.exception))
+            self.assertIn("--base-url", str(caught.exception))
             self.assertEqual(len(server.requests), 1)
             client.close()
 
