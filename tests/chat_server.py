@@ -12,6 +12,7 @@ one hangs:
 - ``429``: status 429 with ``Retry-After: <retry_after>``
 - ``hang``: no answer until ``release()`` (the client times out)
 - ``garbage``: status 200 with a body that is not JSON
+- ``error200``: status 200 with an OpenAI-style error body (no ``choices``), as some proxies send
 - ``drop``: close the connection without any answer
 """
 
@@ -131,6 +132,9 @@ class ChatServer:
                     return
                 if action == "garbage":
                     self._send(200, b"<html>upstream trouble</html>")
+                    return
+                if action == "error200":
+                    self._send(200, b'{"error": {"message": "upstream overloaded", "code": 502}}')
                     return
                 if action in ("ok", "length", "null"):
                     answer = server.answers.get(prompt, server.default_answer)

@@ -98,7 +98,7 @@ class SenderTests(unittest.TestCase):
                 prompt("d"): ["hang", "ok"],
                 prompt("e"): ["400"],
                 prompt("f"): ["length"],
-                prompt("g"): ["garbage", "ok"],
+                prompt("g"): ["garbage", "error200", "ok"],
                 prompt("h"): ["drop", "ok"],
             }
         )
@@ -110,7 +110,7 @@ class SenderTests(unittest.TestCase):
         self.assertEqual(successes(self.out), Counter({i: 1 for i in IDS if i != "e"}))
         self.assertEqual(
             self.server.hits,
-            Counter({prompt(i): n for i, n in zip(IDS, [1, 2, 3, 2, 1, 1, 2, 2], strict=True)}),
+            Counter({prompt(i): n for i, n in zip(IDS, [1, 2, 3, 2, 1, 1, 3, 2], strict=True)}),
         )
         failed = [line for line in out_lines(self.out) if line["custom_id"] == "e"]
         self.assertEqual(len(failed), 1)
@@ -141,13 +141,17 @@ class SenderTests(unittest.TestCase):
         self.assertEqual(self.out.read_bytes(), before)
 
     def test_persistent_server_errors_become_error_lines(self) -> None:
+        self.server.script[prompt("c")] = ["error200"]
         self.server.script[prompt("a")] = ["500"]
         self.server.script[prompt("b")] = ["hang"]
         _, result = self.send(max_retries=1, timeout=HANG_TIMEOUT)
-        self.assertEqual(sorted(result.failed_ids), ["a", "b"])
+        self.assertEqual(sorted(result.failed_ids), ["a", "b", "c"])
         self.assertEqual(self.server.hits[prompt("a")], 2)
+        self.assertEqual(self.server.hits[prompt("c")], 2)
         lines = {line["custom_id"]: line for line in out_lines(self.out)}
         self.assertEqual(lines["a"]["response"]["status_code"], 500)
+        self.assertEqual(lines["c"]["error"]["code"], "invalid_response")
+        self.assertIn("upstream overloaded", lines["c"]["error"]["message"])
         self.assertIsNone(lines["b"]["response"])
         self.assertEqual(lines["b"]["error"]["code"], "timeout")
 
