@@ -16,8 +16,9 @@ Retries: 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies 
 exponential backoff and jitter (``Retry-After`` honoured, and a 429 pauses every worker); when
 the retries are spent, the request's error line is written and the run goes on. Other 4xx
 answers and answers over the size cap are written as that request's error line at once. 401,
-403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect (credentials never follow one) and a server
-that cannot be connected to after all retries stop the run.
+403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect
+(credentials never follow one) and a server that cannot be connected to after all retries stop
+the run.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from datbench_cli.batch.transport import Answer
 
 _FATAL_STATUSES = frozenset({401, 403, 404, 407})
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_BODY_CHARS = 2000
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 # The longest --timeout or --max-backoff: a socket timeout or sleep must fit the system's clock
@@ -96,6 +97,15 @@ class SendConfig:
     def endpoint(self, url: str) -> str:
         """The full URL for a request line's ``url``, joined as the OpenAI SDK does."""
         return BaseUrl.parse(self.base_url).endpoint(url)
+
+
+def redirect_problem(status: int, location: str | None) -> str:
+    """What a redirect that stops the run says (``send`` and ``agent``)."""
+    where = f" to {location}" if location else ""
+    return (
+        f"a redirect (HTTP {status}){where}; redirects are never followed, so no key reaches "
+        "another address: pass the final URL as --base-url"
+    )
 
 
 def check_waits(timeout: float, backoff_max: float) -> None:
@@ -363,7 +373,7 @@ def _attempt(answer: Answer) -> _Attempt:
     if answer.problem is not None:  # the body was not read (too large)
         return _Attempt(answer.status, None, request_id, problem=answer.problem, code=answer.code)
     body = decode_body(answer.body)
-    if answer.status in _REDIRECTS:
+    if answer.status in REDIRECTS:
         return _Attempt(
             answer.status, body, request_id, problem=f"HTTP {answer.status} (a redirect)",
             code=f"http_{answer.status}", location=_plain(headers.get("location", ""), 200),
@@ -430,13 +440,8 @@ class _Client:
         return base * (0.5 + random.random() / 2)
 
     def _fatal(self, target: str, attempt: _Attempt) -> str:
-        if attempt.status in _REDIRECTS:
-            where = f" to {attempt.location}" if attempt.location else ""
-            return (
-                f"{target} answered with a redirect (HTTP {attempt.status}){where}; redirects are "
-                "never followed, so no key reaches another address: pass the final URL as "
-                "--base-url"
-            )
+        if attempt.status in REDIRECTS:
+            return f"{target} answered with {redirect_problem(attempt.status, attempt.location)}"
         hint = ""
         if attempt.status in (401, 403) and self.config.key_withheld:
             hint = " (no key was sent; pass --api-key-env NAME to send one)"
@@ -454,7 +459,7 @@ class _Client:
             while True:
                 self._wait_gate()
                 attempt = self._post(target, data)
-                if attempt.status in _FATAL_STATUSES or attempt.status in _REDIRECTS:
+                if attempt.status in _FATAL_STATUSES or attempt.status in REDIRECTS:
                     return _Reply(fatal=self._fatal(target, attempt))
                 if attempt.status == 200 and attempt.problem is None:
                     return _Reply(_output_line(custom_id, attempt))

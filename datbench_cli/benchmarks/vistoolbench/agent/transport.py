@@ -8,9 +8,9 @@ key is chosen by the caller with :func:`datbench_cli.batch.endpoint.choose_key`.
 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
 exponential backoff and jitter (``Retry-After`` honoured, capped); another 4xx fails the turn;
 401, 403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect and a
-server that cannot be connected to after every retry stop the whole run (:class:`AgentAborted`); a timeout
-or a dropped answer after every retry fails only its turn (recorded as errored; a rerun retries
-it).
+server that cannot be connected to after every retry stop the whole run (:class:`AgentAborted`);
+a timeout or a dropped answer after every retry fails only its turn (recorded as errored; a
+rerun retries it).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ import orjson
 from datbench_cli.batch.endpoint import BaseUrl
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.sender import (
+    REDIRECTS,
     check_waits,
     decode_body,
+    redirect_problem,
     request_headers,
     retry_after,
     server_message,
@@ -39,7 +41,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _FATAL = frozenset({401, 403, 404, 407})
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class AgentAborted(DatbenchError):
@@ -117,14 +118,10 @@ class ChatClient:
         if answer.status is None or answer.problem is not None:
             status = None if answer.code == "connect_error" else (answer.status or 0)
             return status, None, answer.problem or "no answer", None
-        if answer.status in _REDIRECTS:
-            location = (answer.headers or {}).get("location", "")
-            where = f" to {server_message(location)}" if location else ""
-            problem = (
-                f"a redirect (HTTP {answer.status}){where}; redirects are never followed, so no "
-                "key reaches another address: pass the final URL as --base-url"
-            )
-            return answer.status, None, problem, None
+        if answer.status in REDIRECTS:
+            location = (answer.headers or {}).get("location")
+            shown = server_message(location) if location else None
+            return answer.status, None, redirect_problem(answer.status, shown), None
         if answer.status >= 300:
             after = retry_after((answer.headers or {}).get("retry-after"))
             return (
@@ -149,7 +146,7 @@ class ChatClient:
             status, answer, problem, after = self._attempt(data)
             if answer is not None:
                 return answer, number + 1
-            if status in _FATAL or status in _REDIRECTS:
+            if status in _FATAL or status in REDIRECTS:
                 hint = ""
                 if status == 401 and self.config.key_withheld:
                     hint = (
