@@ -295,6 +295,19 @@ class AgentLoopTests(TempDirCase):
         self.assertNotIn("Traceback", result.stderr)
         self.assertFalse((self.root / "responses.jsonl").exists())
 
+    def test_a_tool_wall_limit_that_is_no_limit_is_a_usage_error(self) -> None:
+        # nan passed the option's minimum and left every code call without a wall-clock limit.
+        for value in ("nan", "inf", "1e10"):
+            with self.subTest(value=value):
+                result = run_cli(
+                    "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1",
+                    "--model", "m", "--tool-wall-seconds", value,
+                )  # fmt: skip
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+                self.assertTrue(result.stderr.startswith("error: --tool-wall-seconds"))
+                self.assertFalse((self.root / "responses.jsonl").exists())
+
     def test_unsafe_sandbox_is_recorded_and_scored_as_not_isolated(self) -> None:
         with ToolChatServer() as server:
             self._scripted(server)

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from datbench_cli.batch.sender import MAX_SECONDS
 from datbench_cli.benchmarks.vistoolbench.agent import seccomp
 from datbench_cli.benchmarks.vistoolbench.agent.bwrap import (
     NAMESPACES,
@@ -43,6 +44,7 @@ from datbench_cli.benchmarks.vistoolbench.agent.bwrap import (
     find_bwrap,
     read_only_binds,
 )
+from datbench_cli.errors import UsageError
 
 _CHILD = Path(__file__).with_name("sandbox_child.py")
 _RAW_OUTPUT_CAP = 16_000
@@ -73,6 +75,12 @@ class Limits:
     max_dir_mb: int = 256
     max_files: int = 64
     tmp_mb: int = 64
+
+    def __post_init__(self) -> None:
+        if not 0 < self.wall_seconds <= MAX_SECONDS:  # nan or inf: no wall-clock limit at all
+            raise UsageError(
+                f"--tool-wall-seconds must be a positive number of seconds, at most {MAX_SECONDS:g}"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         """The limits as recorded in the run settings."""
