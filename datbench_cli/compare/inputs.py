@@ -119,7 +119,7 @@ def _revision(value: Any) -> str | None:
 def identity(run: RunReport) -> dict[str, Any]:
     """What names the data of one side: the SHA-256 of ``references.jsonl`` (what scoring
     read), the dataset revision and split, from the manifest or else from the report's
-    ``provenance`` block; the source and the manifest digest are recorded, not compared."""
+    ``provenance`` block (``inputs.references``, ``dataset``); the source and the manifest digest are recorded, not compared."""
     out: dict[str, Any] = {}
     manifest = run.manifest or {}
     block = run.report.get("provenance")
@@ -129,6 +129,11 @@ def identity(run: RunReport) -> dict[str, Any]:
     entry = files.get(REFERENCES) if isinstance(files, dict) else None
     if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
         out["references_sha256"] = entry["sha256"]
+    else:  # a report file outside its run directory: the digest score recorded
+        inputs = block.get("inputs") if isinstance(block, dict) else None
+        scored = inputs.get("references") if isinstance(inputs, dict) else None
+        if isinstance(scored, dict) and isinstance(scored.get("sha256"), str):
+            out["references_sha256"] = scored["sha256"]
     revision = _revision(manifest.get("revision")) or _revision(
         dataset.get("resolved_revision") or dataset.get("revision")
     )

@@ -223,6 +223,22 @@ class DatBenchCompareTest(unittest.TestCase):
         self.assertEqual(other.exit_code, 2)
         self.assertIn("revision differs (r1 vs r2)", other.stderr)
 
+    def test_report_files_of_different_exports_are_refused(self) -> None:
+        # Copied out of their run directories (no manifest beside them): the references
+        # digest score recorded in provenance.inputs still tells the exports apart, even when
+        # the dataset revision (the same source folder) is the same.
+        loose = self.tmp / "loose-exports"
+        loose.mkdir(exist_ok=True)
+        report = json.loads((self.a / "report.json").read_text(encoding="utf-8"))
+        (loose / "a.json").write_text(json.dumps(report), encoding="utf-8")
+        report["provenance"]["inputs"]["references"]["sha256"] = "0" * 64
+        (loose / "c.json").write_text(json.dumps(report), encoding="utf-8")
+        result = run_cli("compare", str(loose / "a.json"), str(loose / "c.json"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("references_sha256 differs", result.stderr)
+        same = run_cli("compare", str(self.a), str(loose / "a.json"), "--resamples", "100")
+        self.assertEqual(same.exit_code, 0, same.stderr)
+
     def test_a_changed_reference_is_refused_even_between_report_files(self) -> None:
         report = json.loads((self.a / "report.json").read_text())
         report["results"][5]["ground_truth"] = "something else"
