@@ -58,8 +58,8 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
     legend = [
         (
             "",
-            "percent; * = significant (Holm p < 0.05, or an interval excluding 0 where there "
-            "is no exact test)",
+            "percent; * = significant (Holm p < 0.05: McNemar's exact test, or the exact "
+            "sign test where there are no 0/1 outcomes)",
         ),
         *(
             (

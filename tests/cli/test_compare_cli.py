@@ -375,6 +375,24 @@ class VisToolBenchCompareTest(unittest.TestCase):
         self.assertEqual((pair["apr_a"], pair["apr_b"]), (1, 0))
         self.assertEqual(pair["ars_b"], 0.0)
 
+    def test_one_changed_task_is_not_significant(self) -> None:
+        # One task's ARS fell: its one-task rows have a bootstrap interval of that single
+        # difference (it excludes 0), which is no evidence; the exact sign test says so.
+        result, data = _compare(str(self.a), str(self.b), "--resamples", "500")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        for table in data["tables"]:
+            for row in table["rows"]:
+                ars = row["metrics"]["ars"]
+                test = ars["sign_test"]
+                self.assertAlmostEqual(test["p"], _two_sided_binomial(test["b"], test["c"]))
+                self.assertFalse(ars["significant"], (table["key"], row["name"]))
+        focus = _table(data, "by_domain")["rows"]
+        row = next(r for r in focus if r["name"] == "medical")
+        self.assertEqual(row["n"], 1)
+        medical = row["metrics"]["ars"]
+        self.assertLess(medical["ci95"][1], 0)  # the degenerate interval excludes 0
+        self.assertEqual((medical["sign_test"]["b"], medical["sign_test"]["c"]), (1, 0))
+
 
 if __name__ == "__main__":
     unittest.main()
