@@ -109,6 +109,9 @@ def comparison_notes(comparison: dict[str, Any]) -> list[str]:
         f"A: {plain(a['path']).plain} ({plain(a['profile']).plain} profile)  "
         f"B: {plain(b['path']).plain} ({plain(b['profile']).plain} profile)"
     ]
+    for label, side in (("A", a), ("B", b)):
+        for warning in side.get("warnings", []):
+            notes.append(f"{label}'s report: {plain(warning).plain}")
     if not profiles["same"] and profiles["same_inputs"]:
         notes.append(
             "same responses and judge verdicts scored with two profiles: every difference "

@@ -14,7 +14,13 @@ from typing import Any
 
 from datbench_cli import stats
 from datbench_cli.benchmarks import BENCHMARKS
-from datbench_cli.compare.inputs import RunReport, identity, identity_differences, load_run
+from datbench_cli.compare.inputs import (
+    RunReport,
+    coverage_and_warnings,
+    identity,
+    identity_differences,
+    load_run,
+)
 from datbench_cli.compare.paired import ALPHA, Sample, finish_table, metric_block
 from datbench_cli.compare.spec import Side, TableSpec
 from datbench_cli.errors import InputError, UsageError, name_ids
@@ -113,6 +119,7 @@ def _side_block(run: RunReport, samples: int) -> dict[str, Any]:
         "report": str(run.report_path),
         "samples": samples,
         "profile": run.profile,
+        "warnings": coverage_and_warnings(run.report["summary"])[1],
     }
 
 

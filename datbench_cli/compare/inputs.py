@@ -155,3 +155,37 @@ def identity_differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool, li
     keys = [k for k in _COMPARED if k in a and k in b]
     differences = [f"{k} differs ({a[k]} vs {b[k]})" for k in keys if a[k] != b[k]]
     return bool(keys), differences
+
+
+# The counts of a report's censoring block that are not a reason a sample is censored.
+_NOT_REASONS = ("samples", "tasks", "censored")
+
+
+def coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """A report's coverage check detail, and what a reader of its numbers should be warned
+    of: each failed check and the censored samples (truncated, empty, refused, errored,
+    unjudged) that its scores keep."""
+    coverage = None
+    warnings = []
+    checks = summary.get("checks")
+    for check in checks if isinstance(checks, list) else []:
+        if not isinstance(check, dict):
+            continue
+        if check.get("name") == "coverage":
+            coverage = str(check.get("detail"))
+        if check.get("passed") is False:
+            warnings.append(f"check {check.get('name')} failed: {check.get('detail')}")
+    overall = (summary.get("censoring") or {}).get("overall") or {}
+    censored = overall.get("censored")
+    if isinstance(censored, int) and censored:
+        reasons = [
+            f"{count} {key.replace('_', ' ')}"
+            for key, count in overall.items()
+            if key not in _NOT_REASONS
+            and not key.endswith("completed")
+            and isinstance(count, int)
+            and not isinstance(count, bool)
+            and count
+        ]
+        warnings.append(f"{censored} censored ({', '.join(reasons) or 'no reason recorded'})")
+    return coverage, warnings

@@ -263,6 +263,20 @@ class DatBenchCompareTest(unittest.TestCase):
         text = run_cli("compare", str(self.a / "report.json"), str(loose / "b.json"))
         self.assertIn("could not verify that both runs used the same export", text.stderr)
 
+    def test_a_run_without_judge_verdicts_is_named(self) -> None:
+        # Run C: the same answers, no judge verdicts (a partial run): its judge-mode samples
+        # score 0, and the comparison says why B lost them instead of only starring the row.
+        c = scored_run("datbench", self.tmp / "c-no-judge")
+        (c / "judge_responses.jsonl").unlink()
+        assert run_cli("score", "-d", str(c), "-q", "--allow-missing").exit_code == 0
+        missing = json.loads((c / "report.json").read_text())["summary"]["judge_samples"]
+        result, data = _compare(str(self.a), str(c), "--resamples", "200")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertTrue(any(f"{missing} judge missing" in w for w in data["b"]["warnings"]))
+        text = run_cli("compare", str(self.a), str(c), "--resamples", "200")
+        self.assertIn("B's report: ", text.stderr)
+        self.assertIn(f"{missing} judge missing", text.stderr)
+
     def test_out_writes_the_json(self) -> None:
         target = self.tmp / "comparison.json"
         result = run_cli("compare", str(self.a), str(self.b), "-o", str(target), "-q")
