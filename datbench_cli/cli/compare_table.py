@@ -58,8 +58,8 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
     legend = [
         (
             "",
-            "percent; * = significant (Holm p < 0.05, or an interval excluding 0 where there "
-            "is no exact test)",
+            "percent; * = significant (Holm p < 0.05: McNemar's exact test, or the exact "
+            "sign test where there are no 0/1 outcomes)",
         ),
         *(
             (
@@ -109,6 +109,9 @@ def comparison_notes(comparison: dict[str, Any]) -> list[str]:
         f"A: {plain(a['path']).plain} ({plain(a['profile']).plain} profile)  "
         f"B: {plain(b['path']).plain} ({plain(b['profile']).plain} profile)"
     ]
+    for label, side in (("A", a), ("B", b)):
+        for warning in side.get("warnings", []):
+            notes.append(f"{label}'s report: {plain(warning).plain}")
     if not profiles["same"] and profiles["same_inputs"]:
         notes.append(
             "same responses and judge verdicts scored with two profiles: every difference "

@@ -229,8 +229,8 @@ def legend_lines(
 
 def show(out: Output, tables: Sequence[TextTable]) -> None:
     """``tables`` on stdout, laid out for ``out``'s width (markdown when stdout is not a
-    terminal), then one legend on stderr naming the columns any of them shows (nothing with
-    ``--quiet``)."""
+    terminal), then one legend on stderr naming the columns any of them shows, and a line
+    naming the columns left out at this width (nothing with ``--quiet``)."""
     if out.quiet:
         return
     shown: list[str] = []
@@ -242,3 +242,14 @@ def show(out: Output, tables: Sequence[TextTable]) -> None:
     entries = [e for t in tables for e in t.legend]
     for line in legend_lines(entries, headers, shown, out.err.width):
         out.info(line)
+    left_out = list(dict.fromkeys(plain(h, one_line=True) for h in headers if h))
+    left_out = [h for h in left_out if h not in set(shown)]
+    if left_out:
+        line = (
+            f"{len(left_out)} column(s) left out at this width: {', '.join(left_out)} "
+            "(a wider terminal or a pipe shows every column)"
+        )
+        for part in textwrap.wrap(
+            line, max(out.err.width, 20), subsequent_indent="  ", break_long_words=False
+        ):
+            out.info(part)

@@ -14,7 +14,13 @@ from typing import Any
 
 from datbench_cli import stats
 from datbench_cli.benchmarks import BENCHMARKS
-from datbench_cli.compare.inputs import RunReport, identity, identity_differences, load_run
+from datbench_cli.compare.inputs import (
+    RunReport,
+    coverage_and_warnings,
+    identity,
+    identity_differences,
+    load_run,
+)
 from datbench_cli.compare.paired import ALPHA, Sample, finish_table, metric_block
 from datbench_cli.compare.spec import Side, TableSpec
 from datbench_cli.errors import InputError, UsageError, name_ids
@@ -26,8 +32,9 @@ METHOD = {
     "mcnemar": "exact McNemar test: two-sided binomial test of b in b + c at 1/2; "
     "b = right in A and wrong in B, c = wrong in A and right in B",
     "p_holm": "Holm-adjusted across the rows of one table",
-    "significant": f"Holm-adjusted McNemar p < {ALPHA} (metrics without an exact test: "
-    "the 95% interval excludes 0)",
+    "sign_test": "metrics without 0/1 outcomes (VisualToolBench ARS): exact sign test, "
+    "b = samples lower in B, c = samples higher in B, p as for McNemar",
+    "significant": f"Holm-adjusted McNemar (or sign test) p < {ALPHA}",
     "mdd80": "minimum detectable paired difference at 80% power, two-sided 5%, from the "
     "observed discordance (mean squared per-sample difference; none observed: half a "
     "discordant pair)",
@@ -112,6 +119,7 @@ def _side_block(run: RunReport, samples: int) -> dict[str, Any]:
         "report": str(run.report_path),
         "samples": samples,
         "profile": run.profile,
+        "warnings": coverage_and_warnings(run.report["summary"])[1],
     }
 
 

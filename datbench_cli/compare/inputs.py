@@ -119,7 +119,7 @@ def _revision(value: Any) -> str | None:
 def identity(run: RunReport) -> dict[str, Any]:
     """What names the data of one side: the SHA-256 of ``references.jsonl`` (what scoring
     read), the dataset revision and split, from the manifest or else from the report's
-    ``provenance`` block; the source and the manifest digest are recorded, not compared."""
+    ``provenance`` block (``inputs.references``, ``dataset``); the source and the manifest digest are recorded, not compared."""
     out: dict[str, Any] = {}
     manifest = run.manifest or {}
     block = run.report.get("provenance")
@@ -129,6 +129,11 @@ def identity(run: RunReport) -> dict[str, Any]:
     entry = files.get(REFERENCES) if isinstance(files, dict) else None
     if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
         out["references_sha256"] = entry["sha256"]
+    else:  # a report file outside its run directory: the digest score recorded
+        inputs = block.get("inputs") if isinstance(block, dict) else None
+        scored = inputs.get("references") if isinstance(inputs, dict) else None
+        if isinstance(scored, dict) and isinstance(scored.get("sha256"), str):
+            out["references_sha256"] = scored["sha256"]
     revision = _revision(manifest.get("revision")) or _revision(
         dataset.get("resolved_revision") or dataset.get("revision")
     )
@@ -150,3 +155,37 @@ def identity_differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool, li
     keys = [k for k in _COMPARED if k in a and k in b]
     differences = [f"{k} differs ({a[k]} vs {b[k]})" for k in keys if a[k] != b[k]]
     return bool(keys), differences
+
+
+# The counts of a report's censoring block that are not a reason a sample is censored.
+_NOT_REASONS = ("samples", "tasks", "censored")
+
+
+def coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """A report's coverage check detail, and what a reader of its numbers should be warned
+    of: each failed check and the censored samples (truncated, empty, refused, errored,
+    unjudged) that its scores keep."""
+    coverage = None
+    warnings = []
+    checks = summary.get("checks")
+    for check in checks if isinstance(checks, list) else []:
+        if not isinstance(check, dict):
+            continue
+        if check.get("name") == "coverage":
+            coverage = str(check.get("detail"))
+        if check.get("passed") is False:
+            warnings.append(f"check {check.get('name')} failed: {check.get('detail')}")
+    overall = (summary.get("censoring") or {}).get("overall") or {}
+    censored = overall.get("censored")
+    if isinstance(censored, int) and censored:
+        reasons = [
+            f"{count} {key.replace('_', ' ')}"
+            for key, count in overall.items()
+            if key not in _NOT_REASONS
+            and not key.endswith("completed")
+            and isinstance(count, int)
+            and not isinstance(count, bool)
+            and count
+        ]
+        warnings.append(f"{censored} censored ({', '.join(reasons) or 'no reason recorded'})")
+    return coverage, warnings

@@ -40,7 +40,8 @@ def metric_block(
     """Both means, the difference B - A with its paired-bootstrap interval (resampling sample
     ids inside each ``strata`` group), the minimum detectable difference at 80% power from the
     observed discordance, and, where the metric has 0/1 outcomes, McNemar's exact test and the
-    flips. ``p_holm`` and ``significant`` are filled in by :func:`finish_table`."""
+    flips (otherwise the exact sign test). ``p_holm`` and ``significant`` are filled in by
+    :func:`finish_table`."""
     a = [pa.values[metric] for pa, _ in pairs]
     b = [pb.values[metric] for _, pb in pairs]
     labels = [pa.groups[strata] for pa, _ in pairs] if strata else None
@@ -54,7 +55,20 @@ def metric_block(
         "ci95": [boot.low, boot.high],
         "mdd80": stats.mdd_paired(a, b),
     }
-    if metric in pairs[0][0].correct:
+    if metric not in pairs[0][0].correct:
+        # No 0/1 outcomes (VisualToolBench ARS): the exact sign test on the per-sample
+        # differences, as the leaderboard tests such a metric. Significance read off the
+        # bootstrap interval alone called a single task's change significant (its interval
+        # is that one difference).
+        lower = sum(1 for x, y in zip(a, b, strict=True) if y < x)
+        higher = sum(1 for x, y in zip(a, b, strict=True) if y > x)
+        block["sign_test"] = {
+            "b": lower,
+            "c": higher,
+            "p": stats.mcnemar_exact(lower, higher),
+            "p_holm": None,
+        }
+    else:
         right_to_wrong = sum(1 for pa, pb in pairs if pa.correct[metric] and not pb.correct[metric])
         wrong_to_right = sum(1 for pa, pb in pairs if not pa.correct[metric] and pb.correct[metric])
         both_right = sum(1 for pa, pb in pairs if pa.correct[metric] and pb.correct[metric])
@@ -74,18 +88,12 @@ def metric_block(
 
 
 def finish_table(rows: list[dict[str, Any]], metrics: Sequence[str]) -> None:
-    """Holm-adjust each metric's McNemar p-values across the rows and mark significance:
-    Holm-adjusted p < 0.05 where there is an exact test, else a 95% interval excluding 0."""
+    """Holm-adjust each metric's exact p-values (McNemar's, or the sign test's) across the
+    rows and mark significance: Holm-adjusted p < 0.05."""
     for metric in metrics:
         blocks = [row["metrics"][metric] for row in rows]
-        tested = [b for b in blocks if "mcnemar" in b]
-        for block, adjusted in zip(
-            tested, stats.holm([b["mcnemar"]["p"] for b in tested]), strict=True
-        ):
-            block["mcnemar"]["p_holm"] = adjusted
-        for block in blocks:
-            if "mcnemar" in block:
-                block["significant"] = block["mcnemar"]["p_holm"] < ALPHA
-            else:
-                low, high = block["ci95"]
-                block["significant"] = low > 0 or high < 0
+        tests = [b.get("mcnemar") or b["sign_test"] for b in blocks]
+        for test, adjusted in zip(tests, stats.holm([t["p"] for t in tests]), strict=True):
+            test["p_holm"] = adjusted
+        for block, test in zip(blocks, tests, strict=True):
+            block["significant"] = test["p_holm"] < ALPHA

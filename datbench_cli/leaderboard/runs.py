@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.benchmarks import BENCHMARKS
-from datbench_cli.compare.inputs import RunReport, identity, identity_differences
+from datbench_cli.compare.inputs import (
+    RunReport,
+    coverage_and_warnings,
+    identity,
+    identity_differences,
+)
 from datbench_cli.compare.spec import Columns, Side
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.leaderboard import reports
@@ -120,23 +125,6 @@ def _models(report: dict[str, Any], name: str) -> Counter[str]:
     return Counter({str(k): int(v) for k, v in models.items() if isinstance(v, int)})
 
 
-def _coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[str]]:
-    coverage = None
-    warnings = []
-    checks = summary.get("checks")
-    for check in checks if isinstance(checks, list) else []:
-        if not isinstance(check, dict):
-            continue
-        if check.get("name") == "coverage":
-            coverage = str(check.get("detail"))
-        if check.get("passed") is False:
-            warnings.append(f"check {check.get('name')} failed: {check.get('detail')}")
-    censored = ((summary.get("censoring") or {}).get("overall") or {}).get("censored")
-    if isinstance(censored, int) and censored:
-        warnings.append(f"{censored} censored (truncated, empty, refused, errored, unjudged)")
-    return coverage, warnings
-
-
 @dataclass
 class _Columns:
     """A run's per-sample arrays, built a slice of results at a time."""
@@ -211,7 +199,7 @@ def read_run(argument: str) -> tuple[Run, list[str]]:
         raise InputError("the results hold a sample id more than once", loaded.report_path)
     responders = _models(loaded.report, "responses")
     model = responders.most_common(1)[0][0] if responders else None
-    coverage, warnings = _coverage_and_warnings(loaded.report["summary"])
+    coverage, warnings = coverage_and_warnings(loaded.report["summary"])
     folder = loaded.report_path.parent.name if path.is_file() else path.name
     run = Run(
         label=label or model or folder or str(path),

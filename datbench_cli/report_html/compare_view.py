@@ -101,7 +101,8 @@ def comparison_tables(comparison: dict[str, Any]) -> list[dict[str, Any]]:
         for row in table.get("rows") or []:
             for key, m in (row.get("metrics") or {}).items():
                 name = row.get("name")
-                mcnemar = m.get("mcnemar") if isinstance(m.get("mcnemar"), dict) else {}
+                test = m.get("mcnemar") or m.get("sign_test")
+                mcnemar = test if isinstance(test, dict) else {}
                 flips = m.get("flips") if isinstance(m.get("flips"), dict) else {}
                 rows.append(
                     [

@@ -223,6 +223,22 @@ class DatBenchCompareTest(unittest.TestCase):
         self.assertEqual(other.exit_code, 2)
         self.assertIn("revision differs (r1 vs r2)", other.stderr)
 
+    def test_report_files_of_different_exports_are_refused(self) -> None:
+        # Copied out of their run directories (no manifest beside them): the references
+        # digest score recorded in provenance.inputs still tells the exports apart, even when
+        # the dataset revision (the same source folder) is the same.
+        loose = self.tmp / "loose-exports"
+        loose.mkdir(exist_ok=True)
+        report = json.loads((self.a / "report.json").read_text(encoding="utf-8"))
+        (loose / "a.json").write_text(json.dumps(report), encoding="utf-8")
+        report["provenance"]["inputs"]["references"]["sha256"] = "0" * 64
+        (loose / "c.json").write_text(json.dumps(report), encoding="utf-8")
+        result = run_cli("compare", str(loose / "a.json"), str(loose / "c.json"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("references_sha256 differs", result.stderr)
+        same = run_cli("compare", str(self.a), str(loose / "a.json"), "--resamples", "100")
+        self.assertEqual(same.exit_code, 0, same.stderr)
+
     def test_a_changed_reference_is_refused_even_between_report_files(self) -> None:
         report = json.loads((self.a / "report.json").read_text())
         report["results"][5]["ground_truth"] = "something else"
@@ -246,6 +262,20 @@ class DatBenchCompareTest(unittest.TestCase):
         self.assertFalse(data["data"]["verified"])
         text = run_cli("compare", str(self.a / "report.json"), str(loose / "b.json"))
         self.assertIn("could not verify that both runs used the same export", text.stderr)
+
+    def test_a_run_without_judge_verdicts_is_named(self) -> None:
+        # Run C: the same answers, no judge verdicts (a partial run): its judge-mode samples
+        # score 0, and the comparison says why B lost them instead of only starring the row.
+        c = scored_run("datbench", self.tmp / "c-no-judge")
+        (c / "judge_responses.jsonl").unlink()
+        assert run_cli("score", "-d", str(c), "-q", "--allow-missing").exit_code == 0
+        missing = json.loads((c / "report.json").read_text())["summary"]["judge_samples"]
+        result, data = _compare(str(self.a), str(c), "--resamples", "200")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertTrue(any(f"{missing} judge missing" in w for w in data["b"]["warnings"]))
+        text = run_cli("compare", str(self.a), str(c), "--resamples", "200")
+        self.assertIn("B's report: ", text.stderr)
+        self.assertIn(f"{missing} judge missing", text.stderr)
 
     def test_out_writes_the_json(self) -> None:
         target = self.tmp / "comparison.json"
@@ -358,6 +388,24 @@ class VisToolBenchCompareTest(unittest.TestCase):
         pair = next(p for p in data["pairs"] if p["id"] == "vtb-a-medical-001")
         self.assertEqual((pair["apr_a"], pair["apr_b"]), (1, 0))
         self.assertEqual(pair["ars_b"], 0.0)
+
+    def test_one_changed_task_is_not_significant(self) -> None:
+        # One task's ARS fell: its one-task rows have a bootstrap interval of that single
+        # difference (it excludes 0), which is no evidence; the exact sign test says so.
+        result, data = _compare(str(self.a), str(self.b), "--resamples", "500")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        for table in data["tables"]:
+            for row in table["rows"]:
+                ars = row["metrics"]["ars"]
+                test = ars["sign_test"]
+                self.assertAlmostEqual(test["p"], _two_sided_binomial(test["b"], test["c"]))
+                self.assertFalse(ars["significant"], (table["key"], row["name"]))
+        focus = _table(data, "by_domain")["rows"]
+        row = next(r for r in focus if r["name"] == "medical")
+        self.assertEqual(row["n"], 1)
+        medical = row["metrics"]["ars"]
+        self.assertLess(medical["ci95"][1], 0)  # the degenerate interval excludes 0
+        self.assertEqual((medical["sign_test"]["b"], medical["sign_test"]["c"]), (1, 0))
 
 
 if __name__ == "__main__":

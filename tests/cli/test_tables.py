@@ -199,3 +199,22 @@ def test_compare_piped_and_at_80_columns_cuts_nothing(runs: dict[str, Path]) -> 
         assert "\u2026" not in result.stdout
         if "TTY_COMPATIBLE" in env:
             assert all(len(line) <= 80 for line in result.stdout.splitlines())
+
+
+def test_columns_left_out_on_a_narrow_terminal_are_named(runs: dict[str, Path]) -> None:
+    # docs/leaderboard.md: per-capability columns are left out "with a line saying so".
+    narrow = {"COLUMNS": "80", "TTY_COMPATIBLE": "1"}
+    result = run_cli("leaderboard", f"A={runs['dat']}", f"B={runs['dat-b']}", env=narrow)
+    assert result.exit_code == 0, result.stderr
+    header = result.stdout.splitlines()[0]
+    assert "chart" not in header
+    said = " ".join(line.strip() for line in result.stderr.splitlines())
+    assert "column(s) left out at this width: chart, counting" in said
+    score = run_cli("score", "-d", str(runs["dat"]), "--allow-missing", env=narrow)
+    said = " ".join(line.strip() for line in score.stderr.splitlines())
+    assert "left out at this width: MDD80" in said
+    lines = score.stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if "left out" in line)
+    assert all(len(line) <= 80 for line in lines[start : start + 2])
+    piped = run_cli("leaderboard", f"A={runs['dat']}", f"B={runs['dat-b']}")
+    assert "left out" not in piped.stderr
