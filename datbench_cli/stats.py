@@ -301,6 +301,17 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(binomtest(b, b + c, 0.5).pvalue)
 
 
+def fisher_exact(right_a: int, n_a: int, right_b: int, n_b: int) -> float:
+    """Two-sided exact p-value that two independent samples share one rate of 0/1 outcomes
+    (Fisher's exact test, ``scipy.stats.fisher_exact`` on the 2 x 2 table)."""
+    if not (0 <= right_a <= n_a and 0 <= right_b <= n_b):
+        raise ValueError("counts must lie within their sample sizes")
+    from scipy.stats import fisher_exact as fisher  # heavy; only the leaderboard needs it
+
+    table = [[right_a, n_a - right_a], [right_b, n_b - right_b]]
+    return float(fisher(table, alternative="two-sided").pvalue)
+
+
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     """Holm's step-down adjustment over the defined p-values (``None`` stays ``None``)."""
     defined = [(p, i) for i, p in enumerate(pvalues) if p is not None]

@@ -24,8 +24,8 @@ METHOD = {
     "(conservative for partial credit); within [0, 1]",
     "paired": "every run scored the same samples: exact McNemar test on the 0/1 outcomes "
     "(metrics without them: exact sign test on the per-sample differences)",
-    "unpaired": "runs scored different samples: two-sample z-test of the means (CLT standard "
-    "errors)",
+    "unpaired": "runs scored different samples: Fisher's exact test on the 0/1 outcomes "
+    "(metrics without them: two-sample z-test of the means, CLT standard errors)",
     "holm": "p-values Holm-adjusted over all pairs of runs",
     "letters": "compact letter display (Piepho 2004, insert-and-absorb) over the runs ordered "
     "by score: runs sharing a letter are not significantly different at Holm-adjusted p < 0.05",
@@ -77,6 +77,11 @@ def _pair_p(
             return stats.mcnemar_exact(int(np.count_nonzero(x & ~y)), int(np.count_nonzero(~x & y)))
         diff = y - x
         return stats.mcnemar_exact(int(np.count_nonzero(diff < 0)), int(np.count_nonzero(diff > 0)))
+    if metric.exact_test:  # unpaired 0/1 outcomes: exact at any n, never p = 0 from n = 2
+        ca, cb = a.correct[metric.key], b.correct[metric.key]
+        return stats.fisher_exact(
+            int(np.count_nonzero(ca)), len(ca), int(np.count_nonzero(cb)), len(cb)
+        )
     va, vb = a.values[metric.key], b.values[metric.key]
     se_a, se_b = stats.clt_se(va), stats.clt_se(vb)
     if se_a is None or se_b is None:
@@ -192,7 +197,8 @@ def build(
 
 def _test_name(metric: Metric, paired: bool) -> str:
     if not paired:
-        return "unpaired z-test of the means, Holm over all pairs"
+        kind = "Fisher's exact test" if metric.exact_test else "z-test of the means"
+        return f"unpaired {kind} on {metric.label}, Holm over all pairs"
     kind = "exact McNemar" if metric.exact_test else "exact sign test"
     return f"paired {kind} on {metric.label}, Holm over all pairs"
 

@@ -131,6 +131,17 @@ class LeaderboardTest(unittest.TestCase):
         self.assertIn("unpaired", data["test"])
         self.assertNotEqual(data["runs"][0]["group"], data["runs"][1]["group"])
 
+    def test_unpaired_all_right_against_all_wrong_on_two_samples_is_no_difference(self) -> None:
+        # Two right answers against two wrong ones, on different samples: the z-test of the
+        # means had no spread (both runs constant) and said p = 0; Fisher's exact test: 1/3.
+        a = self.report("a", [True, True], ids=["x0", "x1"])
+        b = self.report("b", [False, False], ids=["y0", "y1"])
+        data = board(a, b)
+        self.assertFalse(data["paired"])
+        self.assertIn("Fisher", data["test"])
+        self.assertAlmostEqual(data["pairs"][0]["p"], 1 / 3)
+        self.assertEqual([r["group"] for r in data["runs"]], ["a", "a"])
+
     def test_incomparable_refused_then_marked(self) -> None:
         a = self.report("a", BASE)
         other = self.report("other", BASE, revision="rev-2")
