@@ -364,6 +364,20 @@ class UntrustedTextTests(_Tmp):
         self.assertNotIn("\x1b", result.stdout + result.stderr)
         self.assertIn("zz\\x1b[2J", result.stderr)
 
+    def test_a_newline_in_an_id_cannot_forge_a_line_of_its_own(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        forged = '{"id": "zz\\nerror: forged\\r", "raw_judge_output": "?"}\n'
+        (run / "judge_responses.jsonl").write_text(forged + forged)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        result = run_cli("check-judge", "-d", str(run))
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(
+            [line.split(":")[0] for line in lines], ["warning"] * len(lines[:-1]) + ["error"]
+        )
+        self.assertIn("zz\\x0aerror: forged\\x0d", lines[-1])
+
 
 class ResponseFileShapeTests(_Tmp):
     """A torn last line is forgiven only after complete lines."""
