@@ -124,6 +124,10 @@ def guard_output(
                 "would replace that input: name another output file"
             )
     found = _run_file(path)
+    if found is None and own is not None and stat.S_ISLNK(own):
+        # A descriptor link (/proc/self/fd/3, /dev/stdout) is written through: judge the file
+        # it leads to.
+        found = _run_file(Path(os.path.realpath(path)))
     if found is not None and command not in _OWNERS[found[1]]:
         name = found[1]
         writers = ", ".join(f"`datbench {c}`" for c in sorted(_OWNERS[name]))

@@ -315,6 +315,27 @@ class OutputOntoInputTests(_Tmp):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("summary", json.loads(done.stdout))
 
+    def test_a_descriptor_link_onto_a_run_file_is_refused(self) -> None:
+        # /proc/self/fd/N and /dev/stdout lead to the file opened there: the export's files
+        # are as protected behind them as when named directly.
+        for name, via_stdout in (("tasks.jsonl", False), ("references.jsonl", True)):
+            with self.subTest(name):
+                fd = os.open(self.run / name, os.O_WRONLY | os.O_APPEND)
+                out = "/dev/stdout" if via_stdout else f"/proc/self/fd/{fd}"
+                try:
+                    done = subprocess.run(
+                        cli_command("score", "-d", str(self.run), "-o", out, "-q"),
+                        env=cli_env(),
+                        stdout=fd if via_stdout else subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(fd,),
+                    )
+                finally:
+                    os.close(fd)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertIn(f"the run directory's {name}", done.stderr.decode())
+                self.assertEqual(tree(self.run), self.before)
+
 
 class UmaskTests(_Tmp):
     def test_every_file_follows_the_umask(self) -> None:
