@@ -279,6 +279,18 @@ class OutputOntoInputTests(_Tmp):
         self.assertIn("is an input of this command", self.error_line(result))
         self.assertEqual(requests.read_bytes(), before)
 
+    def test_send_onto_a_hard_link_of_a_run_file_is_refused(self) -> None:
+        # send appends: through a second name of tasks.jsonl it would write into the export.
+        requests = self.run / "requests" / "tasks.openai.00001.jsonl"
+        requests.parent.mkdir()
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        before = tree(self.run)
+        link = self.tmp / "answers.jsonl"
+        os.link(self.run / "tasks.jsonl", link)
+        result = run_cli("send", str(requests), "--base-url", "http://127.0.0.1:9", "-o", str(link))
+        self.assertIn("the run directory's tasks.jsonl", self.error_line(result))
+        self.assertEqual(tree(self.run), before)
+
     def test_devices_pipes_and_descriptor_links_are_written_directly(self) -> None:
         # A private null device, so a regression replaces this node, never the system's.
         device = self.tmp / "null"
