@@ -131,7 +131,9 @@ def _coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[st
             coverage = str(check.get("detail"))
         if check.get("passed") is False:
             warnings.append(f"check {check.get('name')} failed: {check.get('detail')}")
-    censored = ((summary.get("censoring") or {}).get("overall") or {}).get("censored")
+    censoring = summary.get("censoring")
+    overall = censoring.get("overall") if isinstance(censoring, dict) else None
+    censored = overall.get("censored") if isinstance(overall, dict) else None
     if isinstance(censored, int) and censored:
         warnings.append(f"{censored} censored (truncated, empty, refused, errored, unjudged)")
     return coverage, warnings

@@ -38,6 +38,11 @@ def _shown_percent(value: Any) -> str:
     return text(value) if shown is None else percent_text(shown)
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else empty (a hand-edited or foreign report)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _bars(summary: dict[str, Any], key: str) -> dict[str, Any]:
     node = summary.get("uncertainty")
     found = node.get(key) if isinstance(node, dict) else None
@@ -47,7 +52,7 @@ def _bars(summary: dict[str, Any], key: str) -> dict[str, Any]:
 def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """APR and ARS over every task, with intervals and answered turns."""
     overall = _bars(summary, "overall")
-    responses = summary.get("responses") or {}
+    responses = _mapping(summary.get("responses"))
     coverage = None
     if "turns" in responses and "answered_turns" in responses:
         coverage = f"{responses['answered_turns']}/{responses['turns']} turns answered"
@@ -56,7 +61,7 @@ def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
             "key": key,
             "label": label,
             "value": number(summary.get(key)),
-            "ci": interval((overall.get(key) or {}).get("ci95")),
+            "ci": interval(_mapping(overall.get(key)).get("ci95")),
             "n": summary.get("num_tasks"),
             "coverage": coverage,
         }
@@ -71,7 +76,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """APR per turncase, domain and eval focus, with the report's intervals."""
     out = []
     for field, label in _GROUPS:
-        groups = summary.get(f"by_{field}") or {}
+        groups = _mapping(summary.get(f"by_{field}"))
         bars = _bars(summary, f"by_{field}")
         out.append(
             {
@@ -81,7 +86,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     {
                         "name": name,
                         "value": number(entry.get("apr")),
-                        "ci": interval(((bars.get(name) or {}).get("apr") or {}).get("ci95")),
+                        "ci": interval(_mapping(_mapping(bars.get(name)).get("apr")).get("ci95")),
                         "n": entry.get("n"),
                         "extra": f"ARS {percent_text(entry['ars'])}"
                         if number(entry.get("ars")) is not None
@@ -98,7 +103,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
 def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """Judge and response accounting, linked to the tasks behind each count."""
     rows = []
-    for key, value in (summary.get("judge") or {}).items():
+    for key, value in _mapping(summary.get("judge")).items():
         match = _JUDGE_LINKS.get(key)
         rows.append(
             {
@@ -109,7 +114,7 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 "match": match,
             }
         )
-    responses = summary.get("responses") or {}
+    responses = _mapping(summary.get("responses"))
     for key, value in responses.items():
         if isinstance(value, dict):
             continue  # per-group breakdowns and statuses: below / in the charts
@@ -341,7 +346,7 @@ def _images(turn: dict[str, Any], images: Images) -> dict[str, Any] | None:
 def page_data(files: RunFiles, images: Images) -> dict[str, Any]:
     """Everything the run page shows, for a VisualToolBench report."""
     summary = files.report["summary"]
-    diagnostics = summary.get("diagnostics") or {}
+    diagnostics = _mapping(summary.get("diagnostics"))
     notes = [f"{k.replace('_', ' ')}: {text(v)} (diagnostic)" for k, v in diagnostics.items()]
     if summary.get("context_policy"):
         notes.append(f"context policy: {text(summary['context_policy'])}")
