@@ -273,3 +273,19 @@ def test_summary_blocks_of_the_wrong_type_are_left_out_not_an_internal_error(
     other = scored_run(benchmark, tmp_path / "other")
     result = run_cli("leaderboard", str(other), str(run), "--allow-different-data", "-q")
     assert result.exit_code == 0, result.stderr
+
+
+def test_result_turns_of_the_wrong_type_are_left_out_not_an_internal_error(
+    tmp_path: Path,
+) -> None:
+    from tests.compare_support import scored_run
+
+    run = scored_run("vistoolbench", tmp_path / "run")
+    report = json.loads((run / "report.json").read_text())
+    first, second, third = report["results"][:3]
+    first["turns"] = -1
+    second["turns"][0]["index"] = [1]
+    third["turns"][0]["rubrics"] = -1
+    (run / "report.json").write_text(json.dumps(report))
+    result = run_cli("view", str(run), "-q")
+    assert result.exit_code == 0, result.stderr

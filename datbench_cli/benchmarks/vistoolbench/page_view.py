@@ -43,6 +43,16 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _index(turn: dict[str, Any]) -> int | None:
+    """A result turn's index, ``None`` when it is not a number (a hand-edited report)."""
+    index = turn.get("index")
+    return index if isinstance(index, int) else None
+
+
 def _bars(summary: dict[str, Any], key: str) -> dict[str, Any]:
     node = summary.get("uncertainty")
     found = node.get(key) if isinstance(node, dict) else None
@@ -165,7 +175,7 @@ def _turn(
     index = turn.get("index")
     sources = [images.src(p) for p in task_turn.get("images") or [] if isinstance(p, str)]
     rows = []
-    for rubric in turn.get("rubrics") or []:
+    for rubric in _list(turn.get("rubrics")):
         if not isinstance(rubric, dict):
             continue
         rid = text(rubric.get("rubric_id"))
@@ -226,15 +236,15 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
         tid = text(result.get("id"))
         task = tasks.get(tid, {})
         task_turns = {t.get("index"): t for t in task.get("turns") or [] if isinstance(t, dict)}
-        turns = [t for t in result.get("turns") or [] if isinstance(t, dict)]
-        scored = {t.get("index") for t in turns}
+        turns = [t for t in _list(result.get("turns")) if isinstance(t, dict)]
+        scored = {_index(t) for t in turns}
         # Turns of the task the report has no result for (unanswered, not scored).
         unscored = [t for i, t in task_turns.items() if i not in scored]
         verdicts = sorted(
             {
                 text(r.get("status"))
                 for t in turns
-                for r in t.get("rubrics") or []
+                for r in _list(t.get("rubrics"))
                 if isinstance(r, dict)
             }
         )
@@ -243,7 +253,7 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                 text(t["response_status"])
                 if "response_status" in t
                 else "(not recorded)"
-                if (tid, t.get("index")) in answers
+                if (tid, _index(t)) in answers
                 else "missing"
                 for t in turns
             }
@@ -276,8 +286,8 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                             _turn(
                                 tid,
                                 t,
-                                task_turns.get(t.get("index"), {}),
-                                answers.get((tid, t.get("index"))),  # type: ignore[arg-type]
+                                task_turns.get(_index(t), {}),
+                                answers.get((tid, _index(t))),  # type: ignore[arg-type]
                                 rubric_text,
                                 images,
                             )
