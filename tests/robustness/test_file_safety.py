@@ -397,6 +397,19 @@ class UntrustedTextTests(_Tmp):
         self.assertNotIn("\x1b", result.stdout + result.stderr)
         self.assertIn("zz\\x1b[2J", result.stderr)
 
+    def test_a_very_long_id_is_cut_in_messages(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        long_id = "z" * 1_000_000
+        (run / "judge_responses.jsonl").write_text(
+            json.dumps({"id": long_id, "raw_judge_output": "?"}) + "\n"
+        )
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        result = run_cli("check-judge", "-d", str(run))
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        self.assertLess(len(result.stderr), 1000)
+        self.assertIn("z" * 120 + "... (1000000 characters)", result.stderr)
+
     def test_a_newline_in_an_id_cannot_forge_a_line_of_its_own(self) -> None:
         run = self.tmp / "run"
         self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
