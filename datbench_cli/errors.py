@@ -9,11 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 _MAX_IDS_NAMED = 10
+_MAX_ID_SHOWN = 120
+
+
+def _short(ident: str) -> str:
+    """An id as a message shows it: a longer one (untrusted text) cut, its length said."""
+    if len(ident) <= _MAX_ID_SHOWN:
+        return ident
+    return f"{ident[:_MAX_ID_SHOWN]}... ({len(ident)} characters)"
 
 
 def name_ids(ids: Sequence[str]) -> str:
-    """A short, readable list of ids for a message ("a, b, c and 12 more")."""
-    shown = ", ".join(ids[:_MAX_IDS_NAMED])
+    """A short, readable list of ids for a message ("a, b, c and 12 more"); an id longer
+    than 120 characters is cut."""
+    shown = ", ".join(_short(ident) for ident in ids[:_MAX_IDS_NAMED])
     extra = len(ids) - _MAX_IDS_NAMED
     return f"{shown} and {extra} more" if extra > 0 else shown
 

@@ -20,7 +20,7 @@ def done_judge_ids(
     is done yet)."""
     if skip_done is None:
         return set()
-    if not skip_done.is_file():
+    if not skip_done.exists():
         warn(f"{skip_done} does not exist yet; no judge task is skipped")
         return set()
     return judged(skip_done)

@@ -10,7 +10,7 @@ import typer
 from datbench_cli import benchmarks
 from datbench_cli.cli.common import DirOpt, QuietOpt, directory_given, handle_errors
 from datbench_cli.cli.output import Output
-from datbench_cli.errors import CheckFailed, UsageError
+from datbench_cli.errors import CheckFailed, InputError, UsageError
 from datbench_cli.files.rundir import JUDGE_RESPONSES, RESPONSES, RunDir
 
 
@@ -69,6 +69,9 @@ def check_judge(
                 f"--benchmark {asked.name}, but {run.root} holds a {bench.name} export",
                 hint="drop --benchmark inside a run directory",
             )
+        if responses is not None and not responses.exists():
+            # Named but absent: never fall back to the judge tasks in its place.
+            raise InputError("file not found", responses)
     else:
         bench = asked or benchmarks.for_judge_file(path)
     check = bench.check_judge(

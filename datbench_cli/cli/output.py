@@ -87,9 +87,12 @@ class Output:
             self.out = Console(no_color=no_color, highlight=False, soft_wrap=True, width=80)
 
     def warn(self, message: str) -> None:
-        """A warning line on stderr (suppressed by --quiet)."""
+        """A warning line on stderr (suppressed by --quiet): one line, whatever the untrusted
+        text in it (a newline in an id is shown escaped)."""
         if not self.quiet:
-            self.err.print(Text.assemble(("warning:", "yellow"), " ", plain(message)))
+            self.err.print(
+                Text.assemble(("warning:", "yellow"), " ", plain(message, one_line=True))
+            )
 
     def info(self, message: str) -> None:
         """A progress/hint line on stderr (suppressed by --quiet)."""
@@ -149,9 +152,10 @@ class Output:
 
 
 def error_line(message: str, label: str = "error") -> None:
-    """One ``error:`` (or ``hint:``) sentence on stderr."""
+    """One ``error:`` (or ``hint:``) sentence on stderr, on one line: a newline in untrusted
+    text (an id) is shown escaped, so it cannot start a line of its own."""
     no_color = bool(os.environ.get("NO_COLOR"))
     colour = "red" if label == "error" else "cyan"
     Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True).print(
-        Text.assemble((f"{label}:", colour), " ", plain(message))
+        Text.assemble((f"{label}:", colour), " ", plain(message, one_line=True))
     )

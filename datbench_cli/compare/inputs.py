@@ -175,7 +175,9 @@ def coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[str
             coverage = str(check.get("detail"))
         if check.get("passed") is False:
             warnings.append(f"check {check.get('name')} failed: {check.get('detail')}")
-    overall = (summary.get("censoring") or {}).get("overall") or {}
+    censoring = summary.get("censoring")
+    overall = censoring.get("overall") if isinstance(censoring, dict) else None
+    overall = overall if isinstance(overall, dict) else {}
     censored = overall.get("censored")
     if isinstance(censored, int) and censored:
         reasons = [

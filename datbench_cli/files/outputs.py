@@ -81,6 +81,23 @@ def _run_file(path: Path) -> tuple[Path, str] | None:
     return root, name
 
 
+def _linked_run_file(path: Path, inputs: Iterable[Path | None]) -> tuple[Path, str] | None:
+    """``(run directory, fixed name)`` when ``path`` is a second name (a hard link) of a fixed
+    file of the run directory an input lies in: ``send`` appends to what it names, so a hard
+    link to ``tasks.jsonl`` would append to the export's file."""
+    try:
+        if os.lstat(path).st_nlink < 2:
+            return None
+    except OSError:
+        return None
+    roots = {run_root_of(p) for p in inputs if p is not None}
+    for root in sorted(r for r in roots if r is not None):
+        for name in _OWNERS:
+            if name not in (IMAGES, REQUESTS) and _same_file(path, root / name):
+                return root, name
+    return None
+
+
 def _is_descriptor_link(path: Path) -> bool:
     """``/dev/stdout``, ``/proc/self/fd/1``: links the system made, written through."""
     return os.path.abspath(path).startswith(("/dev/", "/proc/"))
@@ -103,6 +120,7 @@ def guard_output(
     """``path`` when ``command`` may write it; else a :class:`UsageError` naming the file
     (exit 2). A character device or pipe (``/dev/stdout``, ``/dev/null``, or a link to one)
     always passes: it is written in place, and no file is replaced."""
+    inputs = list(inputs)
     own: int | None = None
     target: int | None = None
     with contextlib.suppress(OSError):
@@ -123,7 +141,11 @@ def guard_output(
                 f"{option} {path} is an input of this command ({candidate}); writing it "
                 "would replace that input: name another output file"
             )
-    found = _run_file(path)
+    found = _run_file(path) or _linked_run_file(path, inputs)
+    if found is None and own is not None and stat.S_ISLNK(own):
+        # A descriptor link (/proc/self/fd/3, /dev/stdout) is written through: judge the file
+        # it leads to.
+        found = _run_file(Path(os.path.realpath(path)))
     if found is not None and command not in _OWNERS[found[1]]:
         name = found[1]
         writers = ", ".join(f"`datbench {c}`" for c in sorted(_OWNERS[name]))

@@ -412,6 +412,43 @@ class DatBenchNothingSilentTests(unittest.TestCase):
                 if name in ("missing", "unknown", "errored", "stale"):
                     self.assertIn(name, check.stderr)
 
+    def test_check_judge_never_stands_the_judge_tasks_in_for_a_named_responses_file(self) -> None:
+        # Verdicts for the current responses; a named responses file that is absent (a typo)
+        # or is no file must be an error, not a silent check against judge_tasks.jsonl.
+        work = self.work("cj-named")
+        tasks = read_lines(work / "judge_tasks.jsonl")
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                {"id": t["id"], "raw_judge_output": "true", "response_digest": t["response_digest"]}
+                for t in tasks
+            ],
+        )
+        changed = self.judge_ids[0]
+        write_lines(
+            work / "new.jsonl",
+            self.replaced({changed: {"id": changed, "raw_output": "something else"}}),
+        )
+        result = run_cli("check-judge", "-d", str(work), "--responses", str(work / "new.jsonl"))
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn("1 stale", result.stdout)
+        for given, message in (("typo.jsonl", "file not found"), ("images", "is a directory")):
+            with self.subTest(given):
+                result = run_cli("check-judge", "-d", str(work), "--responses", str(work / given))
+                self.assertEqual(result.exit_code, 2, result.stdout)
+                self.assertEqual(
+                    result.stderr,
+                    f"error: {work / given}: {message}"
+                    + (", not a JSONL file\n" if given == "images" else "\n"),
+                )
+
+    def test_skip_done_that_is_no_file_is_an_error(self) -> None:
+        work = self.work("skip-dir")
+        result = run_cli("make-judge-tasks", "-d", str(work), "--skip-done", str(work / "images"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("is a directory, not a JSONL file", result.stderr)
+        self.assertNotIn("does not exist", result.stderr)
+
     def test_check_judge_outside_a_run_directory_parses_verdicts(self) -> None:
         path = self.tmp / "judge-only.jsonl"
         write_lines(path, [{"id": "a", "raw_judge_output": "true"}, vllm_error("b")])

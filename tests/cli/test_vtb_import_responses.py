@@ -54,6 +54,15 @@ class ImportResponsesTests(TempDirCase):
         path.write_text(json.dumps(records, indent=2), encoding="utf-8")
         return path
 
+    def test_an_unmatched_id_with_a_newline_stays_on_its_warning_line(self) -> None:
+        records = [SINGLE[0], {"id": "x\nerror: forged", "model_answer": "y"}]
+        result = run_cli(
+            "import-responses", str(self.official(records, "n.json")), "-d", str(self.root)
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("\nerror", result.stderr)
+        self.assertIn("ignored: x\\x0aerror: forged", result.stderr)
+
     def test_single_and_multi_turn_files(self) -> None:
         single = run_cli(
             "import-responses", str(self.official(SINGLE, "s.json")), "-d", str(self.root)

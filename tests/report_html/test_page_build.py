@@ -252,3 +252,40 @@ def test_compare_page_notes_name_each_sides_profile() -> None:
     one = {"profiles": {"a": "reference", "b": "reference", "same": True, "same_inputs": False}}
     assert len(side_notes(one, "a", "b")) == 2
     assert side_notes({}, "a", "b")[0] == "A: a (reference profile)"
+
+
+@pytest.mark.parametrize("benchmark", ["datbench", "vistoolbench"])
+def test_summary_blocks_of_the_wrong_type_are_left_out_not_an_internal_error(
+    tmp_path: Path, benchmark: str
+) -> None:
+    # A hand-edited or foreign report: a summary object that is a string or a number is
+    # skipped (view) or not counted (leaderboard), never exit 3.
+    from tests.compare_support import scored_run
+
+    run = scored_run(benchmark, tmp_path / "run")
+    report = json.loads((run / "report.json").read_text())
+    blocks = [k for k, v in report["summary"].items() if isinstance(v, dict)]
+    for key in blocks:
+        report["summary"][key] = "x"
+    (run / "report.json").write_text(json.dumps(report))
+    result = run_cli("view", str(run), "-q")
+    assert result.exit_code == 0, result.stderr
+    other = scored_run(benchmark, tmp_path / "other")
+    result = run_cli("leaderboard", str(other), str(run), "--allow-different-data", "-q")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_result_turns_of_the_wrong_type_are_left_out_not_an_internal_error(
+    tmp_path: Path,
+) -> None:
+    from tests.compare_support import scored_run
+
+    run = scored_run("vistoolbench", tmp_path / "run")
+    report = json.loads((run / "report.json").read_text())
+    first, second, third = report["results"][:3]
+    first["turns"] = -1
+    second["turns"][0]["index"] = [1]
+    third["turns"][0]["rubrics"] = -1
+    (run / "report.json").write_text(json.dumps(report))
+    result = run_cli("view", str(run), "-q")
+    assert result.exit_code == 0, result.stderr

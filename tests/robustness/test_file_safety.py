@@ -279,6 +279,18 @@ class OutputOntoInputTests(_Tmp):
         self.assertIn("is an input of this command", self.error_line(result))
         self.assertEqual(requests.read_bytes(), before)
 
+    def test_send_onto_a_hard_link_of_a_run_file_is_refused(self) -> None:
+        # send appends: through a second name of tasks.jsonl it would write into the export.
+        requests = self.run / "requests" / "tasks.openai.00001.jsonl"
+        requests.parent.mkdir()
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        before = tree(self.run)
+        link = self.tmp / "answers.jsonl"
+        os.link(self.run / "tasks.jsonl", link)
+        result = run_cli("send", str(requests), "--base-url", "http://127.0.0.1:9", "-o", str(link))
+        self.assertIn("the run directory's tasks.jsonl", self.error_line(result))
+        self.assertEqual(tree(self.run), before)
+
     def test_devices_pipes_and_descriptor_links_are_written_directly(self) -> None:
         # A private null device, so a regression replaces this node, never the system's.
         device = self.tmp / "null"
@@ -314,6 +326,27 @@ class OutputOntoInputTests(_Tmp):
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("summary", json.loads(done.stdout))
+
+    def test_a_descriptor_link_onto_a_run_file_is_refused(self) -> None:
+        # /proc/self/fd/N and /dev/stdout lead to the file opened there: the export's files
+        # are as protected behind them as when named directly.
+        for name, via_stdout in (("tasks.jsonl", False), ("references.jsonl", True)):
+            with self.subTest(name):
+                fd = os.open(self.run / name, os.O_WRONLY | os.O_APPEND)
+                out = "/dev/stdout" if via_stdout else f"/proc/self/fd/{fd}"
+                try:
+                    done = subprocess.run(
+                        cli_command("score", "-d", str(self.run), "-o", out, "-q"),
+                        env=cli_env(),
+                        stdout=fd if via_stdout else subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(fd,),
+                    )
+                finally:
+                    os.close(fd)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertIn(f"the run directory's {name}", done.stderr.decode())
+                self.assertEqual(tree(self.run), self.before)
 
 
 class UmaskTests(_Tmp):
@@ -363,6 +396,33 @@ class UntrustedTextTests(_Tmp):
         self.assertEqual(result.exit_code, 1, result.stderr)
         self.assertNotIn("\x1b", result.stdout + result.stderr)
         self.assertIn("zz\\x1b[2J", result.stderr)
+
+    def test_a_very_long_id_is_cut_in_messages(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        long_id = "z" * 1_000_000
+        (run / "judge_responses.jsonl").write_text(
+            json.dumps({"id": long_id, "raw_judge_output": "?"}) + "\n"
+        )
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        result = run_cli("check-judge", "-d", str(run))
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        self.assertLess(len(result.stderr), 1000)
+        self.assertIn("z" * 120 + "... (1000000 characters)", result.stderr)
+
+    def test_a_newline_in_an_id_cannot_forge_a_line_of_its_own(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        forged = '{"id": "zz\\nerror: forged\\r", "raw_judge_output": "?"}\n'
+        (run / "judge_responses.jsonl").write_text(forged + forged)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        result = run_cli("check-judge", "-d", str(run))
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(
+            [line.split(":")[0] for line in lines], ["warning"] * len(lines[:-1]) + ["error"]
+        )
+        self.assertIn("zz\\x0aerror: forged\\x0d", lines[-1])
 
 
 class ResponseFileShapeTests(_Tmp):

@@ -101,10 +101,10 @@ def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 def chart(summary: dict[str, Any]) -> dict[str, Any]:
     """Per-capability accuracy with error bars (the report's ``uncertainty`` intervals)."""
-    accuracy = summary.get("capability_accuracy") or {}
-    counts = summary.get("capability_counts") or {}
+    accuracy = _mapping(summary.get("capability_accuracy"))
+    counts = _mapping(summary.get("capability_counts"))
     caps = _uncertainty(summary, "capabilities")
-    coverage = (summary.get("coverage") or {}).get("by_capability") or {}
+    coverage = _mapping(_mapping(summary.get("coverage")).get("by_capability"))
     return {
         "title": "Accuracy by capability",
         "facet": "capability",
@@ -112,7 +112,7 @@ def chart(summary: dict[str, Any]) -> dict[str, Any]:
             {
                 "name": name,
                 "value": number(value),
-                "ci": interval((caps.get(name) or {}).get("ci95")),
+                "ci": interval(_mapping(caps.get(name)).get("ci95")),
                 "n": counts.get(name),
                 "coverage": _coverage_text(coverage.get(name)),
             }
@@ -123,13 +123,13 @@ def chart(summary: dict[str, Any]) -> dict[str, Any]:
 
 def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dict[str, Any]:
     """One row per source dataset: its scorer's own metrics, interval, known defect."""
-    defects = summary.get("known_reference_defects") or {}
+    defects = _mapping(summary.get("known_reference_defects"))
     datasets = _uncertainty(summary, "datasets")
     rows = []
-    for name, metrics in (summary.get("dataset_metrics") or {}).items():
-        bars = datasets.get(name) or {}
+    for name, metrics in _mapping(summary.get("dataset_metrics")).items():
+        bars = _mapping(datasets.get(name))
         ci = interval(bars.get("ci95"))
-        shown = "; ".join(f"{k}: {_metric(v)}" for k, v in (metrics or {}).items())
+        shown = "; ".join(f"{k}: {_metric(v)}" for k, v in _mapping(metrics).items())
         rows.append(
             [
                 link(name, "dataset", name),
@@ -167,7 +167,7 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append(
                 {"label": label, "key": key, "value": shown, "facet": facet, "match": value}
             )
-    for status, count in (summary.get("response_statuses") or {}).items():
+    for status, count in _mapping(summary.get("response_statuses")).items():
         rows.append(
             {
                 "label": f"response status {status}",

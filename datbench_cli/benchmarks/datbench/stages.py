@@ -417,7 +417,7 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     samples = load_samples(run)
     judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
     _report_set_aside(judges, "judge responses", judge_responses, warn)
-    if responses.is_file():
+    if responses.exists():
         loaded = load_vlm_responses(responses)
         _report_set_aside(loaded, "responses", responses, warn)
         vlm = loaded.vlm
