@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
@@ -203,7 +204,14 @@ def handle_errors(command: F) -> F:
             with interrupt.remembering_ctrl_c():
                 result = command(*args, **kwargs)
                 interrupt.checkpoint()  # a Ctrl-C dropped after the last checkpoint: still 130
+                sys.stdout.flush()  # a reader gone by now is met here, not at exit
             return result
+        except BrokenPipeError:
+            # The reader of the output went away (`datbench compare A B | head -1`): stop
+            # quietly with 141, as a command that SIGPIPE ends does; files already written are
+            # complete. Python's own last flush of stdout then goes nowhere, without a word.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except DatbenchError as exc:
             error_line(str(exc))
             if exc.hint:

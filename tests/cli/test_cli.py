@@ -364,6 +364,26 @@ class EntryPointTests(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertRegex(result.stdout, r"^datbench \d+\.\d+\.\d+")
 
+    def test_a_reader_gone_ends_the_command_quietly_with_141(self) -> None:
+        # `datbench leaderboard A B | head -1`: no "error: file system error: Broken pipe".
+        from tests.leaderboard.support import datbench_report
+
+        folder = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, folder, True)
+        reports = [str(datbench_report(folder / f"{n}.json", [True, False] * 30)) for n in "ab"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "datbench_cli", "leaderboard", *reports],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader is gone before anything is written
+        stderr = process.stderr.read().decode()
+        self.assertEqual(process.wait(timeout=60), 141, stderr)
+        self.assertNotIn("error", stderr)
+        self.assertNotIn("Exception ignored", stderr)
+
     def test_usage_error_exits_2(self) -> None:
         result = run_cli("score", "--no-such-option")
         self.assertEqual(result.exit_code, 2)

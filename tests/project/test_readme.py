@@ -107,9 +107,9 @@ def test_the_exit_codes_are_the_ones_the_code_uses() -> None:
     text = README.read_text(encoding="utf-8")
     section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     listed = {int(code) for code in re.findall(r"`(\d+)`", section)}
-    # success, usage errors (cli/command.py), an internal error, Ctrl-C and SIGTERM
-    # (cli/common.py)
-    used = {0, 2, 3, 130, 143}
+    # success, usage errors (cli/command.py), an internal error, Ctrl-C, SIGTERM and a reader
+    # gone (cli/common.py)
+    used = {0, 2, 3, 130, 141, 143}
     pending = [errors.DatbenchError]
     while pending:
         kind = pending.pop()
