@@ -54,5 +54,12 @@ def bar_cell(value: float | None, count: int, entry: dict[str, Any] | None = Non
 
 def mdd_cell(entry: dict[str, Any] | None) -> str:
     """The minimum detectable difference at 80% power, in points ("-" when undefined)."""
-    value = (entry or {}).get("mdd80")
-    return "-" if value is None else f"{value * 100:.1f}"
+    return mdd_points((entry or {}).get("mdd80"))
+
+
+def mdd_points(value: float | None) -> str:
+    """A minimum detectable difference in points: ">100" past the whole scale (a group of two
+    samples: 140.1), where no difference at all is detectable; "-" when undefined."""
+    if value is None:
+        return "-"
+    return ">100" if value > 1 else f"{value * 100:.1f}"

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
+from datbench_cli.benchmarks.common import mdd_points
 from datbench_cli.cli.tables import TextTable
 from datbench_cli.errors import name_ids
 
@@ -85,7 +86,7 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
                 if metric["exact_test"]:
                     test = block["mcnemar"]
                     cells += [f"{test['b']}/{test['c']}", _p(test["p_holm"])]
-                cells.append(_points(block["mdd80"]))
+                cells.append(mdd_points(block["mdd80"]))
                 marked = marked or block["significant"]
             cells.append("*" if marked else "")
             rows.append(cells)

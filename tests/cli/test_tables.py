@@ -218,3 +218,15 @@ def test_columns_left_out_on_a_narrow_terminal_are_named(runs: dict[str, Path]) 
     assert all(len(line) <= 80 for line in lines[start : start + 2])
     piped = run_cli("leaderboard", f"A={runs['dat']}", f"B={runs['dat-b']}")
     assert "left out" not in piped.stderr
+
+
+
+def test_a_detectable_difference_past_the_whole_scale_reads_over_100() -> None:
+    from datbench_cli.benchmarks.common import mdd_cell, mdd_points
+
+    assert mdd_points(1.401) == ">100"  # a group of two samples
+    assert mdd_points(1.0) == "100.0"
+    assert mdd_points(0.146) == "14.6"
+    assert mdd_points(None) == "-"
+    assert mdd_cell({"mdd80": 2.8}) == ">100"
+    assert mdd_cell(None) == "-"
