@@ -220,7 +220,6 @@ def test_columns_left_out_on_a_narrow_terminal_are_named(runs: dict[str, Path]) 
     assert "left out" not in piped.stderr
 
 
-
 def test_a_detectable_difference_past_the_whole_scale_reads_over_100() -> None:
     from datbench_cli.benchmarks.common import mdd_cell, mdd_points
 
