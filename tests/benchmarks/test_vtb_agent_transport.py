@@ -76,6 +76,20 @@ class AgentTransportTests(unittest.TestCase):
         self.assertIn("HTTP 407", str(caught.exception))
         self.assertEqual(len(server.requests), 1, "not retried")
 
+    def test_an_answer_over_the_size_cap_is_not_asked_again(self) -> None:
+        body = completion() + b" " * 4096
+
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
+
+        with RawServer(respond) as server:
+            client = _client(server.base_url, max_retries=4, max_response_bytes=1024)
+            with self.assertRaises(RequestFailed) as caught:
+                client.complete(BODY)
+            client.close()
+        self.assertEqual(len(server.requests), 1, "asked again for an answer as large")
+        self.assertEqual(caught.exception.attempts, 1)
+
     def test_bounds_that_are_not_numbers_or_too_large_are_usage_errors(self) -> None:
         for settings in ({"timeout": 1e10}, {"timeout": float("nan")},
                          {"backoff_max": float("inf")}, {"backoff_max": float("nan")}):  # fmt: skip

@@ -107,7 +107,8 @@ class ChatClient:
 
     def _attempt(self, data: bytes) -> tuple[int | None, Any, str, float | None]:
         """``(status, body or None, problem, retry_after)``; ``status`` is ``None`` only when
-        the server could not be connected to (a timeout or dropped answer is ``0``)."""
+        the server could not be connected to (a timeout or dropped answer is ``0``, an answer
+        over the size cap ``-1``: asked again, it would be as large)."""
         answer = self._pool().post(
             self.url,
             self._headers,
@@ -115,6 +116,8 @@ class ChatClient:
             self.config.timeout,
             self.config.max_response_bytes,
         )
+        if answer.code == "response_too_large":
+            return -1, None, answer.problem or "an answer over the size cap", None
         if answer.status is None or answer.problem is not None:
             status = None if answer.code == "connect_error" else (answer.status or 0)
             return status, None, answer.problem or "no answer", None
