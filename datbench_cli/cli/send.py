@@ -152,7 +152,7 @@ def send(
     if key.note:
         (out.info if key.withheld else out.warn)(key.note)
     target = out_path if out_path is not None else default_output(requests, run_dir)
-    guard_output(target, "send", requests, option="--out")
+    guard_output(target, "send", requests, option="the output" if out_path is None else "--out")
     with locked_runs("send", [target]), OutputFile(target) as output:
         _send(out, requests, output, config, base_url)
 

@@ -176,7 +176,7 @@ def output_in_run(
     """Where a stage writes: the user's ``given`` path (a device or pipe written in place),
     else the run directory's ``default`` file; checked by :func:`guard_output`."""
     path = run.path(default) if given is None else jsonio.user_output(given)
-    return guard_output(path, command, inputs, option="--out")
+    return guard_output(path, command, inputs, option="the output" if given is None else "--out")
 
 
 @contextlib.contextmanager

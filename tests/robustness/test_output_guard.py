@@ -161,6 +161,18 @@ class OutputGuardTests(_Runs):
                         self.assert_refused(result, str(target))
                         self.assertEqual(tree(self.tmp), before)
 
+    def test_a_symlinked_default_output_is_named_as_the_output_not_as_an_option(self) -> None:
+        run = self.run_copy("datbench")
+        secret = self.tmp / "secret.txt"
+        secret.write_text("not yours")
+        (run / "report.json").unlink(missing_ok=True)
+        (run / "report.json").symlink_to(secret)
+        line = self.assert_refused(run_cli("score", "-d", str(run)), str(run / "report.json"))
+        self.assertTrue(line.startswith("error: the output "), line)  # no -o was given
+        line = self.assert_refused(run_cli("score", "-d", str(run), "-o", str(run / "report.json")))
+        self.assertTrue(line.startswith("error: --out "), line)
+        self.assertEqual(secret.read_text(), "not yours")
+
     def test_two_outputs_naming_one_file(self) -> None:
         run = self.run_copy("datbench")
         page = str(self.tmp / "both.html")
