@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -285,33 +286,36 @@ class DatBenchEvaluator:
             Limits(budget=options.sample_timeout),
         )
         # The parent adds each record up from the sample's key and codes: it parses no sample.
+        # Closed on the way out, whatever ends the loop: the workers stop then, not when the
+        # collector gets to the generator (never, while a caller keeps the traceback).
         done = reported = 0
-        for done, (raw, record) in enumerate(records, 1):
-            if progress is not None and done % report_every == 0:
-                progress(done - reported)
-                reported = done
-            index = work.indices[done - 1]
-            key = samples.key(index)
-            score, _, verdict, error, corrections, details, reasons, _ = record
-            if verdict in ("missing", "unparsed", "stale"):
-                judge_problems.append(key.id)
-            if error is not None:
-                if strict:
-                    raise ScorerFailed(_error_text(key, error))
-                errors.append(key.id)
-            judge_mode = key.eval_mode == "judge"
-            builder.add(key, judge_mode, score, verdict, error, details, corrections)
-            frontier, weight = samples.item_metrics(index)
-            table.add(
-                score,
-                key.capability,
-                key.dataset,
-                key.eval_mode,
-                reasons,
-                frontier,
-                weight,
-            )
-            sink(build, raw, record)
+        with contextlib.closing(records):
+            for done, (raw, record) in enumerate(records, 1):
+                if progress is not None and done % report_every == 0:
+                    progress(done - reported)
+                    reported = done
+                index = work.indices[done - 1]
+                key = samples.key(index)
+                score, _, verdict, error, corrections, details, reasons, _ = record
+                if verdict in ("missing", "unparsed", "stale"):
+                    judge_problems.append(key.id)
+                if error is not None:
+                    if strict:
+                        raise ScorerFailed(_error_text(key, error))
+                    errors.append(key.id)
+                judge_mode = key.eval_mode == "judge"
+                builder.add(key, judge_mode, score, verdict, error, details, corrections)
+                frontier, weight = samples.item_metrics(index)
+                table.add(
+                    score,
+                    key.capability,
+                    key.dataset,
+                    key.eval_mode,
+                    reasons,
+                    frontier,
+                    weight,
+                )
+                sink(build, raw, record)
         if done != len(work):
             raise AssertionError(f"{len(work)} samples to score, {done} scored")
         if progress is not None:
