@@ -48,8 +48,20 @@ class JudgeResponse:
 
 
 def check_text(owner: object, name: str, value: object, *, optional: bool) -> None:
-    """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``)."""
-    if isinstance(value, str) or (optional and value is None):
+    """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``);
+    ``ValueError`` for a string with a lone surrogate (``"\\ud800"``, as decoding with
+    ``errors="surrogateescape"`` leaves): no JSON file holds it, so the report could not be
+    saved, as a response file with one is refused."""
+    if optional and value is None:
         return
-    kind = "a string or None" if optional else "a string"
-    raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")
+    if not isinstance(value, str):
+        kind = "a string or None" if optional else "a string"
+        raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")
+    try:
+        value.encode()
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"{type(owner).__name__}.{name} holds a lone surrogate "
+            f"({value[error.start]!r} at position {error.start}), which is not text a JSON "
+            "file can hold; decode the model's bytes with errors='replace'"
+        ) from None

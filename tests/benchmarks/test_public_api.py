@@ -69,6 +69,23 @@ class PublicApiTests(unittest.TestCase):
         with self.assertRaises(TypeError):
             JudgeResponse("a", "true", verdict=True)  # type: ignore[arg-type]
 
+    def test_a_lone_surrogate_is_refused_where_it_is_given(self) -> None:
+        # Scored, it made report.save() and to_json() fail with "str is not valid UTF-8" at
+        # the end of the run; a response file holding one is refused by file and line.
+        for make, field in (
+            (lambda text: VLMResponse("a", text), "raw_output"),
+            (lambda text: VLMResponse("a", "x", parsed_answer=text), "parsed_answer"),
+            (lambda text: VLMResponse(text, "x"), "id"),
+            (lambda text: JudgeResponse("a", text), "raw_judge_output"),
+            (lambda text: JudgeResponse("a", "x", verdict=text), "verdict"),
+        ):
+            with self.subTest(field=field), self.assertRaises(ValueError) as caught:
+                make("answer: \ud800")
+            self.assertIn(f".{field} holds a lone surrogate", str(caught.exception))
+        self.assertEqual(
+            VLMResponse("a", "caf\u00e9 \U0001f600").raw_output, "caf\u00e9 \U0001f600"
+        )
+
 
 if __name__ == "__main__":
     unittest.main()
