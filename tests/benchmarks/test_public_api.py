@@ -69,6 +69,38 @@ class PublicApiTests(unittest.TestCase):
         with self.assertRaises(TypeError):
             JudgeResponse("a", "true", verdict=True)  # type: ignore[arg-type]
 
+    def test_responses_that_are_not_the_records_are_named(self) -> None:
+        # A str, a dict or a VLMResponse among the judges raised AttributeError far inside, or
+        # was scored 0 as a WorkerDied scorer error with only a warning.
+        evaluator = DatBenchEvaluator([_row("a")], "math")
+        for call, message in (
+            (lambda: evaluator.compute_metrics(["a"]), "vlm_responses[0] must be a VLMResponse"),
+            (
+                lambda: evaluator.compute_metrics([{"id": "a", "raw_output": "yes"}]),
+                "vlm_responses[0] must be a VLMResponse, got dict",
+            ),
+            (lambda: evaluator.compute_metrics("ab"), "vlm_responses must be an iterable"),
+            (lambda: evaluator.compute_metrics(None), "vlm_responses must be an iterable"),
+            (
+                lambda: evaluator.compute_metrics(VLMResponse("a", "yes")),
+                "vlm_responses must be an iterable of VLMResponse objects, got VLMResponse",
+            ),
+            (
+                lambda: evaluator.compute_metrics(
+                    [VLMResponse("a", "yes")], [VLMResponse("a", "true")]
+                ),
+                "judge_responses[0] must be a JudgeResponse, got VLMResponse",
+            ),
+            (lambda: evaluator.create_judge_tasks([1]), "vlm_responses[0] must be a VLMResponse"),
+        ):
+            with self.subTest(message), self.assertRaises(TypeError) as caught:
+                call()
+            self.assertIn(message, str(caught.exception))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = evaluator.compute_metrics(iter([VLMResponse("a", "yes")]), ())
+        self.assertEqual(report.summary["overall_accuracy"], 1.0)
+
     def test_a_lone_surrogate_is_refused_where_it_is_given(self) -> None:
         # Scored, it made report.save() and to_json() fail with "str is not valid UTF-8" at
         # the end of the run; a response file holding one is refused by file and line.

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from datbench_cli.batch.answers import checked
 from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
 from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
@@ -124,7 +125,7 @@ class DatBenchEvaluator:
 
     def create_judge_tasks(self, vlm_responses: Iterable[VLMResponse]) -> list[JudgeRequest]:
         """One request per judge-mode sample that has a response (duplicate ids: last wins)."""
-        by_id = {r.id: r for r in vlm_responses}
+        by_id = {r.id: r for r in checked(vlm_responses, VLMResponse, "vlm_responses")}
         return [
             JudgeRequest.from_sample_and_response(sample, by_id[sample.id])
             for sample in self.samples
@@ -222,12 +223,20 @@ class DatBenchEvaluator:
         store = (
             vlm_responses
             if isinstance(vlm_responses, ResponseStore)
-            else held_responses(vlm_responses, options.response_statuses)
+            else held_responses(
+                checked(vlm_responses, VLMResponse, "vlm_responses"), options.response_statuses
+            )
         )
         judges = (
             judge_responses
             if isinstance(judge_responses, JudgeStore)
-            else held_judges(judge_responses or ())
+            else held_judges(
+                checked(
+                    () if judge_responses is None else judge_responses,
+                    JudgeResponse,
+                    "judge_responses",
+                )
+            )
         )
         coverage = Coverage(
             expected_samples=len(samples),
