@@ -35,7 +35,7 @@ import signal
 import threading
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass
 from itertools import islice
@@ -219,7 +219,7 @@ def score_in_workers(
     failed: Callable[[T, Failure], R],
     jobs: int = 1,
     limits: Limits = Limits(),
-) -> Iterator[tuple[T, R]]:
+) -> Generator[tuple[T, R], None, None]:
     """``(item, function(item))`` for every item, in order, computed on ``jobs`` workers
     (``jobs`` <= 0: every usable core). ``function`` and the items travel to the workers
     pickled; an item whose scoring fails in its worker (see the module) comes with
