@@ -57,6 +57,17 @@ class PublicApiTests(unittest.TestCase):
             DatBenchEvaluator([_row("a")], "maths")
         self.assertIn("math", str(caught.exception))
 
+    def test_rows_that_cannot_be_samples_are_named(self) -> None:
+        # They raised KeyError: 'id' and "string indices must be integers" from inside.
+        with self.assertRaises(TypeError) as caught:
+            DatBenchEvaluator([_row("a"), "b"], "math")
+        self.assertIn("hf_dataset[1] must be a row", str(caught.exception))
+        row = _row("b")
+        del row["id"], row["answer"]
+        with self.assertRaises(ValueError) as caught:
+            DatBenchEvaluator([_row("a"), row], "math")
+        self.assertIn("hf_dataset[1] has no 'id', 'answer' column", str(caught.exception))
+
     def test_response_fields_must_be_text(self) -> None:
         # None stays accepted for raw_output: the spec's vectors score a null raw output.
         self.assertIsNone(VLMResponse("a", None).raw_output)  # type: ignore[arg-type]

@@ -109,7 +109,7 @@ class DatBenchEvaluator:
             raise TypeError("hf_dataset must be the capability's rows (a datasets split)")
         self.capability = capability
         self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
-        self._hold([DatBenchSample.from_hf_row(row, capability) for row in hf_dataset])
+        self._hold([_sample(number, row, capability) for number, row in enumerate(hf_dataset)])
 
     def _hold(self, samples: list[DatBenchSample], source: Samples | None = None) -> None:
         self.samples = samples
@@ -353,6 +353,26 @@ class DatBenchEvaluator:
                 stacklevel=3 + depth,
             )
         return summary, table
+
+
+_REQUIRED_COLUMNS = ("id", "image", "question", "answer")
+
+
+def _sample(number: int, row: Any, capability: str) -> DatBenchSample:
+    """The sample of a caller's row ``number``; a row that is not a mapping, or lacks a
+    required column, is named (not a ``KeyError: 'id'`` from inside)."""
+    if not isinstance(row, Mapping):
+        raise TypeError(
+            f"hf_dataset[{number}] must be a row (a mapping of column to value), "
+            f"got {type(row).__name__}"
+        )
+    missing = [column for column in _REQUIRED_COLUMNS if column not in row]
+    if missing:
+        raise ValueError(
+            f"hf_dataset[{number}] has no {', '.join(map(repr, missing))} column "
+            f"(required: {', '.join(_REQUIRED_COLUMNS)})"
+        )
+    return DatBenchSample.from_hf_row(row, capability)
 
 
 def evaluator_over(
