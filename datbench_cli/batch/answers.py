@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -48,8 +52,37 @@ class JudgeResponse:
 
 
 def check_text(owner: object, name: str, value: object, *, optional: bool) -> None:
-    """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``)."""
-    if isinstance(value, str) or (optional and value is None):
+    """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``);
+    ``ValueError`` for a string with a lone surrogate (``"\\ud800"``, as decoding with
+    ``errors="surrogateescape"`` leaves): no JSON file holds it, so the report could not be
+    saved, as a response file with one is refused."""
+    if optional and value is None:
         return
-    kind = "a string or None" if optional else "a string"
-    raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")
+    if not isinstance(value, str):
+        kind = "a string or None" if optional else "a string"
+        raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")
+    try:
+        value.encode()
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"{type(owner).__name__}.{name} holds a lone surrogate "
+            f"({value[error.start]!r} at position {error.start}), which is not text a JSON "
+            "file can hold; decode the model's bytes with errors='replace'"
+        ) from None
+
+
+def checked(values: Iterable[Any], kind: type[T], argument: str) -> Iterator[T]:
+    """Each of ``values`` (a caller's ``argument``), a ``TypeError`` naming it at the first
+    that is not a ``kind``: a string, a dict or another record would otherwise fail far from
+    the call, or be scored 0 as a scorer error."""
+    if values is None or isinstance(values, (str, bytes, dict, kind)):
+        raise TypeError(
+            f"{argument} must be an iterable of {kind.__name__} objects, "
+            f"got {type(values).__name__}"
+        )
+    for number, value in enumerate(values):
+        if not isinstance(value, kind):
+            raise TypeError(
+                f"{argument}[{number}] must be a {kind.__name__}, got {type(value).__name__}"
+            )
+        yield value

@@ -35,7 +35,7 @@ import signal
 import threading
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass
 from itertools import islice
@@ -219,7 +219,7 @@ def score_in_workers(
     failed: Callable[[T, Failure], R],
     jobs: int = 1,
     limits: Limits = Limits(),
-) -> Iterator[tuple[T, R]]:
+) -> Generator[tuple[T, R], None, None]:
     """``(item, function(item))`` for every item, in order, computed on ``jobs`` workers
     (``jobs`` <= 0: every usable core). ``function`` and the items travel to the workers
     pickled; an item whose scoring fails in its worker (see the module) comes with
@@ -268,9 +268,25 @@ def score_in_workers(
                     yield item, failed(item, why)
             batches.popleft()
     finally:
-        pool.stop()
-        pool.join()
+        _stop(pool)
         _release_stop_error(pending.future for pending in batches)
+
+
+def _stop(pool: pebble.ProcessPool) -> None:
+    """Stops the pool and waits until its workers and threads are gone. A Ctrl-C (or
+    SIGTERM) meanwhile is raised only then: cut short, ``join`` leaves a worker and the pool's
+    threads running in a caller that goes on (a notebook). Blocking the signals here would not
+    do: a caller's other threads let them through."""
+    interrupted: KeyboardInterrupt | None = None
+    while True:
+        try:
+            pool.stop()
+            pool.join()
+            break
+        except KeyboardInterrupt as error:
+            interrupted = error
+    if interrupted is not None:
+        raise interrupted
 
 
 def _release_stop_error(futures: Iterable[Future]) -> None:

@@ -57,6 +57,17 @@ class PublicApiTests(unittest.TestCase):
             DatBenchEvaluator([_row("a")], "maths")
         self.assertIn("math", str(caught.exception))
 
+    def test_rows_that_cannot_be_samples_are_named(self) -> None:
+        # They raised KeyError: 'id' and "string indices must be integers" from inside.
+        with self.assertRaises(TypeError) as caught:
+            DatBenchEvaluator([_row("a"), "b"], "math")
+        self.assertIn("hf_dataset[1] must be a row", str(caught.exception))
+        row = _row("b")
+        del row["id"], row["answer"]
+        with self.assertRaises(ValueError) as caught:
+            DatBenchEvaluator([_row("a"), row], "math")
+        self.assertIn("hf_dataset[1] has no 'id', 'answer' column", str(caught.exception))
+
     def test_response_fields_must_be_text(self) -> None:
         # None stays accepted for raw_output: the spec's vectors score a null raw output.
         self.assertIsNone(VLMResponse("a", None).raw_output)  # type: ignore[arg-type]
@@ -68,6 +79,55 @@ class PublicApiTests(unittest.TestCase):
             VLMResponse(7, "yes")  # type: ignore[arg-type]
         with self.assertRaises(TypeError):
             JudgeResponse("a", "true", verdict=True)  # type: ignore[arg-type]
+
+    def test_responses_that_are_not_the_records_are_named(self) -> None:
+        # A str, a dict or a VLMResponse among the judges raised AttributeError far inside, or
+        # was scored 0 as a WorkerDied scorer error with only a warning.
+        evaluator = DatBenchEvaluator([_row("a")], "math")
+        for call, message in (
+            (lambda: evaluator.compute_metrics(["a"]), "vlm_responses[0] must be a VLMResponse"),
+            (
+                lambda: evaluator.compute_metrics([{"id": "a", "raw_output": "yes"}]),
+                "vlm_responses[0] must be a VLMResponse, got dict",
+            ),
+            (lambda: evaluator.compute_metrics("ab"), "vlm_responses must be an iterable"),
+            (lambda: evaluator.compute_metrics(None), "vlm_responses must be an iterable"),
+            (
+                lambda: evaluator.compute_metrics(VLMResponse("a", "yes")),
+                "vlm_responses must be an iterable of VLMResponse objects, got VLMResponse",
+            ),
+            (
+                lambda: evaluator.compute_metrics(
+                    [VLMResponse("a", "yes")], [VLMResponse("a", "true")]
+                ),
+                "judge_responses[0] must be a JudgeResponse, got VLMResponse",
+            ),
+            (lambda: evaluator.create_judge_tasks([1]), "vlm_responses[0] must be a VLMResponse"),
+        ):
+            with self.subTest(message), self.assertRaises(TypeError) as caught:
+                call()
+            self.assertIn(message, str(caught.exception))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = evaluator.compute_metrics(iter([VLMResponse("a", "yes")]), ())
+        self.assertEqual(report.summary["overall_accuracy"], 1.0)
+
+    def test_a_lone_surrogate_is_refused_where_it_is_given(self) -> None:
+        # Scored, it made report.save() and to_json() fail with "str is not valid UTF-8" at
+        # the end of the run; a response file holding one is refused by file and line.
+        for make, field in (
+            (lambda text: VLMResponse("a", text), "raw_output"),
+            (lambda text: VLMResponse("a", "x", parsed_answer=text), "parsed_answer"),
+            (lambda text: VLMResponse(text, "x"), "id"),
+            (lambda text: JudgeResponse("a", text), "raw_judge_output"),
+            (lambda text: JudgeResponse("a", "x", verdict=text), "verdict"),
+        ):
+            with self.subTest(field=field), self.assertRaises(ValueError) as caught:
+                make("answer: \ud800")
+            self.assertIn(f".{field} holds a lone surrogate", str(caught.exception))
+        self.assertEqual(
+            VLMResponse("a", "caf\u00e9 \U0001f600").raw_output, "caf\u00e9 \U0001f600"
+        )
 
 
 if __name__ == "__main__":

@@ -109,6 +109,52 @@ class RubricInputTests(unittest.TestCase):
             evaluate_rows(rows)
 
 
+class PythonCallerInputTests(unittest.TestCase):
+    """Bad items of a Python caller's lists: a TypeError or ValueError naming the item, not
+    the command line's InputError ("not a response: str", "each line needs an id")."""
+
+    def test_items_are_named_by_argument_and_position(self) -> None:
+        evaluator = evaluate_rows(sample_rows())
+        good = {"id": f"{B}::0", "raw_output": "24"}
+        for responses, judges, kind, message in (
+            ([good, "24"], [], TypeError, "responses[1] must be a VLMResponse or a response"),
+            (
+                [good, {"id": 7, "raw_output": "x"}],
+                [],
+                ValueError,
+                'responses[1]: each line needs an "id"',
+            ),
+            (
+                [{"id": f"{B}::0", "raw_output": 24}],
+                [],
+                ValueError,
+                '"raw_output" must be a string',
+            ),
+            (
+                [good],
+                [{"id": f"{B}::0::r1", "raw_judge_output": "Met"}, 3],
+                TypeError,
+                "judge_responses[1] must be a JudgeResponse or a judge",
+            ),
+        ):
+            with self.subTest(message), self.assertRaises(kind) as caught:
+                evaluator.compute_metrics(responses, judges)
+            self.assertIn(message, str(caught.exception))
+            self.assertNotIsInstance(caught.exception, InputError)
+
+    def test_a_lone_surrogate_is_refused_before_the_report_cannot_be_saved(self) -> None:
+        # The judge's text went into the report, whose to_json() then raised
+        # "TypeError: str is not valid UTF-8".
+        evaluator = evaluate_rows(sample_rows())
+        good = {"id": f"{B}::0", "raw_output": "24"}
+        judge = {"id": f"{B}::0::r1", "raw_judge_output": "\udcff Met"}
+        with self.assertRaises(ValueError) as caught:
+            evaluator.compute_metrics([good], [judge])
+        self.assertIn(
+            'judge_responses[0]: "raw_judge_output" holds a lone surrogate', str(caught.exception)
+        )
+
+
 class ExportInputTests(TempDirCase):
     def test_bad_rubric_leaves_an_earlier_export_intact(self) -> None:
         run, _, _ = self.export()

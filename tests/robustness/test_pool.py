@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import os
 import signal
 import subprocess
@@ -20,10 +21,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pebble
+
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench import evaluator as evaluator_module
 from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, compute_report
 from datbench_cli.benchmarks.datbench.scoring import Outcome
+from datbench_cli.benchmarks.datbench.summary import SummaryBuilder
 from datbench_cli.runtime.pool import usable_cpus, worker_count
 from datbench_cli.scorers import SCORERS
 from tests.bounded import within
@@ -267,6 +271,50 @@ class DeadWorkerTests(unittest.TestCase):
             rows = report_rows(jobs=2, count=200)
         sigint = {r["metadata"]["score_details"]["sigint"] for r in rows}
         self.assertEqual(sigint, {int(signal.SIG_IGN)})
+
+
+def _pool_leftovers() -> tuple[set[str], set[threading.Thread]]:
+    """This process's child processes and threads."""
+    children = set()
+    for task in Path("/proc/self/task").iterdir():
+        children.update((task / "children").read_text().split())
+    return children, set(threading.enumerate())
+
+
+class InterruptedCallerTests(unittest.TestCase):
+    """A library caller interrupted by Ctrl-C goes on (a notebook): no worker and no pool
+    thread is left running, even while it keeps the traceback."""
+
+    def assert_nothing_left_after_ctrl_c(self, owner: Any, attribute: str, when: int) -> None:
+        """A Ctrl-C in the ``when``-th call of ``owner.attribute`` during a library call."""
+        real, calls = getattr(owner, attribute), itertools.count(1)
+
+        def interrupted(*args: Any, **kwargs: Any) -> Any:
+            if next(calls) == when:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        before, kept = _pool_leftovers(), None
+        with mock.patch.object(owner, attribute, interrupted):
+            try:
+                report_rows(jobs=1, count=200)
+            except KeyboardInterrupt as error:
+                kept = error  # with its traceback, as IPython keeps sys.last_traceback
+        self.assertIsNotNone(kept)
+        deadline = time.monotonic() + 10
+        while _pool_leftovers() != before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(_pool_leftovers(), before)
+
+    def test_a_ctrl_c_while_the_pool_is_stopping(self) -> None:
+        # Where a small call spends most of its time: the workers are still stopped before
+        # the Ctrl-C is raised.
+        self.assert_nothing_left_after_ctrl_c(pebble.ProcessPool, "join", when=1)
+
+    def test_a_ctrl_c_while_the_caller_adds_up_results(self) -> None:
+        # The traceback kept holds the generator of results: the pool is stopped when the
+        # loop is left, not when the generator is collected.
+        self.assert_nothing_left_after_ctrl_c(SummaryBuilder, "add", when=100)
 
 
 class KilledParentTests(unittest.TestCase):

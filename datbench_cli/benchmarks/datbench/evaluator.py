@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from datbench_cli.batch.answers import checked
 from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
 from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
@@ -107,7 +109,7 @@ class DatBenchEvaluator:
             raise TypeError("hf_dataset must be the capability's rows (a datasets split)")
         self.capability = capability
         self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
-        self._hold([DatBenchSample.from_hf_row(row, capability) for row in hf_dataset])
+        self._hold([_sample(number, row, capability) for number, row in enumerate(hf_dataset)])
 
     def _hold(self, samples: list[DatBenchSample], source: Samples | None = None) -> None:
         self.samples = samples
@@ -123,7 +125,7 @@ class DatBenchEvaluator:
 
     def create_judge_tasks(self, vlm_responses: Iterable[VLMResponse]) -> list[JudgeRequest]:
         """One request per judge-mode sample that has a response (duplicate ids: last wins)."""
-        by_id = {r.id: r for r in vlm_responses}
+        by_id = {r.id: r for r in checked(vlm_responses, VLMResponse, "vlm_responses")}
         return [
             JudgeRequest.from_sample_and_response(sample, by_id[sample.id])
             for sample in self.samples
@@ -221,12 +223,20 @@ class DatBenchEvaluator:
         store = (
             vlm_responses
             if isinstance(vlm_responses, ResponseStore)
-            else held_responses(vlm_responses, options.response_statuses)
+            else held_responses(
+                checked(vlm_responses, VLMResponse, "vlm_responses"), options.response_statuses
+            )
         )
         judges = (
             judge_responses
             if isinstance(judge_responses, JudgeStore)
-            else held_judges(judge_responses or ())
+            else held_judges(
+                checked(
+                    () if judge_responses is None else judge_responses,
+                    JudgeResponse,
+                    "judge_responses",
+                )
+            )
         )
         coverage = Coverage(
             expected_samples=len(samples),
@@ -285,33 +295,36 @@ class DatBenchEvaluator:
             Limits(budget=options.sample_timeout),
         )
         # The parent adds each record up from the sample's key and codes: it parses no sample.
+        # Closed on the way out, whatever ends the loop: the workers stop then, not when the
+        # collector gets to the generator (never, while a caller keeps the traceback).
         done = reported = 0
-        for done, (raw, record) in enumerate(records, 1):
-            if progress is not None and done % report_every == 0:
-                progress(done - reported)
-                reported = done
-            index = work.indices[done - 1]
-            key = samples.key(index)
-            score, _, verdict, error, corrections, details, reasons, _ = record
-            if verdict in ("missing", "unparsed", "stale"):
-                judge_problems.append(key.id)
-            if error is not None:
-                if strict:
-                    raise ScorerFailed(_error_text(key, error))
-                errors.append(key.id)
-            judge_mode = key.eval_mode == "judge"
-            builder.add(key, judge_mode, score, verdict, error, details, corrections)
-            frontier, weight = samples.item_metrics(index)
-            table.add(
-                score,
-                key.capability,
-                key.dataset,
-                key.eval_mode,
-                reasons,
-                frontier,
-                weight,
-            )
-            sink(build, raw, record)
+        with contextlib.closing(records):
+            for done, (raw, record) in enumerate(records, 1):
+                if progress is not None and done % report_every == 0:
+                    progress(done - reported)
+                    reported = done
+                index = work.indices[done - 1]
+                key = samples.key(index)
+                score, _, verdict, error, corrections, details, reasons, _ = record
+                if verdict in ("missing", "unparsed", "stale"):
+                    judge_problems.append(key.id)
+                if error is not None:
+                    if strict:
+                        raise ScorerFailed(_error_text(key, error))
+                    errors.append(key.id)
+                judge_mode = key.eval_mode == "judge"
+                builder.add(key, judge_mode, score, verdict, error, details, corrections)
+                frontier, weight = samples.item_metrics(index)
+                table.add(
+                    score,
+                    key.capability,
+                    key.dataset,
+                    key.eval_mode,
+                    reasons,
+                    frontier,
+                    weight,
+                )
+                sink(build, raw, record)
         if done != len(work):
             raise AssertionError(f"{len(work)} samples to score, {done} scored")
         if progress is not None:
@@ -340,6 +353,26 @@ class DatBenchEvaluator:
                 stacklevel=3 + depth,
             )
         return summary, table
+
+
+_REQUIRED_COLUMNS = ("id", "image", "question", "answer")
+
+
+def _sample(number: int, row: Any, capability: str) -> DatBenchSample:
+    """The sample of a caller's row ``number``; a row that is not a mapping, or lacks a
+    required column, is named (not a ``KeyError: 'id'`` from inside)."""
+    if not isinstance(row, Mapping):
+        raise TypeError(
+            f"hf_dataset[{number}] must be a row (a mapping of column to value), "
+            f"got {type(row).__name__}"
+        )
+    missing = [column for column in _REQUIRED_COLUMNS if column not in row]
+    if missing:
+        raise ValueError(
+            f"hf_dataset[{number}] has no {', '.join(map(repr, missing))} column "
+            f"(required: {', '.join(_REQUIRED_COLUMNS)})"
+        )
+    return DatBenchSample.from_hf_row(row, capability)
 
 
 def evaluator_over(

@@ -6,6 +6,7 @@ does in the reference harness.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ class DatBenchSample:
     eval_metrics: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_hf_row(cls, row: dict[str, Any], capability: str) -> DatBenchSample:
+    def from_hf_row(cls, row: Mapping[str, Any], capability: str) -> DatBenchSample:
         """Build a sample from a dataset row.
 
         ``id``, ``image``, ``question`` and ``answer`` are required. The other fields take their

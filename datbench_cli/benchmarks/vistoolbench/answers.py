@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from datbench_cli.batch.line_keys import RESPONSE_KEYS, checked_lines, wrong_file_hint
 from datbench_cli.batch.responses import (
@@ -33,6 +33,7 @@ from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
 from datbench_cli.errors import InputError
 
 TurnKey = tuple[str, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -114,16 +115,42 @@ def answer_line(
     return AnswerLine(ident, judged_text(raw, parsed), status=status)
 
 
-def as_answer_line(item: Any) -> AnswerLine:
-    """An :class:`AnswerLine` from a line, a ``VLMResponse`` or a response dict."""
+def as_answer_line(item: Any, position: int = 0) -> AnswerLine:
+    """An :class:`AnswerLine` from a line, a ``VLMResponse`` or a response dict (a caller's
+    ``responses[position]``: what is none of these is a ``TypeError``, a dict no response line
+    could be a ``ValueError``, each naming it)."""
     if isinstance(item, AnswerLine):
         return item
     if isinstance(item, dict):
-        return answer_line(item)
+        return caller_line(answer_line, item, f"responses[{position}]")
     if hasattr(item, "raw_output") and isinstance(getattr(item, "id", None), str):
         text = judged_text(item.raw_output, getattr(item, "parsed_answer", None))
         return AnswerLine(item.id, text, status=text_status(text))
-    raise InputError(f"not a response: {type(item).__name__}")
+    raise TypeError(
+        f"responses[{position}] must be a VLMResponse or a response dict, got {type(item).__name__}"
+    )
+
+
+def caller_line(read: Callable[[dict[str, Any]], T], item: dict[str, Any], name: str) -> T:
+    """``read(item)`` of a caller's dict ``name``: what a response file's line could not be
+    is a ``ValueError`` naming it (an ``InputError`` is the command line's, of a file line),
+    a lone surrogate in a text field too (no JSON file holds it: the report could not be
+    saved)."""
+    for key, value in item.items():
+        if isinstance(value, str) and not _encodable(value):
+            raise ValueError(f'{name}: "{key}" holds a lone surrogate, which no JSON file holds')
+    try:
+        return read(item)
+    except InputError as error:
+        raise ValueError(f"{name}: {error.bare_message}") from None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_answer_lines(
@@ -230,8 +257,8 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
         latest[key] = answer
         status_of[key] = status
 
-    for item in lines:
-        line = as_answer_line(item)
+    for position, item in enumerate(lines):
+        line = as_answer_line(item, position)
         if line.turns is not None:
             task = by_task.get(line.id)
             if task is None:

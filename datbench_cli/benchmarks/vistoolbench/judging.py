@@ -11,7 +11,7 @@ from typing import Any
 from datbench_cli.batch.digests import DIGEST_FIELD, response_digest
 from datbench_cli.batch.line_keys import JUDGE_KEYS, checked_lines, wrong_file_hint
 from datbench_cli.batch.responses import batch_response_line, is_batch_line, native_digest
-from datbench_cli.benchmarks.vistoolbench.answers import Answers
+from datbench_cli.benchmarks.vistoolbench.answers import Answers, caller_line
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
@@ -132,12 +132,14 @@ def judge_line(
     return JudgeLine(key, raw, obj.get("verdict"), digest=native_digest(obj, path, number or 0))
 
 
-def as_judge_line(item: Any) -> JudgeLine:
-    """A :class:`JudgeLine` from a line, a ``JudgeResponse`` or a judge response dict."""
+def as_judge_line(item: Any, position: int = 0) -> JudgeLine:
+    """A :class:`JudgeLine` from a line, a ``JudgeResponse`` or a judge response dict (a
+    caller's ``judge_responses[position]``: what is none of these is a ``TypeError``, a dict
+    no judge line could be a ``ValueError``, each naming it)."""
     if isinstance(item, JudgeLine):
         return item
     if isinstance(item, dict):
-        return judge_line(item)
+        return caller_line(judge_line, item, f"judge_responses[{position}]")
     if hasattr(item, "raw_judge_output") and isinstance(getattr(item, "id", None), str):
         return JudgeLine(
             item.id,
@@ -145,7 +147,10 @@ def as_judge_line(item: Any) -> JudgeLine:
             getattr(item, "verdict", None),
             digest=getattr(item, "response_digest", None),
         )
-    raise InputError(f"not a judge response: {type(item).__name__}")
+    raise TypeError(
+        f"judge_responses[{position}] must be a JudgeResponse or a judge response dict, "
+        f"got {type(item).__name__}"
+    )
 
 
 def read_judge_lines(
@@ -176,8 +181,8 @@ def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) ->
         keys[judge_task.key] = judge_task.key
         keys[judge_task.id] = judge_task.key
     match = JudgeMatch()
-    for item in lines:
-        line = as_judge_line(item)
+    for position, item in enumerate(lines):
+        line = as_judge_line(item, position)
         target = keys.get(line.key)
         if target is None:
             match.unknown_lines += 1
