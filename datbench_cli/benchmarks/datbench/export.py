@@ -203,8 +203,8 @@ class _IdCheck:
         name = safe_file_stem(sample_id)
         if name is None:
             raise InputError(
-                f"{where}: sample id {sample_id!r} cannot be used as a file name (allowed: "
-                "letters, digits, '.', '_', '-', starting with a letter or digit)"
+                f"{where}: sample id {name_ids([repr(sample_id)])} cannot be used as a file name "
+                "(allowed: letters, digits, '.', '_', '-', starting with a letter or digit)"
             )
         if name in self.seen:
             raise InputError(f"{where}: duplicate sample id {name!r} (first in {self.seen[name]})")
