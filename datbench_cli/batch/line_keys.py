@@ -89,6 +89,10 @@ def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
         return "this looks like a judge-response file: pass it with --judge-responses"
     if judge and "raw_output" in obj:
         return "this looks like a model-response file: pass judge responses here"
+    if "vlm_response" in obj and "judge_prompt" in obj:
+        # Before the others: a judge task also carries the question and (DatBench) all_answers.
+        kind = "its responses" if judge else "the model's responses"
+        return f"this looks like judge_tasks.jsonl (the judge's input), not {kind}"
     if _is_reference_line(obj):
         kind = "judge responses" if judge else "the model's responses"
         return f"this looks like references.jsonl (the answer key export-tasks wrote), not {kind}"
@@ -96,8 +100,6 @@ def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
         wanted = '{"id", "raw_judge_output"}' if judge else '{"id", "raw_output"}'
         kind = "judge responses" if judge else "responses"
         return f"this looks like tasks.jsonl (the runner's input): {kind} are {wanted} lines"
-    if "judge_prompt" in obj:
-        return "this looks like judge_tasks.jsonl (the judge's input), not its responses"
     return None
 
 

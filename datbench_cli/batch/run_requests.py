@@ -21,12 +21,28 @@ from datbench_cli.batch.requests import (
     task_requests,
     write_parts,
 )
+from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import TASKS, RunDir
 from datbench_cli.files.staging import check_replaceable
 
 UnitsOf = Callable[[dict[str, Any]], Iterable[InferenceUnit]]
 JudgeTextOf = Callable[[dict[str, Any]], str]
+
+# The stem of export-tasks's request files: requests/tasks.openai.NNNNN.jsonl.
+TASK_STEM = "tasks"
+
+
+def check_judge_stem(out: Path) -> None:
+    """Refuse a judge-tasks output whose request files would be the export's task requests
+    (``-o elsewhere/tasks.jsonl`` would replace, or without ``--format openai`` delete,
+    ``requests/tasks.openai.*.jsonl``)."""
+    if out.name.removesuffix(".jsonl") == TASK_STEM:
+        raise UsageError(
+            f"--out {out}: its request files would be requests/{TASK_STEM}.openai.*.jsonl, the "
+            "model's requests that export-tasks wrote; name the judge tasks otherwise "
+            "(e.g. judge_tasks.jsonl)"
+        )
 
 
 def write_task_requests(
@@ -38,7 +54,7 @@ def write_task_requests(
     directory = run.path(REQUESTS_DIR)
     check_replaceable(directory)
     if settings is None:
-        remove_parts(directory, "tasks")
+        remove_parts(directory, TASK_STEM)
         return []
     rows = (
         request
@@ -47,7 +63,7 @@ def write_task_requests(
             units_of(task), run.root, settings, named.root if named else None
         )
     )
-    return write_parts(directory, "tasks", rows, max_bytes=settings.max_file_bytes)
+    return write_parts(directory, TASK_STEM, rows, max_bytes=settings.max_file_bytes)
 
 
 def custom_id(line: dict[str, Any]) -> str:
@@ -70,6 +86,7 @@ def write_judge_requests(
     """``requests/<out stem>.openai.NNNNN.jsonl``: one text-only request per judge task line
     (``text_of(line)`` is what the judge sees); without ``settings``, stale request files of
     that stem are removed."""
+    check_judge_stem(out)
     directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
     check_replaceable(directory)
     if settings is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import traceback
@@ -174,6 +175,8 @@ def request_settings(
         if used:
             raise UsageError(f"{', '.join(used)} only apply with --format openai")
         return None
+    if max_file_mb is not None and not math.isfinite(max_file_mb):
+        raise UsageError(f"--max-file-mb must be a number, got {max_file_mb}")
     if max_file_mb is not None and max_file_mb <= 0:
         raise UsageError("--max-file-mb must be positive")
     return RequestSettings(

@@ -67,6 +67,7 @@ def _import(out: Output, official: Path, run: RunDir, target: Path) -> None:
     for ids, text in (
         (result.unknown_ids, "record(s) match no task of the run and were ignored"),
         (result.duplicate_records, "task(s) have several records: the last one is used"),
+        (result.duplicate_turns, "turn(s) appear several times in one record: the last is used"),
         (result.null_answers, "turn(s) have a null answer (missing)"),
         (result.extra_turns, "answer(s) for turns the task does not have were ignored"),
         (result.missing_turns, "turn(s) of imported tasks have no answer"),

@@ -458,6 +458,35 @@ class JudgeRequestsCliTests(unittest.TestCase):
         )
         self.assertIn("skipped 2", result.stderr)
 
+    def test_judge_tasks_named_tasks_never_touch_the_exports_requests(self) -> None:
+        """``-o elsewhere/tasks.jsonl`` replaced requests/tasks.openai.00001.jsonl (the model's
+        requests) with judge requests, and without --format openai deleted it."""
+        run = self.tmp / "with-requests"
+        exported = run_cli(
+            "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run),
+            "--format", "openai", "--model", "m",
+        )  # fmt: skip
+        self.assertEqual(exported.exit_code, 0, exported.stderr)
+        shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+        before = {p.name: p.read_bytes() for p in (run / "requests").iterdir()}
+        elsewhere = self.tmp / "elsewhere"
+        elsewhere.mkdir(exist_ok=True)
+        for out, extra in (
+            ("tasks.jsonl", ("--format", "openai", "--model", "judge")),
+            ("tasks.jsonl", ()),
+            ("tasks", ()),
+        ):
+            with self.subTest(out=out, extra=extra):
+                result = run_cli(
+                    "make-judge-tasks", "-d", str(run), "-o", str(elsewhere / out), *extra
+                )
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("export-tasks", result.stderr)
+                self.assertEqual(
+                    {p.name: p.read_bytes() for p in (run / "requests").iterdir()}, before
+                )
+                self.assertFalse((elsewhere / out).exists())
+
 
 class SettingsTests(unittest.TestCase):
     def test_invalid_settings(self) -> None:

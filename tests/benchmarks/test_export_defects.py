@@ -164,6 +164,12 @@ class RowDefectTests(_ExportCase):
                 result = self.export({"math": [make_row("ok"), make_row(bad_id)]})
                 self.assert_refused(result, "math row 1", "cannot be used as a file name")
 
+    def test_a_very_long_id_is_named_cut(self) -> None:
+        """A 10,000-character id was repeated whole in the error line."""
+        result = self.export({"math": [make_row("ok"), make_row("z" * 10_000)]})
+        self.assert_refused(result, "math row 1", "(10002 characters)")
+        self.assertLess(len(result.stderr), 500, result.stderr)
+
     def test_missing_id(self) -> None:
         self.assert_refused(
             self.export({"math": [make_row("ok"), make_row("x", id=None)]}),

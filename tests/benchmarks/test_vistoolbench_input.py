@@ -102,6 +102,21 @@ class RubricInputTests(unittest.TestCase):
         with self.assertRaisesRegex(InputError, "already used"):
             evaluate_rows(rows)
 
+    def test_a_very_long_task_id_is_named_cut(self) -> None:
+        """A 10,000-character id was repeated whole (three times) in the error line."""
+        rows = sample_rows()
+        rows[2]["id"] = rows[3]["id"] = "z" * 10_000
+        with self.assertRaisesRegex(InputError, "already used") as caught:
+            evaluate_rows(rows)
+        self.assertLess(len(str(caught.exception)), 800)
+        self.assertIn("(10002 characters)", str(caught.exception))
+        rows = sample_rows()
+        rows[2]["id"] = "z" * 10_000
+        rows[2]["turn_prompts"] = []
+        with self.assertRaisesRegex(InputError, "turn_prompts") as caught:
+            evaluate_rows(rows)
+        self.assertLess(len(str(caught.exception)), 300)
+
     def test_missing_prompts(self) -> None:
         rows = sample_rows()
         rows[2]["turn_prompts"] = []

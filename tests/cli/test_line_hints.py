@@ -90,6 +90,24 @@ class LineHintTests(unittest.TestCase):
                     self.assertIn(kind, lines[1])
                     self.assertNotIn("tasks.jsonl", lines[1])
 
+    def test_judge_tasks_jsonl_given_as_judge_responses_is_named(self) -> None:
+        """It was called references.jsonl (DatBench) or tasks.jsonl (VisualToolBench)."""
+        for name, (run, _) in self.runs.items():
+            made = run_cli("make-judge-tasks", "-d", str(run), "-q")
+            self.assertEqual(made.exit_code, 0, made.stderr)
+            judge_tasks = str(run / "judge_tasks.jsonl")
+            for args in (
+                ("check-judge", judge_tasks, "-d", str(run)),
+                ("score", "-d", str(run), "--judge-responses", judge_tasks),
+                ("make-judge-tasks", "-d", str(run), "--skip-done", judge_tasks, "-o", "x.jsonl"),
+                ("score", judge_tasks, "-d", str(run)),
+            ):
+                with self.subTest(benchmark=name, command=args[0]):
+                    result = run_cli(*args)
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    hint = result.stderr.strip().splitlines()[-1]
+                    self.assertIn("hint: this looks like judge_tasks.jsonl", hint)
+
 
 class SendHintTests(unittest.TestCase):
     """``send`` given a runner's task file (both benchmarks) names the request files."""

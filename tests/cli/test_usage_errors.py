@@ -57,6 +57,10 @@ class UsageErrorTests(unittest.TestCase):
             (["export-tasks", "math", "--limit", "0"], "--limit"),
             (["export-tasks", "math", "--format", "xml"], "--format"),
             (["export-tasks", "math", "--num-shards", "0"], "--num-shards"),
+            # Not a finite number: was an internal error (exit 3) when the part size was made.
+            (["export-tasks", "math", "--format", "openai", "--max-file-mb", "nan"], "nan"),
+            (["export-tasks", "math", "--format", "openai", "--max-file-mb", "inf"], "inf"),
+            (["make-judge-tasks", "--format", "openai", "--max-file-mb", "nan"], "nan"),
         ]
         for args, needle in cases:
             with self.subTest(args=args):

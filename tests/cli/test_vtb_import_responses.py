@@ -131,3 +131,40 @@ class ImportResponsesTests(TempDirCase):
             self.assertTrue(result.stderr.startswith("error: "), result.stderr)
             self.assertNotIn("Traceback", result.stderr)
             self.assertFalse((self.root / "responses.jsonl").exists())
+
+    def test_only_the_last_record_of_a_task_is_warned_about(self) -> None:
+        records = [
+            {"task_id": "vtb-a-medical-001", "model_answer": "API Error: boom"},
+            {"task_id": "vtb-a-medical-001", "model_answer": "Upper left."},
+            {"task_id": "vtb-d-sports-004", "model_answer": None},
+            {"task_id": "vtb-d-sports-004", "model_answer": "Two."},
+            {
+                "task_id": "vtb-b-maths-002",
+                "turns": [
+                    {"turn_number": 0, "model_answer": "24"},
+                    {"turn_number": 0, "model_answer": "25"},
+                    {"turn_number": 1, "model_answer": "48"},
+                ],
+            },
+        ]
+        result = run_cli(
+            "import-responses", str(self.official(records, "d.json")), "-d", str(self.root)
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(
+            read_jsonl(self.root / "responses.jsonl"),
+            [
+                {"id": "vtb-a-medical-001::0", "raw_output": "Upper left."},
+                {"id": "vtb-b-maths-002::0", "raw_output": "25"},
+                {"id": "vtb-b-maths-002::1", "raw_output": "48"},
+                {"id": "vtb-d-sports-004::0", "raw_output": "Two."},
+            ],
+        )
+        # The replaced records' error text and null answer are not what was imported.
+        self.assertNotIn("official error texts", result.stderr)
+        self.assertNotIn("null answer", result.stderr)
+        self.assertIn("2 task(s) have several records", result.stderr)
+        self.assertIn(
+            "1 turn(s) appear several times in one record: the last is used: vtb-b-maths-002::0",
+            result.stderr,
+        )

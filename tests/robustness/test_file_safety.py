@@ -113,6 +113,24 @@ class ImagePathTests(_Tmp):
             self.assertNotIn(SECRET, data, name)
             self.assertNotIn(__import__("base64").b64encode(SECRET)[:20], data, name)
 
+    def test_a_shard_counts_the_images_it_wrote(self) -> None:
+        """Samples of other shards whose path is outside were subtracted from this shard's
+        image count ('-4 images' in the manifest and the summary line)."""
+        source = self.datbench_source([make_row(f"s{i}") for i in range(12)])
+        set_image_cells(
+            source / "math" / "test-00000-of-00001.parquet",
+            "image",
+            {i: {"bytes": None, "path": str(self.secret)} for i in range(8)},
+        )
+        for index in range(3):
+            run = self.tmp / f"run{index}"
+            result = self.export(source, run, "--num-shards", "3", "--shard-index", str(index))
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            counts = json.loads((run / MANIFEST).read_text())["counts"]
+            written = len(list((run / "images").iterdir())) if (run / "images").exists() else 0
+            self.assertEqual(counts["images"], written)
+            self.assertIn(f"{written} images)", result.stderr)
+
     def test_vistoolbench_path_outside_stops_the_export(self) -> None:
         rows = sample_rows()
         source = self.vtb_source(rows)

@@ -203,8 +203,8 @@ class _IdCheck:
         name = safe_file_stem(sample_id)
         if name is None:
             raise InputError(
-                f"{where}: sample id {sample_id!r} cannot be used as a file name (allowed: "
-                "letters, digits, '.', '_', '-', starting with a letter or digit)"
+                f"{where}: sample id {name_ids([repr(sample_id)])} cannot be used as a file name "
+                "(allowed: letters, digits, '.', '_', '-', starting with a letter or digit)"
             )
         if name in self.seen:
             raise InputError(f"{where}: duplicate sample id {name!r} (first in {self.seen[name]})")
@@ -343,7 +343,7 @@ def _export(
     files = DatasetFiles.of(dataset_folders(plan.pinned.load_path if plan.pinned else plan.source))
     check = _IdCheck()
     counts: dict[str, int] = {}
-    judge_count = task_count = 0
+    judge_count = task_count = image_count = 0
     imageless: list[str] = []
     unknown_format: list[str] = []
     written: dict[str, str] = {}
@@ -392,6 +392,7 @@ def _export(
                     image_rel = f"{IMAGES}/{file_name}"
                     guard.check(image_rel)
                     stage.write(image_rel, image[0])
+                    image_count += 1
                     written[image_rel] = ""
                     digests.name_file(name, image_rel)
                 task = {
@@ -451,7 +452,7 @@ def _export(
             "samples": sum(counts.values()),
             "by_capability": counts,
             "judge_samples": judge_count,
-            "images": 0 if no_image else task_count - len(imageless) - len(outside),
+            "images": image_count,
             "tasks": task_count,
         },
         "options": options,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, name_ids
 
 BENCHMARK = "vistoolbench"
 DEFAULT_SOURCE = "ScaleAI/VisualToolBench"
@@ -99,10 +99,11 @@ class IdRegistry:
 
     def add(self, task: Task, where: str) -> None:
         """Register ``task`` (found at ``where``) or raise :class:`InputError`."""
+        task_name = name_ids([repr(task.id)])
         for ident in (task.id, *(turn.turn_id(task.id) for turn in task.turns)):
             if ident in self._owner:
                 raise InputError(
-                    f"{where}: id {ident!r} of task {task.id!r} is already used by "
-                    f"{self._owner[ident]}; task ids must be unique"
+                    f"{where}: id {name_ids([repr(ident)])} of task {task_name} is already "
+                    f"used by {self._owner[ident]}; task ids must be unique"
                 )
-            self._owner[ident] = f"task {task.id!r} ({where})"
+            self._owner[ident] = f"task {task_name} ({where})"

@@ -5,7 +5,8 @@ answer in ``model_answer``; a multi-turn record has ``turns``, a list of objects
 ``turn_number`` and ``model_answer``. Records are matched to the run's tasks by ``task_id``
 (else ``id``). A string answer, even an official error text such as ``API Error: ...``, is kept
 as is (officially it is judged); a null answer is missing. Unknown task ids, duplicate records
-(the last wins) and turns a task does not have are counted, never silently dropped.
+(the last wins: only it is imported and warned about), turns given twice in one record (the
+last wins) and turns a task does not have are counted, never silently dropped.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class ImportResult:
     extra_turns: list[str] = field(default_factory=list)
     error_answers: list[str] = field(default_factory=list)
     missing_turns: list[str] = field(default_factory=list)
+    duplicate_turns: list[str] = field(default_factory=list)
 
 
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
@@ -88,8 +90,8 @@ def _turn_answers(record: dict[str, Any], where: str) -> list[tuple[int, str | N
 def import_official(path: Path, tasks: list[Task]) -> ImportResult:
     """Response lines (``<task id>::<k>``) for the official records matching ``tasks``."""
     by_id = {task.id: task for task in tasks}
-    found: dict[tuple[str, int], str] = {}
-    seen: set[str] = set()
+    # The last record of each task: only it decides the task's answers and warnings.
+    latest: dict[str, list[tuple[int, str | None]]] = {}
     result = ImportResult()
     for where, record in _records(path):
         result.records += 1
@@ -99,31 +101,34 @@ def import_official(path: Path, tasks: list[Task]) -> ImportResult:
         if not isinstance(ident, str | int) or isinstance(ident, bool):
             raise InputError(f'{where}: a record needs a "task_id" or "id"')
         ident = str(ident)
-        task = by_id.get(ident)
-        if task is None:
+        if ident not in by_id:
             result.unknown_ids.append(ident)
             continue
-        if ident in seen:
+        if ident in latest:
             result.duplicate_records.append(ident)
-            for key in [key for key in found if key[0] == ident]:
-                del found[key]
-        seen.add(ident)
-        for number, answer in _turn_answers(record, where):
-            turn_id = f"{ident}::{number}"
+        latest[ident] = _turn_answers(record, where)
+    for task in tasks:
+        answers = latest.get(task.id)
+        if answers is None:
+            continue
+        found: dict[int, str | None] = {}
+        for number, answer in answers:
+            turn_id = f"{task.id}::{number}"
             if number >= len(task.turns):
                 result.extra_turns.append(turn_id)
-            elif answer is None:
-                result.null_answers.append(turn_id)
-            else:
-                found[(ident, number)] = answer
-                if answer.startswith(_ERROR_PREFIXES):
-                    result.error_answers.append(turn_id)
-    for task in tasks:
-        for turn in task.turns:
-            answer = found.get((task.id, turn.index))
-            if answer is None:
-                if task.id in seen:
-                    result.missing_turns.append(turn.turn_id(task.id))
                 continue
-            result.lines.append({"id": turn.turn_id(task.id), "raw_output": answer})
+            if number in found:
+                result.duplicate_turns.append(turn_id)
+            found[number] = answer
+        for turn in task.turns:
+            turn_id = turn.turn_id(task.id)
+            answer = found.get(turn.index)
+            if answer is None:
+                if turn.index in found:
+                    result.null_answers.append(turn_id)
+                result.missing_turns.append(turn_id)
+                continue
+            if answer.startswith(_ERROR_PREFIXES):
+                result.error_answers.append(turn_id)
+            result.lines.append({"id": turn_id, "raw_output": answer})
     return result

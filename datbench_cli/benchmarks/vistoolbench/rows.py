@@ -24,7 +24,7 @@ from datbench_cli.benchmarks.vistoolbench.model import (
     Turn,
 )
 from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, name_ids
 from datbench_cli.files.images import (
     DatasetFiles,
     ImageOutsideDataset,
@@ -197,7 +197,7 @@ def task_from_row(
     task_id = row.get("id")
     if not isinstance(task_id, str) or not task_id:
         raise InputError(f"dataset row {row_index}: id must be a non-empty string")
-    where_task = f"task {task_id!r}"
+    where_task = f"task {name_ids([repr(task_id)])}"
     prompts = row.get("turn_prompts")
     if not isinstance(prompts, list) or not prompts:
         raise InputError(f"{where_task}: turn_prompts must be a non-empty list")
