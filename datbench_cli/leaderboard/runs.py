@@ -240,6 +240,7 @@ def read_runs(arguments: list[str]) -> tuple[list[Run], str | None]:
         run.index = ids.code_all(sample_ids)
         runs.append(run)
     _unique_labels(runs, arguments)
+    _unique_reports(runs)
     return runs, _group_field(BENCHMARKS[runs[0].benchmark].pairing())
 
 
@@ -268,6 +269,19 @@ def _read_all(arguments: list[str]) -> Iterator[tuple[Run, list[str]]]:
                 yield done
         finally:
             pool.shutdown(cancel_futures=True)
+
+
+def _unique_reports(runs: list[Run]) -> None:
+    """A usage error when two arguments name one report (a run ranked against itself)."""
+    first: dict[str, str] = {}
+    for run in runs:
+        seen = first.setdefault(os.path.realpath(run.report_path), run.label)
+        if seen != run.label:
+            raise UsageError(
+                f"{run.report_path} is given twice (as {seen!r} and {run.label!r}); "
+                "a run ranked against itself says nothing",
+                hint="name each run once",
+            )
 
 
 def _unique_labels(runs: list[Run], arguments: list[str]) -> None:

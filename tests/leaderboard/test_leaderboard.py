@@ -142,6 +142,15 @@ class LeaderboardTest(unittest.TestCase):
         self.assertAlmostEqual(data["pairs"][0]["p"], 1 / 3)
         self.assertEqual([r["group"] for r in data["runs"]], ["a", "a"])
 
+    def test_one_report_given_twice_is_refused(self) -> None:
+        a = self.report("a", BASE)
+        for second in (f"again={a}", str(Path(a).parent / "." / Path(a).name)):
+            with self.subTest(second=second):
+                result = run_cli("leaderboard", f"first={a}", second, "--json")
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("is given twice", result.stderr)
+                self.assertEqual(result.stdout, "")
+
     def test_incomparable_refused_then_marked(self) -> None:
         a = self.report("a", BASE)
         other = self.report("other", BASE, revision="rev-2")
