@@ -39,14 +39,18 @@ def _printable(text: str) -> bool:
     return all(ch.isprintable() and not ch.isspace() for ch in text)
 
 
-# A URL's user name and password (what lies between "//" and the host's "@").
+# A URL's user name and password (what lies between "//" and the host's "@"), and the value of
+# each parameter of its query.
 _USERINFO_RE = re.compile(r"(?<=//)[^/?#]*@")
+_QUERY_VALUE_RE = re.compile(r"(^|&)([^=&#]*)=[^&#]*")
 
 
-def without_userinfo(url: str) -> str:
-    """``url`` with any user name and password replaced by ``***``: a URL quoted in a
-    message never shows a password."""
-    return _USERINFO_RE.sub("***@", url, count=1)
+def shown_url(url: str) -> str:
+    """``url`` as a message shows it: a user name and password, and every query value (where
+    some servers take the key: ``?key=...``), replaced by ``***``."""
+    url = _USERINFO_RE.sub("***@", url, count=1)
+    head, mark, query = url.partition("?")
+    return head + mark + _QUERY_VALUE_RE.sub(r"\1\2=***", query)
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ class BaseUrl:
 
     @classmethod
     def parse(cls, text: str) -> BaseUrl:
-        shown = without_userinfo(text)
+        shown = shown_url(text)
         if not _printable(text):
             raise UsageError(f"--base-url must not hold spaces or control characters: {shown!r}")
         try:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
-from datbench_cli.batch.endpoint import BaseUrl, check_path
+from datbench_cli.batch.endpoint import BaseUrl, check_path, shown_url
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.responses import batch_line_result
 from datbench_cli.errors import DatbenchError, InputError, UsageError
@@ -441,11 +441,12 @@ class _Client:
 
     def _fatal(self, target: str, attempt: _Attempt) -> str:
         if attempt.status in REDIRECTS:
-            return f"{target} answered with {redirect_problem(attempt.status, attempt.location)}"
+            problem = redirect_problem(attempt.status, attempt.location)
+            return f"{shown_url(target)} answered with {problem}"
         hint = ""
         if attempt.status in (401, 403) and self.config.key_withheld:
             hint = " (no key was sent; pass --api-key-env NAME to send one)"
-        return f"{target} answered {attempt.problem}{hint}"
+        return f"{shown_url(target)} answered {attempt.problem}{hint}"
 
     def send(self, custom_id: str, url: str, body: dict[str, Any]) -> _Reply:
         """Send one request until it is answered, fails for good, or the run must stop; from
@@ -471,7 +472,7 @@ class _Client:
                     return _Reply(_output_line(custom_id, attempt))
                 if number >= self.config.max_retries:
                     if attempt.code == "connect_error":
-                        return _Reply(fatal=f"cannot reach {target} ({attempt.problem})")
+                        return _Reply(fatal=f"cannot reach {shown_url(target)} ({attempt.problem})")
                     return _Reply(_output_line(custom_id, attempt))
                 delay = self._delay(attempt, number)
                 with self._gate_lock:

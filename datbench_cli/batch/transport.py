@@ -22,7 +22,7 @@ from urllib.parse import unquote_to_bytes, urlsplit, urlunsplit
 
 import httpcore2
 
-from datbench_cli.batch.endpoint import without_userinfo
+from datbench_cli.batch.endpoint import shown_url
 from datbench_cli.errors import UsageError
 
 _state = threading.local()
@@ -95,7 +95,7 @@ def _proxy_for(url: str) -> tuple[str, tuple[bytes, bytes] | None] | None:
         return None
     if not proxy.startswith(("http://", "https://")):
         raise UsageError(
-            f"only http:// and https:// proxies are supported, got {without_userinfo(proxy)!r}"
+            f"only http:// and https:// proxies are supported, got {shown_url(proxy)!r}"
         )
     found = urlsplit(proxy)
     if "@" not in found.netloc:

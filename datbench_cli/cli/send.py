@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli.batch.endpoint import DEFAULT_KEY_ENV, BaseUrl, choose_key
+from datbench_cli.batch.endpoint import DEFAULT_KEY_ENV, BaseUrl, choose_key, shown_url
 from datbench_cli.batch.requests import REQUESTS_DIR
 from datbench_cli.batch.sender import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -175,7 +175,7 @@ def _send(
         )
     out.info(
         f"{plan.total - len(plan.duplicate_ids)} request(s): {plan.already_answered} already "
-        f"answered in {target}, sending {plan.pending} to {base_url}"
+        f"answered in {target}, sending {plan.pending} to {shown_url(base_url)}"
     )
     live = SendResult()
     told: set[str] = set()
@@ -189,11 +189,13 @@ def _send(
             told.add(code or problem)
         if code == "connect_error":
             out.warn(
-                f"{endpoint}: {problem}: is the server running? Retrying each request up to "
+                f"{shown_url(endpoint)}: {problem}: is the server running? Retrying each request up to "
                 f"{config.max_retries} times (Ctrl-C stops; answers so far are kept)"
             )
         else:
-            out.warn(f"{endpoint}: {problem}; retrying (up to {config.max_retries} times)")
+            out.warn(
+                f"{shown_url(endpoint)}: {problem}; retrying (up to {config.max_retries} times)"
+            )
 
     def status() -> str:
         return f"{live.answered} answered, {len(live.failed_ids)} failed, {live.retrying} retrying"

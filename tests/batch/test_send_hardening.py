@@ -107,6 +107,18 @@ class _Case(unittest.TestCase):
 class CredentialTests(_Case):
     """Never forward credentials across hosts; a key only goes to the host it is meant for."""
 
+    def test_a_key_in_the_base_urls_query_is_never_printed(self) -> None:
+        # Some servers take the key as ?key=...: the info line and the stopping error showed it.
+        def refuse(conn: socket.socket) -> None:
+            conn.sendall(http_head("401 Unauthorized", "Content-Length: 0"))
+
+        with RawServer(refuse) as server:
+            result = bounded(self, 20, lambda: self.cli(f"{server.base_url}?key={SECRET}"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("?key=***", result.stderr)
+        self.assertNotIn(SECRET, result.stderr + result.stdout)
+        self.assertIn(f"key={SECRET}".encode(), server.requests[0])  # still sent as given
+
     def test_a_redirect_to_another_host_is_not_followed(self) -> None:
         with RawServer(lambda conn: conn.sendall(http_head("200 OK"))) as other:
             location = f"http://localhost:{other.port}/v1/chat/completions"

@@ -76,6 +76,18 @@ class AgentTransportTests(unittest.TestCase):
         self.assertIn("HTTP 407", str(caught.exception))
         self.assertEqual(len(server.requests), 1, "not retried")
 
+    def test_a_key_in_the_base_urls_query_is_not_in_the_stopping_error(self) -> None:
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(http_head("401 Unauthorized", "Content-Length: 0"))
+
+        with RawServer(respond) as server:
+            client = _client(f"{server.base_url}?key=sk-in-query-77")
+            with self.assertRaises(AgentAborted) as caught:
+                client.complete(BODY)
+            client.close()
+        self.assertIn("?key=***", str(caught.exception))
+        self.assertNotIn("sk-in-query-77", str(caught.exception))
+
     def test_an_answer_over_the_size_cap_is_not_asked_again(self) -> None:
         body = completion() + b" " * 4096
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from datbench_cli.batch.endpoint import BaseUrl
+from datbench_cli.batch.endpoint import BaseUrl, shown_url
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.sender import (
     REDIRECTS,
@@ -156,13 +156,13 @@ class ChatClient:
                         " ($OPENAI_API_KEY is only sent to the OpenAI API; pass "
                         "--api-key-env NAME to send a key to this server)"
                     )
-                raise AgentAborted(f"{self.url} answered {problem}{hint}")
+                raise AgentAborted(f"{shown_url(self.url)} answered {problem}{hint}")
             retryable = status is None or status in (0, 200, 408, 429) or status >= 500
             if not retryable:
                 raise RequestFailed(problem, number + 1)
             if number >= self.config.max_retries:
                 if status is None:
-                    raise AgentAborted(f"cannot reach {self.url} ({problem})")
+                    raise AgentAborted(f"cannot reach {shown_url(self.url)} ({problem})")
                 raise RequestFailed(problem, number + 1)
             cap = self.config.backoff_max
             delay = (
