@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from datbench_cli.batch.answers import JudgeResponse
 from datbench_cli.batch.line_keys import JUDGE_KEYS
 from datbench_cli.batch.response_store import AnsweredLines, read_answered, stored_line
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
-from datbench_cli.files.run_store import blocks
+from datbench_cli.files.run_store import unknown
 
 _TEXT, _PARSED = "raw_judge_output", "verdict"
 
@@ -90,13 +91,5 @@ def unknown_ids(
     samples_of: Callable[[Sequence[str]], Collection[str]],
 ) -> list[str]:
     """The judge ids (answered, then errored) that are no sample's, each once, in the order
-    they first appear (``samples_of``: those of a block of ids that are samples' ids; it is
-    asked :data:`~datbench_cli.files.run_store.MANY` ids at a time)."""
-    found: dict[str, None] = {}
-    for source in (judges.line_ids(), errored_ids):
-        for block in blocks(source):
-            known = samples_of(block)
-            for ident in block:
-                if ident not in found and ident not in known:
-                    found[ident] = None
-    return list(found)
+    they first appear (see :func:`~datbench_cli.files.run_store.unknown`)."""
+    return unknown(chain(judges.line_ids(), errored_ids), samples_of)

@@ -12,7 +12,7 @@ pipe (``score /dev/stdin``) is read once like a file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Self, TypeVar
 
@@ -30,6 +30,21 @@ def blocks(values: Iterable[T]) -> Iterator[list[T]]:
     source = iter(values)
     while block := list(islice(source, MANY)):
         yield block
+
+
+def unknown(
+    ids: Iterable[str], samples_of: Callable[[Sequence[str]], Collection[str]]
+) -> list[str]:
+    """The ``ids`` that are no sample's, each once, in the order they first appear
+    (``samples_of``: those of a block of ids that are samples' ids; asked :data:`MANY` ids at a
+    time)."""
+    found: dict[str, None] = {}
+    for block in blocks(ids):
+        known = samples_of(block)
+        for ident in block:
+            if ident not in found and ident not in known:
+                found[ident] = None
+    return list(found)
 
 
 def connect() -> sqlite3.Connection:

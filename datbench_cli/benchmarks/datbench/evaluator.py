@@ -44,7 +44,7 @@ from datbench_cli.errors import (
     StrictJudgeError,
     name_ids,
 )
-from datbench_cli.files.run_store import blocks
+from datbench_cli.files.run_store import unknown
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
 
@@ -274,8 +274,8 @@ class DatBenchEvaluator:
             work.append(key.at, position, judge_mode, judge, status if with_status else None)
         # Every distinct response id no sample has (the last line of an id is the one matched),
         # those of errored lines too.
-        coverage.unknown_response_ids = store.unmatched(matched) + sum(
-            len(block) - len(samples.known(block)) for block in blocks(sorted(errored))
+        coverage.unknown_response_ids = store.unmatched(matched) + len(
+            unknown(sorted(errored), samples.known)
         )
         del matched, last_response, last_judge
         if progress is not None:
