@@ -179,9 +179,6 @@ def read_answered(
     loaded = LoadedResponses()
     unknown = UnknownKeys(keys)
     errored: list[str] = []
-    # The ids whose last answered line stopped at the token limit (a later complete answer,
-    # a retry with a larger limit, replaces a truncated one).
-    truncated: dict[str, None] = {}
 
     def rows() -> Iterator[tuple[str, int, bytes, Any]]:
         lines = jsonio.iter_jsonl_lines(
@@ -193,13 +190,9 @@ def read_answered(
                 errored.append(line.id)
                 continue
             yield line.id, number, raw, extra(line)
-            if line.finish_reason == "length":
-                truncated[line.id] = None
-            else:
-                truncated.pop(line.id, None)
+            loaded.note_stop(line.id, line.finish_reason)
 
     store.lines.fill(rows())
-    loaded.truncated_ids = list(truncated)
     loaded.unknown_keys = unknown.message(path)
     # Errored ids without an answered line, asked a block at a time (a run of failed calls
     # can have as many as it has samples).

@@ -265,16 +265,31 @@ class LoadedResponses:
 
     ``statuses``: the status of the line used for each id (the last answered line; ``errored``
     when every line of the id errored); ``truncated_ids``: the ids whose line used stopped at the
-    token limit.
+    token limit (see :meth:`note_stop`).
     """
 
     vlm: list[VLMResponse] = field(default_factory=list)
     judge: list[JudgeResponse] = field(default_factory=list)
     errored_ids: list[str] = field(default_factory=list)
-    truncated_ids: list[str] = field(default_factory=list)
+    # The ids whose latest answered line was cut at the token limit (a dict: each once).
+    _truncated: dict[str, None] = field(default_factory=dict, repr=False)
     statuses: dict[str, str] = field(default_factory=dict)
     torn_tail_line: int | None = None
     unknown_keys: str | None = None
+
+    def note_stop(self, ident: str, finish_reason: str | None) -> None:
+        """An answered line of ``ident`` was read: it counts as truncated while its latest
+        answered line stopped at the token limit (a retry's complete answer replaces a cut
+        one)."""
+        if finish_reason == "length":
+            self._truncated[ident] = None
+        else:
+            self._truncated.pop(ident, None)
+
+    @property
+    def truncated_ids(self) -> list[str]:
+        """The ids whose answered line used stopped at the token limit, each once."""
+        return list(self._truncated)
 
     def record_torn_tail(self, number: int) -> None:
         self.torn_tail_line = number
@@ -285,7 +300,6 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
     fields = ("raw_judge_output", "verdict") if judge else ("raw_output", "parsed_answer")
     errored: list[str] = []
     answered: set[str] = set()
-    truncated: dict[str, None] = {}
     unknown = UnknownKeys(JUDGE_KEYS if judge else RESPONSE_KEYS)
     lines = iter_response_lines(
         path, *fields, on_torn_tail=loaded.record_torn_tail, unknown=unknown
@@ -296,10 +310,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
             continue
         answered.add(line.id)
         loaded.statuses[line.id] = line.status
-        if line.finish_reason == "length":
-            truncated[line.id] = None
-        else:  # a later complete answer (a retry) replaces a truncated one
-            truncated.pop(line.id, None)
+        loaded.note_stop(line.id, line.finish_reason)
         if judge:
             loaded.judge.append(
                 JudgeResponse(line.id, line.text or "", line.parsed, response_digest=line.digest)
@@ -307,7 +318,6 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
         else:
             loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
     loaded.unknown_keys = unknown.message(path)
-    loaded.truncated_ids = list(truncated)
     loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
     for ident in loaded.errored_ids:
         loaded.statuses[ident] = ERRORED

@@ -116,7 +116,7 @@ def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn
         warn(loaded.unknown_keys)
     if loaded.truncated_ids:
         warn(
-            f"{len(set(loaded.truncated_ids))} {what} in {path} stopped at the token limit "
+            f"{len(loaded.truncated_ids)} {what} in {path} stopped at the token limit "
             "(finish_reason length); they are scored as they are"
         )
     if loaded.torn_tail_line is not None:
@@ -300,8 +300,8 @@ def _score(
             profile=profile,
             errored_responses=len(loaded.errored_ids),
             judge_errored_responses=len(judges.errored_ids),
-            truncated_responses=len(set(loaded.truncated_ids)),
-            judge_truncated_responses=len(set(judges.truncated_ids)),
+            truncated_responses=len(loaded.truncated_ids),
+            judge_truncated_responses=len(judges.truncated_ids),
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
             judge_errored_ids=tuple(judges.errored_ids),
