@@ -1,9 +1,10 @@
 """What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, the digests the
-judge tasks recorded, and the terminal cells of an accuracy with its error bar."""
+judge tasks recorded, the terminal cells of an accuracy with its error bar, and the note of the
+answers counted as they are."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +64,12 @@ def mdd_points(value: float | None) -> str:
     if value is None:
         return "-"
     return ">100" if value > 1 else f"{value * 100:.1f}"
+
+
+def as_is_note(statuses: Mapping[str, int], what: str) -> str | None:
+    """The line under a table counting the answers taken as they are, by status (empty,
+    refused, truncated): ``"<what>: 4 empty, 0 refused, 1 truncated"``; ``None`` when none."""
+    counts = {status: statuses.get(status, 0) for status in ("empty", "refused", "truncated")}
+    if not any(counts.values()):
+        return None
+    return f"{what}: " + ", ".join(f"{n} {status}" for status, n in counts.items())

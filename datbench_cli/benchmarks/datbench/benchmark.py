@@ -314,7 +314,7 @@ class DatBench:
     def summary_notes(self, report: Report) -> list[str]:
         """Lines under the table: item statistics, judge problems, unanswered and as-is-scored
         responses, the profile's fixes."""
-        from datbench_cli.benchmarks.common import bar_cell
+        from datbench_cli.benchmarks.common import as_is_note, bar_cell
 
         s = report.summary
         notes = []
@@ -353,12 +353,8 @@ class DatBench:
                 f"{s['expected_samples']} samples are unanswered ({statuses.get('missing', 0)} "
                 f"without a line, {statuses.get('errored', 0)} errored): not scored"
             )
-        scored_as_is = {k: statuses.get(k, 0) for k in ("empty", "refused", "truncated")}
-        if any(scored_as_is.values()):
-            notes.append(
-                "responses scored as they are: "
-                + ", ".join(f"{n} {k}" for k, n in scored_as_is.items())
-            )
+        if note := as_is_note(statuses, "responses scored as they are"):
+            notes.append(note)
         if "profile" in s:
             changed = [
                 f"{fix} {count} in {dataset}"

@@ -301,6 +301,8 @@ class VisToolBench:
         refused, truncated) and the profile. Gaps, duplicates and unknown ids in the responses
         are said once, by the warnings naming them (the counts stay in
         ``summary.responses``)."""
+        from datbench_cli.benchmarks.common import as_is_note
+
         summary = report.summary
         notes = []
         if summary["context_policy"] != "golden_history":
@@ -308,12 +310,8 @@ class VisToolBench:
                 f"context policy {summary['context_policy']}: not comparable with official numbers"
             )
         statuses = (summary.get("responses") or {}).get("statuses") or {}
-        judged_as_is = {k: statuses.get(k, 0) for k in ("empty", "refused", "truncated")}
-        if any(judged_as_is.values()):
-            notes.append(
-                "turn answers judged as they are: "
-                + ", ".join(f"{n} {k}" for k, n in judged_as_is.items())
-            )
+        if note := as_is_note(statuses, "turn answers judged as they are"):
+            notes.append(note)
         if "profile" in summary:
             notes.append(
                 f"{summary['profile']} profile: VisualToolBench has no known reference defects, "
