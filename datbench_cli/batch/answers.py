@@ -61,14 +61,23 @@ def check_text(owner: object, name: str, value: object, *, optional: bool) -> No
     if not isinstance(value, str):
         kind = "a string or None" if optional else "a string"
         raise TypeError(f"{type(owner).__name__}.{name} must be {kind}, got {type(value).__name__}")
-    try:
-        value.encode()
-    except UnicodeEncodeError as error:
+    at = surrogate_at(value)
+    if at is not None:
         raise ValueError(
             f"{type(owner).__name__}.{name} holds a lone surrogate "
-            f"({value[error.start]!r} at position {error.start}), which is not text a JSON "
+            f"({value[at]!r} at position {at}), which is not text a JSON "
             "file can hold; decode the model's bytes with errors='replace'"
-        ) from None
+        )
+
+
+def surrogate_at(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (``"\\ud800"``), which no JSON file can hold;
+    ``None`` when it holds none."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
 
 
 def checked(values: Iterable[Any], kind: type[T], argument: str) -> Iterator[T]:

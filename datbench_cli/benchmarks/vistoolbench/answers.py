@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from datbench_cli.batch.answers import surrogate_at
 from datbench_cli.batch.line_keys import RESPONSE_KEYS, checked_lines, wrong_file_hint
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
@@ -137,20 +138,12 @@ def caller_line(read: Callable[[dict[str, Any]], T], item: dict[str, Any], name:
     a lone surrogate in a text field too (no JSON file holds it: the report could not be
     saved)."""
     for key, value in item.items():
-        if isinstance(value, str) and not _encodable(value):
+        if isinstance(value, str) and surrogate_at(value) is not None:
             raise ValueError(f'{name}: "{key}" holds a lone surrogate, which no JSON file holds')
     try:
         return read(item)
     except InputError as error:
         raise ValueError(f"{name}: {error.bare_message}") from None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def read_answer_lines(
