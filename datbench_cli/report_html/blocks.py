@@ -59,6 +59,16 @@ def percent_text(value: float, signed: bool = False) -> str:
     return f"{value * 100:+.2f}%" if signed else f"{value * 100:.2f}%"
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else empty (a hand-edited or foreign report)."""
+    return value if isinstance(value, dict) else {}
+
+
+def listed(value: Any) -> list[Any]:
+    """``value`` when it is a list, else empty (a hand-edited or foreign report)."""
+    return value if isinstance(value, list) else []
+
+
 def number(value: Any) -> float | None:
     """``value`` when it is a real number (not a bool), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):

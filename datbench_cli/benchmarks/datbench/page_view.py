@@ -14,6 +14,7 @@ from datbench_cli.report_html.blocks import (
     interval,
     kv,
     link,
+    mapping,
     number,
     percent_text,
     text,
@@ -101,10 +102,10 @@ def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 def chart(summary: dict[str, Any]) -> dict[str, Any]:
     """Per-capability accuracy with error bars (the report's ``uncertainty`` intervals)."""
-    accuracy = _mapping(summary.get("capability_accuracy"))
-    counts = _mapping(summary.get("capability_counts"))
+    accuracy = mapping(summary.get("capability_accuracy"))
+    counts = mapping(summary.get("capability_counts"))
     caps = _uncertainty(summary, "capabilities")
-    coverage = _mapping(_mapping(summary.get("coverage")).get("by_capability"))
+    coverage = mapping(mapping(summary.get("coverage")).get("by_capability"))
     return {
         "title": "Accuracy by capability",
         "facet": "capability",
@@ -112,7 +113,7 @@ def chart(summary: dict[str, Any]) -> dict[str, Any]:
             {
                 "name": name,
                 "value": number(value),
-                "ci": interval(_mapping(caps.get(name)).get("ci95")),
+                "ci": interval(mapping(caps.get(name)).get("ci95")),
                 "n": counts.get(name),
                 "coverage": _coverage_text(coverage.get(name)),
             }
@@ -123,13 +124,13 @@ def chart(summary: dict[str, Any]) -> dict[str, Any]:
 
 def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dict[str, Any]:
     """One row per source dataset: its scorer's own metrics, interval, known defect."""
-    defects = _mapping(summary.get("known_reference_defects"))
+    defects = mapping(summary.get("known_reference_defects"))
     datasets = _uncertainty(summary, "datasets")
     rows = []
-    for name, metrics in _mapping(summary.get("dataset_metrics")).items():
-        bars = _mapping(datasets.get(name))
+    for name, metrics in mapping(summary.get("dataset_metrics")).items():
+        bars = mapping(datasets.get(name))
         ci = interval(bars.get("ci95"))
-        shown = "; ".join(f"{k}: {_metric(v)}" for k, v in _mapping(metrics).items())
+        shown = "; ".join(f"{k}: {_metric(v)}" for k, v in mapping(metrics).items())
         rows.append(
             [
                 link(name, "dataset", name),
@@ -167,7 +168,7 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append(
                 {"label": label, "key": key, "value": shown, "facet": facet, "match": value}
             )
-    for status, count in _mapping(summary.get("response_statuses")).items():
+    for status, count in mapping(summary.get("response_statuses")).items():
         rows.append(
             {
                 "label": f"response status {status}",
@@ -197,10 +198,6 @@ def _result(sample: dict[str, Any]) -> str:
     return "unscored"
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
     """One browser record per result of the report."""
     tasks = by_id(files.run_dir, TASKS)
@@ -211,8 +208,8 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
         if not isinstance(sample, dict):
             continue
         sid = text(sample.get("id"))
-        meta = _mapping(sample.get("metadata"))
-        details = _mapping(meta.get("score_details"))
+        meta = mapping(sample.get("metadata"))
+        details = mapping(meta.get("score_details"))
         task = tasks.get(sid, {})
         reference = references.get(sid, {})
         eval_mode = meta.get("eval_mode")
@@ -269,7 +266,7 @@ def _unscored(
     """A sample of the export the report has no result for (no usable response)."""
     image_paths = task.get("images") or ([task["image"]] if task.get("image") else [])
     sources = [s for s in (images.src(p) for p in image_paths if isinstance(p, str)) if s]
-    source_info = _mapping(reference.get("source_info"))
+    source_info = mapping(reference.get("source_info"))
     return {
         "id": sid,
         "f": {

@@ -9,7 +9,16 @@ from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED
 from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
-from datbench_cli.report_html.blocks import block, compact, interval, number, percent_text, text
+from datbench_cli.report_html.blocks import (
+    block,
+    compact,
+    interval,
+    listed,
+    mapping,
+    number,
+    percent_text,
+    text,
+)
 from datbench_cli.report_html.inputs import Images, RunFiles, by_id, read_lines
 
 FACETS = [
@@ -38,15 +47,6 @@ def _shown_percent(value: Any) -> str:
     return text(value) if shown is None else percent_text(shown)
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    """``value`` when it is an object, else empty (a hand-edited or foreign report)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _index(turn: dict[str, Any]) -> int | None:
     """A result turn's index, ``None`` when it is not a number (a hand-edited report)."""
     index = turn.get("index")
@@ -62,7 +62,7 @@ def _bars(summary: dict[str, Any], key: str) -> dict[str, Any]:
 def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """APR and ARS over every task, with intervals and answered turns."""
     overall = _bars(summary, "overall")
-    responses = _mapping(summary.get("responses"))
+    responses = mapping(summary.get("responses"))
     coverage = None
     if "turns" in responses and "answered_turns" in responses:
         coverage = f"{responses['answered_turns']}/{responses['turns']} turns answered"
@@ -71,7 +71,7 @@ def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
             "key": key,
             "label": label,
             "value": number(summary.get(key)),
-            "ci": interval(_mapping(overall.get(key)).get("ci95")),
+            "ci": interval(mapping(overall.get(key)).get("ci95")),
             "n": summary.get("num_tasks"),
             "coverage": coverage,
         }
@@ -86,7 +86,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """APR per turncase, domain and eval focus, with the report's intervals."""
     out = []
     for field, label in _GROUPS:
-        groups = _mapping(summary.get(f"by_{field}"))
+        groups = mapping(summary.get(f"by_{field}"))
         bars = _bars(summary, f"by_{field}")
         out.append(
             {
@@ -96,7 +96,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     {
                         "name": name,
                         "value": number(entry.get("apr")),
-                        "ci": interval(_mapping(_mapping(bars.get(name)).get("apr")).get("ci95")),
+                        "ci": interval(mapping(mapping(bars.get(name)).get("apr")).get("ci95")),
                         "n": entry.get("n"),
                         "extra": f"ARS {percent_text(entry['ars'])}"
                         if number(entry.get("ars")) is not None
@@ -113,7 +113,7 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
 def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """Judge and response accounting, linked to the tasks behind each count."""
     rows = []
-    for key, value in _mapping(summary.get("judge")).items():
+    for key, value in mapping(summary.get("judge")).items():
         match = _JUDGE_LINKS.get(key)
         rows.append(
             {
@@ -124,7 +124,7 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 "match": match,
             }
         )
-    responses = _mapping(summary.get("responses"))
+    responses = mapping(summary.get("responses"))
     for key, value in responses.items():
         if isinstance(value, dict):
             continue  # per-group breakdowns and statuses: below / in the charts
@@ -175,7 +175,7 @@ def _turn(
     index = turn.get("index")
     sources = [images.src(p) for p in task_turn.get("images") or [] if isinstance(p, str)]
     rows = []
-    for rubric in _list(turn.get("rubrics")):
+    for rubric in listed(turn.get("rubrics")):
         if not isinstance(rubric, dict):
             continue
         rid = text(rubric.get("rubric_id"))
@@ -236,7 +236,7 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
         tid = text(result.get("id"))
         task = tasks.get(tid, {})
         task_turns = {t.get("index"): t for t in task.get("turns") or [] if isinstance(t, dict)}
-        turns = [t for t in _list(result.get("turns")) if isinstance(t, dict)]
+        turns = [t for t in listed(result.get("turns")) if isinstance(t, dict)]
         scored = {_index(t) for t in turns}
         # Turns of the task the report has no result for (unanswered, not scored).
         unscored = [t for i, t in task_turns.items() if i not in scored]
@@ -244,7 +244,7 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
             {
                 text(r.get("status"))
                 for t in turns
-                for r in _list(t.get("rubrics"))
+                for r in listed(t.get("rubrics"))
                 if isinstance(r, dict)
             }
         )
@@ -356,7 +356,7 @@ def _images(turn: dict[str, Any], images: Images) -> dict[str, Any] | None:
 def page_data(files: RunFiles, images: Images) -> dict[str, Any]:
     """Everything the run page shows, for a VisualToolBench report."""
     summary = files.report["summary"]
-    diagnostics = _mapping(summary.get("diagnostics"))
+    diagnostics = mapping(summary.get("diagnostics"))
     notes = [f"{k.replace('_', ' ')}: {text(v)} (diagnostic)" for k, v in diagnostics.items()]
     if summary.get("context_policy"):
         notes.append(f"context policy: {text(summary['context_policy'])}")
