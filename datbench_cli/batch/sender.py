@@ -115,7 +115,8 @@ def check_waits(timeout: float, backoff_max: float) -> None:
         raise UsageError(f"--timeout must be a positive number of seconds, at most {MAX_SECONDS:g}")
     if not 0 <= backoff_max <= MAX_SECONDS:
         raise UsageError(
-            f"--max-backoff must be a number of seconds from 0 to {MAX_SECONDS:g}, got {backoff_max}"
+            f"--max-backoff must be a number of seconds from 0 to {MAX_SECONDS:g}, "
+            f"got {backoff_max}"
         )
 
 

@@ -189,8 +189,9 @@ def _send(
             told.add(code or problem)
         if code == "connect_error":
             out.warn(
-                f"{shown_url(endpoint)}: {problem}: is the server running? Retrying each request up to "
-                f"{config.max_retries} times (Ctrl-C stops; answers so far are kept)"
+                f"{shown_url(endpoint)}: {problem}: is the server running? Retrying each "
+                f"request up to {config.max_retries} times (Ctrl-C stops; answers so far are "
+                "kept)"
             )
         else:
             out.warn(

@@ -119,7 +119,8 @@ def _revision(value: Any) -> str | None:
 def identity(run: RunReport) -> dict[str, Any]:
     """What names the data of one side: the SHA-256 of ``references.jsonl`` (what scoring
     read), the dataset revision and split, from the manifest or else from the report's
-    ``provenance`` block (``inputs.references``, ``dataset``); the source and the manifest digest are recorded, not compared."""
+    ``provenance`` block (``inputs.references``, ``dataset``); the source and the manifest
+    digest are recorded, not compared."""
     out: dict[str, Any] = {}
     manifest = run.manifest or {}
     block = run.report.get("provenance")
