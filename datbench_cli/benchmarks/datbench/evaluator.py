@@ -18,6 +18,7 @@ from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.records import library_record, sample_score, streamed_record
 from datbench_cli.benchmarks.datbench.references import HeldSamples, SampleKey, Samples
 from datbench_cli.benchmarks.datbench.schema import (
+    REQUIRED_COLUMNS,
     DatBenchReport,
     DatBenchSample,
     InferenceTask,
@@ -355,9 +356,6 @@ class DatBenchEvaluator:
         return summary, table
 
 
-_REQUIRED_COLUMNS = ("id", "image", "question", "answer")
-
-
 def _sample(number: int, row: Any, capability: str) -> DatBenchSample:
     """The sample of a caller's row ``number``; a row that is not a mapping, or lacks a
     required column, is named (not a ``KeyError: 'id'`` from inside)."""
@@ -366,11 +364,11 @@ def _sample(number: int, row: Any, capability: str) -> DatBenchSample:
             f"hf_dataset[{number}] must be a row (a mapping of column to value), "
             f"got {type(row).__name__}"
         )
-    missing = [column for column in _REQUIRED_COLUMNS if column not in row]
+    missing = [column for column in REQUIRED_COLUMNS if column not in row]
     if missing:
         raise ValueError(
             f"hf_dataset[{number}] has no {', '.join(map(repr, missing))} column "
-            f"(required: {', '.join(_REQUIRED_COLUMNS)})"
+            f"(required: {', '.join(REQUIRED_COLUMNS)})"
         )
     return DatBenchSample.from_hf_row(row, capability)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from datbench_cli.batch.requests import REQUESTS_DIR, RequestSettings
 from datbench_cli.batch.shards import Shard
+from datbench_cli.benchmarks.datbench import schema
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError, name_ids
@@ -46,7 +47,8 @@ from datbench_cli.files.staging import Stage, check_replaceable
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
 
-REQUIRED_COLUMNS = ("id", "question", "answer")
+# The schema's required columns but the image, which is exported apart (a row may have none).
+REQUIRED_COLUMNS = tuple(c for c in schema.REQUIRED_COLUMNS if c != "image")
 _BATCH_ROWS = 32
 
 

@@ -20,6 +20,10 @@ from datbench_cli.files import jsonio
 _DEFAULT_PROMPT_FORMAT = {"prefix": "", "suffix": ""}
 
 
+# The columns every row must have (the others take their defaults).
+REQUIRED_COLUMNS = ("id", "image", "question", "answer")
+
+
 @dataclass
 class DatBenchSample:
     """One DatBench row: image, prompt parts, references and scoring metadata."""
@@ -42,9 +46,9 @@ class DatBenchSample:
     def from_hf_row(cls, row: Mapping[str, Any], capability: str) -> DatBenchSample:
         """Build a sample from a dataset row.
 
-        ``id``, ``image``, ``question`` and ``answer`` are required. The other fields take their
-        default only when the key is absent: a present ``None`` stays ``None`` (reference
-        behaviour). No type coercion is applied.
+        :data:`REQUIRED_COLUMNS` (``id``, ``image``, ``question``, ``answer``) are required. The
+        other fields take their default only when the key is absent: a present ``None`` stays
+        ``None`` (reference behaviour). No type coercion is applied.
         """
         return cls(
             id=row["id"],

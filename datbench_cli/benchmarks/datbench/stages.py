@@ -52,8 +52,6 @@ from datbench_cli.files.rundir import JUDGE_TASKS, MANIFEST, REFERENCES, RunDir
 Warn = Callable[[str], None]
 Advance = Callable[[int], None]
 
-_REQUIRED_COLUMNS = ("id", "question", "answer")
-
 
 def _ignore(_: Any) -> None:
     return None
