@@ -217,14 +217,20 @@ def legend_lines(
         if (header in known and header not in visible) or text in seen:
             continue
         seen.add(text)
-        lines += textwrap.wrap(
-            plain(text, one_line=True),
-            max(width, 20),
-            subsequent_indent="  ",
-            break_long_words=False,
-            break_on_hyphens=False,
-        )
+        lines += _wrapped(text, width)
     return lines
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """A note on stderr (untrusted text on one line) wrapped at words to ``width``, with a
+    hanging indent."""
+    return textwrap.wrap(
+        plain(text, one_line=True),
+        max(width, 20),
+        subsequent_indent="  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def show(out: Output, tables: Sequence[TextTable]) -> None:
@@ -242,14 +248,12 @@ def show(out: Output, tables: Sequence[TextTable]) -> None:
     entries = [e for t in tables for e in t.legend]
     for line in legend_lines(entries, headers, shown, out.err.width):
         out.info(line)
-    left_out = list(dict.fromkeys(plain(h, one_line=True) for h in headers if h))
-    left_out = [h for h in left_out if h not in set(shown)]
+    visible = set(shown)
+    left_out = [h for h in dict.fromkeys(headers) if h and h not in visible]
     if left_out:
-        line = (
+        note = (
             f"{len(left_out)} column(s) left out at this width: {', '.join(left_out)} "
             "(a wider terminal or a pipe shows every column)"
         )
-        for part in textwrap.wrap(
-            line, max(out.err.width, 20), subsequent_indent="  ", break_long_words=False
-        ):
-            out.info(part)
+        for line in _wrapped(note, out.err.width):
+            out.info(line)
