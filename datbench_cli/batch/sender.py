@@ -161,7 +161,8 @@ class SendPlan:
     already_answered: int = 0
     duplicate_ids: list[str] = field(default_factory=list)
     repaired_tail: str | None = None
-    answered_ids: set[str] = field(default_factory=set)
+    answered_ids: dict[str, str | None] = field(default_factory=dict)
+    other_model: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
 
 REQUEST_FILES_HINT = (
@@ -218,21 +219,39 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
             yield ident, url, body
 
 
-def answered_ids(out: Path) -> set[str]:
-    """Ids with an answer in an existing output file: batch output lines without an error, and
-    native lines (``raw_output`` or ``raw_judge_output``)."""
-    ids: set[str] = set()
+def answered_ids(out: Path) -> dict[str, str | None]:
+    """Ids with an answer in an existing output file, each with the model its answer names
+    (``None`` when it names none): batch output lines without an error, and native lines
+    (``raw_output`` or ``raw_judge_output``)."""
+    ids: dict[str, str | None] = {}
     if not out.is_file():
         return ids
     for _, obj in jsonio.iter_jsonl(out):
         if "custom_id" in obj:
             if isinstance(obj["custom_id"], str) and batch_line_result(obj)[1] is None:
-                ids.add(obj["custom_id"])
+                ids[obj["custom_id"]] = _answer_model(obj)
         elif isinstance(obj.get("id"), str) and any(
             isinstance(obj.get(key), str) for key in ("raw_output", "raw_judge_output")
         ):
-            ids.add(obj["id"])
+            model = obj.get("model")
+            ids[obj["id"]] = model if isinstance(model, str) else None
     return ids
+
+
+def _answer_model(obj: dict[str, Any]) -> str | None:
+    """The model named in a batch output line's ``response.body.model``, if any."""
+    response = obj.get("response")
+    body = response.get("body") if isinstance(response, dict) else None
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def same_model(asked: str, answered: str) -> bool:
+    """Whether an answer naming ``answered`` can be the model ``asked`` for: the same name, one
+    a prefix of the other (servers add a date: ``gpt-4o`` answers as ``gpt-4o-2024-08-06``) or
+    the other's last path part (``openai/gpt-4o``)."""
+    a, b = asked.casefold(), answered.casefold()
+    return a.startswith(b) or b.startswith(a) or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 class OutputFile(AppendLog):
@@ -260,8 +279,8 @@ class OutputFile(AppendLog):
                     os.unlink(self.path)
         super().__exit__(exc_type, *exc)
 
-    def answered_ids(self) -> set[str]:
-        """Ids already answered in the file."""
+    def answered_ids(self) -> dict[str, str | None]:
+        """Ids already answered in the file, each with the model its answer names."""
         return answered_ids(self.path)
 
     @property
@@ -270,21 +289,28 @@ class OutputFile(AppendLog):
         return None if self.repaired is None else f"{self.repaired} left by an interrupted send"
 
 
-def plan_send(paths: Sequence[Path], output: OutputFile) -> SendPlan:
-    """Validate the request files and count what is left to send to the (open) output."""
+def plan_send(paths: Sequence[Path], output: OutputFile, model: str | None = None) -> SendPlan:
+    """Validate the request files and count what is left to send to the (open) output.
+
+    ``model``: the ``--model`` that replaces each request's; an answer already in the output
+    that names another model is kept and listed in ``other_model`` by ``(asked, answered)``.
+    """
     plan = SendPlan(repaired_tail=output.repaired_tail)
     plan.answered_ids = output.answered_ids()
     seen: set[str] = set()
-    for ident, _, _ in iter_request_lines(paths):
+    for ident, _, body in iter_request_lines(paths):
         plan.total += 1
         if ident in seen:
             plan.duplicate_ids.append(ident)
             continue
         seen.add(ident)
-        if ident in plan.answered_ids:
-            plan.already_answered += 1
-        else:
+        if ident not in plan.answered_ids:
             plan.pending += 1
+            continue
+        plan.already_answered += 1
+        asked, answered = model or body.get("model"), plan.answered_ids[ident]
+        if isinstance(asked, str) and answered is not None and not same_model(asked, answered):
+            plan.other_model.setdefault((asked, answered), []).append(ident)
     return plan
 
 

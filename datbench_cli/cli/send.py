@@ -161,7 +161,7 @@ def _send(
     out: Output, requests: list[Path], output: OutputFile, config: SendConfig, base_url: str
 ) -> None:
     target = output.path
-    plan = plan_send(requests, output)
+    plan = plan_send(requests, output, config.model)
     workers, note = usable_concurrency(config.concurrency, plan.pending)
     if note:
         out.warn(note)
@@ -172,6 +172,12 @@ def _send(
         out.warn(
             f"{len(plan.duplicate_ids)} duplicate custom_id(s) in the request files are sent "
             f"once: {name_ids(plan.duplicate_ids)}"
+        )
+    for (asked, answered), ids in plan.other_model.items():
+        out.warn(
+            f"{len(ids)} answer(s) already in {target} came from model {_short(answered)}, "
+            f"not {_short(asked)}: they are kept and not sent again ({name_ids(ids)}); give "
+            f"--out a new file to ask {_short(asked)}"
         )
     out.info(
         f"{plan.total - len(plan.duplicate_ids)} request(s): {plan.already_answered} already "
@@ -223,6 +229,11 @@ def _send(
             f"{len(result.failed_ids)} request(s) failed: {name_ids(result.failed_ids)}; "
             "run the same command again to retry them"
         )
+
+
+def _short(model: str) -> str:
+    """A model name as said in a message: quoted, cut at 80 characters."""
+    return repr(model if len(model) <= 80 else model[:80] + "...")
 
 
 def _lines(path: Path) -> int:

@@ -234,6 +234,24 @@ class CommandTests(unittest.TestCase):
         self.assertIn("1 request(s) failed: c", result.stderr)
         self.assertIn("run the same command again", result.stderr)
 
+    def test_answers_of_another_model_already_in_the_output_are_named(self) -> None:
+        # A second model sent into the first one's output used to skip every request with no
+        # word: "8 already answered" read like a finished run of the model asked for.
+        self.assertEqual(run_cli(*self.args()).exit_code, 0)
+        result = run_cli(*self.args("--model", "other-model"))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn(
+            "8 answer(s) already in "
+            f"{self.out} came from model 'test-model', not 'other-model': they are kept",
+            " ".join(result.stderr.split()),
+        )
+        self.assertEqual(sum(self.server.hits.values()), 8)
+        # The same model, or a dated name a server gives it, is no other model.
+        for same in ("test-model", "test-model-2024-08-06", "org/test-model"):
+            result = run_cli(*self.args("--model", same))
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertNotIn("came from model", result.stderr)
+
     def test_bad_request_line_names_file_and_line(self) -> None:
         with self.requests.open("a") as handle:
             handle.write('{"custom_id": "z"}\n')
@@ -311,7 +329,7 @@ class RepairAndParsingTests(unittest.TestCase):
             },
         ]
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        self.assertEqual(answered_ids(path), {"n1", "n2", "b2"})
+        self.assertEqual(answered_ids(path), {"n1": None, "n2": None, "b2": None})
 
     def test_one_output_file_takes_one_send_at_a_time(self) -> None:
         path = self.tmp / "out.jsonl"
