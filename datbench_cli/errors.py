@@ -71,6 +71,11 @@ class UsageError(DatbenchError):
         super().__init__(message)
 
 
+class BadArgument(UsageError, ValueError):
+    """An argument value outside its choices: a usage error (exit 2) on the command line, a
+    ``ValueError`` to a library caller."""
+
+
 class CheckFailed(DatbenchError):
     """The evaluation ran but failed a check the user asked for (strict judge, --fail-under)."""
 

@@ -128,6 +128,14 @@ class ResponseMatchingTests(unittest.TestCase):
     def answers(self, lines: list[dict]) -> dict:
         return self.evaluator.collect_answers(lines).by_turn
 
+    def test_a_value_outside_the_choices_is_a_value_error(self) -> None:
+        # Raised as the CLI's UsageError alone, a library caller's `except ValueError` missed it.
+        with self.assertRaises(ValueError) as caught:
+            VisToolBenchEvaluator(sample_rows(), context="models")
+        self.assertIn("context must be one of", str(caught.exception))
+        with self.assertRaises(ValueError):
+            self.evaluator.compute_metrics([], None, turncase="single")
+
     def test_shapes(self) -> None:
         got = self.answers(
             [
@@ -243,6 +251,7 @@ class AccountingTests(TempDirCase):
             self.score(strict=True)
         message = str(caught.exception)
         self.assertIsInstance(caught.exception, ValueError)
+        self.assertNotIn("--strict-judge", message)  # a library error names no CLI option
         self.assertIn("1 unparsed, 1 missing, 0 missing_answer", message)
         self.assertIn(f"{C}::0::r1", message)
         self.assertIn(f"{D}::0::r1", message)

@@ -37,7 +37,7 @@ from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
-from datbench_cli.errors import DatbenchWarning, StrictJudgeError, UsageError, name_ids
+from datbench_cli.errors import BadArgument, DatbenchWarning, StrictJudgeError, name_ids
 
 
 def _pil_image(data: bytes) -> Any:
@@ -54,13 +54,13 @@ def _python_warning(message: str) -> None:
 def check_turncase(turncase: str | None) -> None:
     """Refuse a ``turncase`` filter other than single-turn / multi-turn."""
     if turncase is not None and turncase not in TURNCASES:
-        raise UsageError(f"turncase must be one of {', '.join(TURNCASES)}, not {turncase!r}")
+        raise BadArgument(f"turncase must be one of {', '.join(TURNCASES)}, not {turncase!r}")
 
 
 def context_policy_for(context: str) -> str:
     """``golden`` -> ``golden_history``, ``model`` -> ``model_history``."""
     if context not in CONTEXT_POLICIES:
-        raise UsageError(f"context must be one of {', '.join(CONTEXT_POLICIES)}, not {context!r}")
+        raise BadArgument(f"context must be one of {', '.join(CONTEXT_POLICIES)}, not {context!r}")
     return CONTEXT_POLICIES[context]
 
 
@@ -258,7 +258,7 @@ class VisToolBenchEvaluator:
         )
         if offending and strict_judge:
             raise StrictJudgeError(
-                f"--strict-judge: {len(offending)} rubric(s) of scored tasks have no usable "
+                f"{len(offending)} rubric(s) of scored tasks have no usable "
                 f"verdict ({counts}): {name_ids(offending)}"
             )
         if offending:
