@@ -228,7 +228,8 @@ def report_block(
     response_ids: dict[str, set[str] | int] | None = None,
     scanned: dict[str, InputFile] | None = None,
 ) -> dict[str, Any]:
-    """The report's ``provenance`` block; warnings go to ``warn`` and into the block.
+    """The report's ``provenance`` block; warnings go to ``warn`` and into the block (the count
+    of ``response_ids`` not in the export only into the block: the scorer says it).
 
     ``inputs``: label -> (path or None, is a response file). ``ids``: the export's sample (or
     turn) ids; ``response_ids``: label -> the ids its lines answered (or already how many of
@@ -237,10 +238,11 @@ def report_block(
     """
     warnings: list[str] = []
 
-    def note(message: str | None) -> None:
+    def note(message: str | None, *, say: bool = True) -> None:
         if message:
             warnings.append(message)
-            warn(message)
+            if say:
+                warn(message)
 
     manifest_digest = manifest_sha256(manifest_path)
     files: dict[str, Any] = {"manifest": {"path": str(manifest_path), "sha256": manifest_digest}}
@@ -262,9 +264,11 @@ def report_block(
             answered if isinstance(answered, int) else sum(1 for i in answered if i not in ids)
         )
         if foreign:
+            # Recorded here; said once, by the scorer's count of ids that match no sample.
             note(
                 f"{foreign} id(s) in the {label.replace('_', ' ')} are not in this export "
-                "(made against another export or revision?)"
+                "(made against another export or revision?)",
+                say=False,
             )
     written = manifest.get("written")
     images: dict[str, Any] | None = None

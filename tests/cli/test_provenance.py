@@ -409,6 +409,9 @@ class ReportProvenanceTests(_Case):
         warnings = " ".join(report["provenance"]["warnings"])
         self.assertIn("3 responses line(s)", warnings)
         self.assertIn("1 id(s) in the responses are not in this export", warnings)
+        # Said once on stderr (it was said twice: here and as the scorer's unknown ids).
+        self.assertNotIn("not in this export", result.stderr)
+        self.assertEqual(result.stderr.count("1 response id(s) match no sample"), 1)
 
 
 class CurrentRevisionRowTests(_Case):
