@@ -232,6 +232,19 @@ class AccountingTests(TempDirCase):
         self.assertEqual(report["summary"]["judge"]["unknown_responses"], 1)
         self.assertEqual(report["summary"]["judge"]["missing"], 2)
 
+    def test_a_native_line_with_an_error_is_errored_and_replaces_no_verdict(self) -> None:
+        # A custom judge loop's failed call, as DatBench's native judge lines record it.
+        judge = read_jsonl(SAMPLE_JUDGE)  # A::0::r1 is Met; D::0::r1 has no line
+        judge.append({"id": f"{A}::0::r1", "raw_judge_output": "", "error": "timed out"})
+        judge.append({"id": f"{D}::0::r1", "raw_judge_output": None, "error": {"message": "x"}})
+        report = self.score(judge=write_jsonl(self.tmp / "j.jsonl", judge))
+        judge_summary = report["summary"]["judge"]
+        self.assertEqual(
+            {k: judge_summary[k] for k in ("met", "unparsed", "missing", "errored")},
+            {"met": 7, "unparsed": 1, "missing": 0, "errored": 1},
+        )
+        self.assertEqual(judge_summary["duplicate_responses"], 0)
+
     def test_no_judge_file(self) -> None:
         report = self.score(judge=None)
         self.assertEqual(report["summary"]["judge"]["missing"], 12)
