@@ -289,6 +289,23 @@ class AccountingTests(TempDirCase):
         self.assertEqual(unparsed, [f"{C}::0::r1"])
         self.assertEqual(warnings, [])
 
+    def test_check_judge_file_reads_the_last_line_of_each_id(self) -> None:
+        # What `send` appends after a retry, and a rubric judged again: as scoring reads them.
+        met = {"choices": [{"message": {"content": '{"judge_result": "Met"}'}}]}
+        lines = [
+            {"custom_id": f"{A}::0::r1", "response": None, "error": {"message": "rate limited"}},
+            {"custom_id": f"{A}::0::r1", "response": {"status_code": 200, "body": met}},
+            {"id": f"{A}::0::r2", "raw_judge_output": "garbage"},
+            {"task_id": A, "turn_index": 0, "rubric_id": "r2", "raw_judge_output": "Not Met"},
+            {"id": f"{A}::0::r3", "raw_judge_output": "Met"},
+            {"id": f"{A}::0::r3", "raw_judge_output": "", "error": "timed out"},
+        ]
+        counts, unusable = pipeline.check_judge_file(
+            write_jsonl(self.tmp / "j.jsonl", lines), self.warnings.append
+        )
+        self.assertEqual(counts, {"lines": 3, "met": 2, "not_met": 1, "unparsed": 0, "errored": 0})
+        self.assertEqual(unusable, [])
+
 
 if __name__ == "__main__":
     unittest.main()
