@@ -240,6 +240,19 @@ class AccountingTests(TempDirCase):
         self.assertEqual(report["summary"]["judge"]["unknown_responses"], 1)
         self.assertEqual(report["summary"]["judge"]["missing"], 2)
 
+    def test_a_native_line_with_an_error_is_errored_and_replaces_no_verdict(self) -> None:
+        # A custom judge loop's failed call, as DatBench's native judge lines record it.
+        judge = read_jsonl(SAMPLE_JUDGE)  # A::0::r1 is Met; D::0::r1 has no line
+        judge.append({"id": f"{A}::0::r1", "raw_judge_output": "", "error": "timed out"})
+        judge.append({"id": f"{D}::0::r1", "raw_judge_output": None, "error": {"message": "x"}})
+        report = self.score(judge=write_jsonl(self.tmp / "j.jsonl", judge))
+        judge_summary = report["summary"]["judge"]
+        self.assertEqual(
+            {k: judge_summary[k] for k in ("met", "unparsed", "missing", "errored")},
+            {"met": 7, "unparsed": 1, "missing": 0, "errored": 1},
+        )
+        self.assertEqual(judge_summary["duplicate_responses"], 0)
+
     def test_no_judge_file(self) -> None:
         report = self.score(judge=None)
         self.assertEqual(report["summary"]["judge"]["missing"], 12)
@@ -284,6 +297,23 @@ class AccountingTests(TempDirCase):
         self.assertEqual(counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0})
         self.assertEqual(unparsed, [f"{C}::0::r1"])
         self.assertEqual(warnings, [])
+
+    def test_check_judge_file_reads_the_last_line_of_each_id(self) -> None:
+        # What `send` appends after a retry, and a rubric judged again: as scoring reads them.
+        met = {"choices": [{"message": {"content": '{"judge_result": "Met"}'}}]}
+        lines = [
+            {"custom_id": f"{A}::0::r1", "response": None, "error": {"message": "rate limited"}},
+            {"custom_id": f"{A}::0::r1", "response": {"status_code": 200, "body": met}},
+            {"id": f"{A}::0::r2", "raw_judge_output": "garbage"},
+            {"task_id": A, "turn_index": 0, "rubric_id": "r2", "raw_judge_output": "Not Met"},
+            {"id": f"{A}::0::r3", "raw_judge_output": "Met"},
+            {"id": f"{A}::0::r3", "raw_judge_output": "", "error": "timed out"},
+        ]
+        counts, unusable = pipeline.check_judge_file(
+            write_jsonl(self.tmp / "j.jsonl", lines), self.warnings.append
+        )
+        self.assertEqual(counts, {"lines": 3, "met": 2, "not_met": 1, "unparsed": 0, "errored": 0})
+        self.assertEqual(unusable, [])
 
 
 if __name__ == "__main__":

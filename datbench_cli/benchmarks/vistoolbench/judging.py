@@ -129,7 +129,10 @@ def judge_line(
     raw = obj.get("raw_judge_output")
     if raw is not None and not isinstance(raw, str):
         raise fail(f'"raw_judge_output" must be a string or null, got {type(raw).__name__}')
-    return JudgeLine(key, raw, obj.get("verdict"), digest=native_digest(obj, path, number or 0))
+    digest = native_digest(obj, path, number or 0)
+    if obj.get("error"):  # a custom loop's failed judge call, as for DatBench's native lines
+        return JudgeLine(key, None, errored=True, digest=digest)
+    return JudgeLine(key, raw, obj.get("verdict"), digest=digest)
 
 
 def as_judge_line(item: Any, position: int = 0) -> JudgeLine:
@@ -173,8 +176,9 @@ class JudgeMatch:
 def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) -> JudgeMatch:
     """Match each judge line to its judge task by id, or by (task_id, turn_index, rubric_id).
 
-    The last line for a judge task wins, except that an errored batch line (a failed request,
-    often retried later) never replaces another line and is not counted as a duplicate.
+    The last line for a judge task wins, except that an errored line (a failed request, often
+    retried later: a batch line's error or a native line's ``error`` field) never replaces
+    another line and is not counted as a duplicate.
     """
     keys: dict[str | RubricKey, RubricKey] = {}
     for judge_task in judge_tasks:

@@ -514,15 +514,20 @@ def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[C
 
 
 def check_judge_file(path: Path, warn: Warn) -> tuple[dict[str, int], list[str]]:
-    """Outside a run directory: parse every judge line with ``parse_vtb_verdict``: counts
-    (errored lines apart) and the ids that do not count (unparsed or errored)."""
-    counts = {"lines": 0, "met": 0, "not_met": 0, "unparsed": 0, "errored": 0}
-    unusable = []
+    """Outside a run directory: parse each judged id's verdict with ``parse_vtb_verdict``:
+    counts (``lines``: the judge ids read) and the ids that do not count (unparsed or errored).
+    Several lines for one id: the last wins, except that an errored line never replaces an
+    answer (as in scoring, and as DatBench's ``check-judge`` reads them)."""
+    statuses: dict[str, str] = {}
     for line in read_judge_lines(path, warn):
-        counts["lines"] += 1
-        parsed = None if line.errored else parse_vtb_verdict(line.verdict, line.raw)
-        status: str = "errored" if line.errored else parsed or "unparsed"
+        ident = line.display_id
+        if line.errored:
+            if statuses.get(ident, "errored") == "errored":
+                statuses[ident] = "errored"
+            continue
+        statuses[ident] = parse_vtb_verdict(line.verdict, line.raw) or "unparsed"
+    counts = {"lines": len(statuses), "met": 0, "not_met": 0, "unparsed": 0, "errored": 0}
+    for status in statuses.values():
         counts[status] += 1
-        if status in ("unparsed", "errored"):
-            unusable.append(line.display_id)
+    unusable = [i for i, status in statuses.items() if status in ("unparsed", "errored")]
     return counts, unusable
