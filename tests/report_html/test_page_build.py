@@ -289,3 +289,18 @@ def test_result_turns_of_the_wrong_type_are_left_out_not_an_internal_error(
     (run / "report.json").write_text(json.dumps(report))
     result = run_cli("view", str(run), "-q")
     assert result.exit_code == 0, result.stderr
+
+
+def test_a_mean_absolute_error_is_shown_as_a_count_not_a_percent(tmp_path: Path) -> None:
+    """The counting scorers' MAE is in counts: an MAE of 0.5 (half a count) once read as
+    "50.00%" on the dataset table, beside the accuracy fractions it is listed with."""
+    metrics = {"accuracy__TallyQA-Accuracy": 0.75, "accuracy__TallyQA-MAE": 0.5}
+    report = {
+        "summary": {"overall_accuracy": 0.75, "dataset_metrics": {"tallyqa": metrics}},
+        "results": [],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    assert run_cli("view", str(path), "-o", str(tmp_path / "p.html"), "-q").exit_code == 0
+    (row,) = _page_data(tmp_path / "p.html")["tables"][0]["rows"]
+    assert row[3] == "accuracy__TallyQA-Accuracy: 75.00%; accuracy__TallyQA-MAE: 0.5000"

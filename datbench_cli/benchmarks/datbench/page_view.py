@@ -130,7 +130,7 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
     for name, metrics in mapping(summary.get("dataset_metrics")).items():
         bars = mapping(datasets.get(name))
         ci = interval(bars.get("ci95"))
-        shown = "; ".join(f"{k}: {_metric(v)}" for k, v in mapping(metrics).items())
+        shown = "; ".join(f"{k}: {_metric(k, v)}" for k, v in mapping(metrics).items())
         rows.append(
             [
                 link(name, "dataset", name),
@@ -149,9 +149,12 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
     }
 
 
-def _metric(value: Any) -> str:
-    """A scorer metric: a fraction (a float in [0, 1]) in percent, anything else as it is."""
-    if isinstance(value, float) and 0.0 <= value <= 1.0:
+def _metric(key: Any, value: Any) -> str:
+    """A scorer metric: a fraction (a float in [0, 1]) in percent, anything else as it is.
+    A mean absolute error (the counting scorers' ``-MAE``) is a count, never a fraction: an
+    MAE of 0.5 is half a count, not 50%."""
+    is_count = isinstance(key, str) and key.endswith("MAE")
+    if isinstance(value, float) and 0.0 <= value <= 1.0 and not is_count:
         return percent_text(value)
     if isinstance(value, float):
         return f"{value:.4f}"
