@@ -83,7 +83,7 @@
       var tr = el("tr");
       tr.dataset.key = a.key;
       var td = el("td");
-      if (a.facet && a.value) {
+      if (a.facet && a.value && hasValue(a.facet, a.match)) {
         var b = el("button", "link", num(a.value));
         b.type = "button";
         b.addEventListener("click", function () { filterTo(a.facet, a.match); });
@@ -152,6 +152,12 @@
   function facetIndex(key) {
     for (var i = 0; i < B.facets.length; i++) if (B.facets[i].key === key) return i;
     return -1;
+  }
+  // A count links to its samples only when some sample has the value (a filter to a value no
+  // sample has would select nothing and show everything).
+  function hasValue(facet, value) {
+    var fi = facetIndex(facet);
+    return fi >= 0 && B.facets[fi].values.indexOf(value) >= 0;
   }
   function filters() {
     var box = document.getElementById("filters");

@@ -303,3 +303,40 @@ def test_the_page_opens_on_the_samples_with_each_row_in_a_line(driver: Any, tmp_
     assert fraction.text.endswith("%")
     assert float(fraction.get_attribute("data-value")) == report["summary"]["overall_accuracy"]
     _no_errors(driver)
+
+
+def test_a_count_links_only_to_samples_that_carry_it(driver: Any, tmp_path: Path) -> None:
+    """An errored line of an id the export does not have is counted (``errored_responses``)
+    but leaves no sample errored: its count once linked to a status no sample had, and
+    clicking it showed every sample. Errored samples show "errored" (they once read
+    "missing"), and their count selects them."""
+    run = tmp_path / "run"
+    result = run_cli("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert result.exit_code == 0, result.stderr
+    ids = [t["id"] for t in _lines(run / "tasks.jsonl")]
+    lines = [{"id": i, "raw_output": "A"} for i in ids]
+    lines.append({"id": "not-exported", "raw_output": None, "error": "HTTP 500"})
+    _write_lines(run / "responses.jsonl", lines)
+    assert run_cli("score", "-d", str(run), "-q").exit_code == 0
+    summary = json.loads((run / "report.json").read_text())["summary"]
+    assert summary["errored_responses"] == 1 and summary["response_statuses"]["errored"] == 0
+    assert run_cli("view", str(run), "-q").exit_code == 0
+    _open(driver, run / "report.html")
+    row = driver.find_element("css selector", '#accounting tr[data-key="errored_responses"]')
+    assert row.text.startswith("1") and row.find_elements("css selector", "button") == []
+    _no_errors(driver)
+    # A sample whose only line errored: "errored", and its count selects it alone.
+    lines[-1]["id"] = ids[-1]
+    _write_lines(
+        run / "responses.jsonl",
+        [line for line in lines if line.get("raw_output") is None or line["id"] != ids[-1]],
+    )
+    assert run_cli("score", "-d", str(run), "-q", "--allow-missing", "--html", "").exit_code == 0
+    _open(driver, run / "report.html")
+    for key in ("errored_responses", "response_statuses.errored", "unanswered_samples"):
+        _select(driver, "status", "")
+        driver.find_element("css selector", f'#accounting tr[data-key="{key}"] button').click()
+        assert _shown_ids(driver) == [ids[-1]], key
+    head = driver.find_element("css selector", f'#list li.rec[data-id="{ids[-1]}"] .head')
+    assert "Response status: errored" in head.text
+    _no_errors(driver)

@@ -289,3 +289,77 @@ def test_result_turns_of_the_wrong_type_are_left_out_not_an_internal_error(
     (run / "report.json").write_text(json.dumps(report))
     result = run_cli("view", str(run), "-q")
     assert result.exit_code == 0, result.stderr
+
+
+def test_a_mean_absolute_error_is_shown_as_a_count_not_a_percent(tmp_path: Path) -> None:
+    """The counting scorers' MAE is in counts: an MAE of 0.5 (half a count) once read as
+    "50.00%" on the dataset table, beside the accuracy fractions it is listed with."""
+    metrics = {"accuracy__TallyQA-Accuracy": 0.75, "accuracy__TallyQA-MAE": 0.5}
+    report = {
+        "summary": {"overall_accuracy": 0.75, "dataset_metrics": {"tallyqa": metrics}},
+        "results": [],
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    assert run_cli("view", str(path), "-o", str(tmp_path / "p.html"), "-q").exit_code == 0
+    (row,) = _page_data(tmp_path / "p.html")["tables"][0]["rows"]
+    assert row[3] == "accuracy__TallyQA-Accuracy: 75.00%; accuracy__TallyQA-MAE: 0.5000"
+
+
+def _unanswered_run(tmp_path: Path, errored: list[str], dropped: list[str]) -> dict:
+    """The page data of the sample's ``table`` capability with the ``errored`` samples
+    answered by an errored line only and the ``dropped`` ones without a line."""
+    from tests.cli_helpers import SAMPLE
+
+    run = tmp_path / "run"
+    result = run_cli("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert result.exit_code == 0, result.stderr
+    lines = []
+    for line in (run / "tasks.jsonl").read_text().splitlines():
+        sid = json.loads(line)["id"]
+        if sid in errored:
+            lines.append({"id": sid, "raw_output": None, "error": "HTTP 500"})
+        elif sid not in dropped:
+            lines.append({"id": sid, "raw_output": "A"})
+    (run / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = run_cli("score", "-d", str(run), "-q", "--allow-missing", "--html", "")
+    assert result.exit_code == 0, result.stderr
+    return _page_data(run / "report.html")
+
+
+def _status_of(page: dict) -> dict[str, str]:
+    browser = page["browser"]
+    at = [f["key"] for f in browser["facets"]].index("status")
+    values = browser["facets"][at]["values"]
+    return {r["id"]: values[r["f"][at]] for r in browser["records"]}
+
+
+def _links(page: dict) -> dict[str, str]:
+    return {a["key"]: a["match"] for a in page["accounting"] if a["value"] and a["facet"]}
+
+
+def test_errored_samples_are_not_shown_as_missing_and_their_counts_link_to_them(
+    tmp_path: Path,
+) -> None:
+    """A sample whose only line is a transport error once read "Response status: missing" on
+    the page, and the "errored responses" count linked to a status no sample had (the browser
+    then showed every sample)."""
+    page = _unanswered_run(tmp_path / "e", ["db_table_000000", "db_table_000001"], [])
+    statuses = _status_of(page)
+    assert statuses["db_table_000000"] == statuses["db_table_000001"] == "errored"
+    assert "missing" not in statuses.values()
+    links = _links(page)
+    for key in (
+        "errored_responses",
+        "response_statuses.errored",
+        "missing_responses",
+        "unanswered_samples",
+    ):
+        assert links[key] == "errored", key
+    # Both kinds at once: the report does not say which sample is which.
+    page = _unanswered_run(tmp_path / "b", ["db_table_000000"], ["db_table_000001"])
+    statuses = _status_of(page)
+    assert statuses["db_table_000000"] == statuses["db_table_000001"] == "missing or errored"
+    links = _links(page)
+    for key in ("response_statuses.errored", "response_statuses.missing", "missing_responses"):
+        assert links[key] == "missing or errored", key

@@ -130,7 +130,7 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
     for name, metrics in mapping(summary.get("dataset_metrics")).items():
         bars = mapping(datasets.get(name))
         ci = interval(bars.get("ci95"))
-        shown = "; ".join(f"{k}: {_metric(v)}" for k, v in mapping(metrics).items())
+        shown = "; ".join(f"{k}: {_metric(k, v)}" for k, v in mapping(metrics).items())
         rows.append(
             [
                 link(name, "dataset", name),
@@ -149,19 +149,43 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
     }
 
 
-def _metric(value: Any) -> str:
-    """A scorer metric: a fraction (a float in [0, 1]) in percent, anything else as it is."""
-    if isinstance(value, float) and 0.0 <= value <= 1.0:
+def _metric(key: Any, value: Any) -> str:
+    """A scorer metric: a fraction (a float in [0, 1]) in percent, anything else as it is.
+    A mean absolute error (the counting scorers' ``-MAE``) is a count, never a fraction: an
+    MAE of 0.5 is half a count, not 50%."""
+    is_count = isinstance(key, str) and key.endswith("MAE")
+    if isinstance(value, float) and 0.0 <= value <= 1.0 and not is_count:
         return percent_text(value)
     if isinstance(value, float):
         return f"{value:.4f}"
     return text(value)
 
 
+def unanswered_status(summary: dict[str, Any]) -> str:
+    """The response status of the samples the report has no result for: the report counts
+    them (``response_statuses``: ``missing``, no line; ``errored``, only errored lines) but
+    does not say which is which, so both kinds present read ``missing or errored``."""
+    statuses = mapping(summary.get("response_statuses"))
+    if not number(statuses.get("errored")):
+        return "missing"
+    return "errored" if not number(statuses.get("missing")) else "missing or errored"
+
+
 def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Censoring and judge accounting: each count from the summary, linked to its samples."""
+    """Censoring and judge accounting: each count from the summary, linked to its samples
+    (the unanswered ones by the status their records carry, :func:`unanswered_status`)."""
+    unanswered = unanswered_status(summary)
+
+    def status_match(value: str | None) -> str | None:
+        combined = unanswered == "missing or errored" and value in ("missing", "errored")
+        return unanswered if combined else value
+
     rows = []
     for key, label, facet, value in _ACCOUNTING:
+        if key in ("missing_responses", "unanswered_samples"):
+            facet, value = "status", unanswered  # both count every unanswered sample
+        elif facet == "status":
+            value = status_match(value)
         if key in summary:
             count = summary[key]
             shown = len(count) if isinstance(count, list | dict) else count
@@ -175,7 +199,7 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 "key": f"response_statuses.{status}",
                 "value": count,
                 "facet": "status",
-                "match": status,
+                "match": status_match(status),
             }
         )
     return rows
@@ -254,16 +278,18 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
             }
         )
     seen = {r["id"] for r in out}
+    unanswered = unanswered_status(files.report["summary"])
     for sid, task in tasks.items():
         if sid not in seen:
-            out.append(_unscored(sid, task, references.get(sid, {}), images))
+            out.append(_unscored(sid, task, references.get(sid, {}), images, unanswered))
     return out
 
 
 def _unscored(
-    sid: str, task: dict[str, Any], reference: dict[str, Any], images: Images
+    sid: str, task: dict[str, Any], reference: dict[str, Any], images: Images, status: str
 ) -> dict[str, Any]:
-    """A sample of the export the report has no result for (no usable response)."""
+    """A sample of the export the report has no result for (no usable response: ``status``,
+    see :func:`unanswered_status`)."""
     image_paths = task.get("images") or ([task["image"]] if task.get("image") else [])
     sources = [s for s in (images.src(p) for p in image_paths if isinstance(p, str)) if s]
     source_info = mapping(reference.get("source_info"))
@@ -275,7 +301,7 @@ def _unscored(
             "result": "unscored",
             "eval_mode": text(task.get("eval_mode")),
             "verdict": "(none)",
-            "status": "missing",
+            "status": status,
         },
         "n": {"score": None, "discrimination": None},
         "v": compact(
