@@ -31,8 +31,11 @@ from rich.text import Text
 from datbench_cli.runtime import interrupt
 
 # C0 and C1 controls but tab and newline, DEL, and the Unicode line separators and
-# bidirectional overrides, which can disguise what a terminal shows.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# bidirectional controls (embeddings, overrides, isolates and the marks ALM, LRM and RLM),
+# which can disguise what a terminal shows.
+_CONTROL_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 _CELL_CONTROL_RE = re.compile("[\n\t]|" + _CONTROL_RE.pattern)
 
 

@@ -229,3 +229,12 @@ def test_a_detectable_difference_past_the_whole_scale_reads_over_100() -> None:
     assert mdd_points(None) == "-"
     assert mdd_cell({"mdd80": 2.8}) == ">100"
     assert mdd_cell(None) == "-"
+
+
+def test_bidirectional_controls_are_shown_escaped() -> None:
+    # The overrides and isolates were escaped, the marks (U+061C, U+200E, U+200F) were not.
+    from datbench_cli.cli.output import plain
+
+    for char in "\u061c\u200e\u200f\u202e\u2067":
+        assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
+    assert plain("plain text, é, 中文") == "plain text, é, 中文"
