@@ -211,6 +211,19 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         once, rejudged = (s["judge_accuracy"] * s["judge_samples"] for s in summaries)
         self.assertAlmostEqual(rejudged, once - 1)
 
+    def test_an_errored_judge_call_is_said_under_the_table(self) -> None:
+        # Its sample counted as missing, and the terminal never said a judge call had failed.
+        lines = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids[1:]]
+        lines.append({"id": self.judge_ids[0], "raw_judge_output": None, "error": "timed out"})
+        work = self.work("judge-errored", self.responses)
+        write_lines(work / "judge_responses.jsonl", lines)
+        result = run_cli("score", "-d", str(work))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn(
+            "judge verdicts: 1 missing, 0 unparsed (scored 0); 1 judge line(s) reported an error",
+            " ".join(result.stderr.split()),
+        )
+
     def test_a_native_line_keyed_by_custom_id_is_an_input_error(self) -> None:
         # A custom loop that copied the request's "custom_id" into a native line: every line
         # used to count as a transport failure ("152 errored"), with nothing saying why.

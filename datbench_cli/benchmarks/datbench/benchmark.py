@@ -336,10 +336,12 @@ class DatBench:
                 items.append(f"{name}: {', '.join(parts)}")
         if items:
             notes.append("item statistics (our addition, %): " + "; ".join(items))
-        if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts"):
+        errored = s.get("judge_errored_responses") or 0
+        if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts") or errored:
             notes.append(
                 f"judge verdicts: {s['judge_missing_responses']} missing, "
                 f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
+                + (f"; {errored} judge line(s) reported an error" if errored else "")
             )
         if s.get("judge_stale_verdicts"):
             notes.append(
