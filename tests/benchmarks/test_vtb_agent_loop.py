@@ -250,6 +250,31 @@ class AgentLoopTests(TempDirCase):
         statuses = [t["status"] for t in read_jsonl(self.root / "trajectories.jsonl")]
         self.assertEqual((statuses.count("answered"), statuses.count("errored")), (9, 1))
 
+    def test_truncated_and_refused_final_answers_are_counted_by_score(self) -> None:
+        # The final message's finish_reason and refusal reach responses.jsonl, so score counts
+        # the turns as truncated and refused (they were counted as ok and empty).
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"content": "The lesion is", "finish_reason": "length"}]
+            server.script[self._full(B0)] = [{"content": None, "refusal": "I cannot help."}]
+            server.script[self._full(B1)] = [{"content": None, "finish_reason": "content_filter"}]
+            result = self._agent(server, "--no-code-tools")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
+        self.assertEqual(lines["vtb-a-medical-001::0"]["finish_reason"], "length")
+        self.assertEqual(lines["vtb-b-maths-002::0"]["refusal"], "I cannot help.")
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(self.root)).exit_code, 0)
+        scored = run_cli("score", "-d", str(self.root), "--json")
+        statuses = json.loads(scored.stdout.strip().splitlines()[-1])["responses"]["statuses"]
+        self.assertEqual(
+            (statuses["truncated"], statuses["refused"], statuses["ok"]), (1, 2, 6), statuses
+        )
+        # A rerun that recovers committed turns (responses.jsonl lost) keeps them too.
+        (self.root / "responses.jsonl").unlink()
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+        lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
+        self.assertEqual(lines["vtb-a-medical-001::0"]["finish_reason"], "length")
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root

@@ -196,6 +196,11 @@ def _rounds(
                 trajectory["truncated"] = True
             if not isinstance(content, str):
                 trajectory["empty_answer"] = True
+            # What score counts the answer as (truncated, refused), as for a batch line.
+            trajectory["finish_reason"] = reason
+            refusal = message.get("refusal")
+            if isinstance(refusal, str) and refusal:
+                trajectory["refusal"] = refusal
             return content if isinstance(content, str) else "", "answer"
         conversation.add(
             {"role": "assistant", "content": content, "tool_calls": calls},

@@ -141,19 +141,26 @@ def _answered_in_responses(path: Path) -> set[str]:
     return ids
 
 
-def _committed(path: Path) -> dict[str, str]:
-    done: dict[str, str] = {}
+def _committed(path: Path) -> dict[str, dict[str, Any]]:
+    """The answered trajectories of ``path``, by turn id."""
+    done: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return done
     for _, obj in jsonio.iter_jsonl(path):
         if obj.get("status") == ANSWERED and isinstance(obj.get("answer"), str):
-            done[str(obj.get("id"))] = obj["answer"]
+            done[str(obj.get("id"))] = obj
     return done
 
 
 def _answer_line(trajectory: dict[str, Any]) -> dict[str, Any]:
     if trajectory["status"] == ANSWERED:
-        return {"id": trajectory["id"], "raw_output": trajectory["answer"]}
+        line = {"id": trajectory["id"], "raw_output": trajectory["answer"]}
+        # The final message's finish reason and refusal: score counts the answer as
+        # truncated or refused from them, as it does a batch line's.
+        for key in ("finish_reason", "refusal"):
+            if isinstance(trajectory.get(key), str):
+                line[key] = trajectory[key]
+        return line
     return {
         "id": f"agent_error_{uuid.uuid4().hex}",
         "custom_id": trajectory["id"],
@@ -290,11 +297,12 @@ def _run_agent(
             if journal.repaired:
                 result.repaired.append(f"{journal.path}: {journal.repaired}")
         jsonio.write_bytes_atomic(run.path(AGENT_FILE), jsonio.dumps_pretty(record) + b"\n")
-        done = _committed(trajectories.path)
+        committed = _committed(trajectories.path)
+        done = {ident: trajectory["answer"] for ident, trajectory in committed.items()}
         elsewhere = _answered_in_responses(responses.path)
-        for ident, answer in done.items():
+        for ident, trajectory in committed.items():
             if ident not in elsewhere:
-                responses.append({"id": ident, "raw_output": answer})
+                responses.append(_answer_line(trajectory))
                 result.recovered += 1
         units: list[list[TurnInput]] = []
         for task in tasks:
