@@ -275,6 +275,19 @@ class AgentLoopTests(TempDirCase):
         lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
         self.assertEqual(lines["vtb-a-medical-001::0"]["finish_reason"], "length")
 
+    def test_an_answer_given_as_content_parts_is_kept(self) -> None:
+        # Some servers answer with a list of content parts; the answer was recorded as "".
+        parts = [
+            {"type": "text", "text": "The lesion "},
+            {"type": "text", "text": "is upper-left."},
+        ]
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"content": parts}]
+            result = self._agent(server, "--no-code-tools")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
+        self.assertEqual(lines["vtb-a-medical-001::0"]["raw_output"], "The lesion is upper-left.")
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root

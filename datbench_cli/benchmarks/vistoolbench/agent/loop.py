@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from datbench_cli.batch.responses import content_text
 from datbench_cli.benchmarks.vistoolbench.agent import images as transport_images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings, TurnTools
@@ -194,14 +195,16 @@ def _rounds(
         if not isinstance(calls, list) or not calls:
             if reason == "length":
                 trajectory["truncated"] = True
-            if not isinstance(content, str):
+            # Content parts ([{"type": "text", "text": ...}]) are read as a batch line's are.
+            text = content_text(content)
+            if text is None:
                 trajectory["empty_answer"] = True
             # What score counts the answer as (truncated, refused), as for a batch line.
             trajectory["finish_reason"] = reason
             refusal = message.get("refusal")
             if isinstance(refusal, str) and refusal:
                 trajectory["refusal"] = refusal
-            return content if isinstance(content, str) else "", "answer"
+            return text or "", "answer"
         conversation.add(
             {"role": "assistant", "content": content, "tool_calls": calls},
         )
