@@ -4,7 +4,8 @@ Each conversation is keyed by the turn's prompt (the text of the last user messa
 a saved-images message). ``script[prompt]`` lists one step per round: ``{"tool_calls":
 [(name, arguments)]}`` (``arguments`` a string sent verbatim, or an object sent as JSON) or
 ``{"content": text}`` (with ``"finish_reason"`` or ``"refusal"`` to set those) or ``{"status": 400}``
-(an error answer); past the list's end the last step repeats. Prompts without a script get
+(an error answer); ``"ids": False`` leaves the calls' ids out; past the list's end the last step
+repeats. Prompts without a script get
 ``answer for: <prompt>``. Every request body is kept in ``requests`` (by prompt). Listens on
 127.0.0.1 only.
 """
@@ -94,6 +95,9 @@ class ToolChatServer:
                 }
                 for i, (name, args) in enumerate(step["tool_calls"])
             ]
+            if step.get("ids") is False:
+                for call in message["tool_calls"]:
+                    del call["id"]
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",

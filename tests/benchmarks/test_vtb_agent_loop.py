@@ -288,6 +288,20 @@ class AgentLoopTests(TempDirCase):
         lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
         self.assertEqual(lines["vtb-a-medical-001::0"]["raw_output"], "The lesion is upper-left.")
 
+    def test_tool_calls_without_ids_are_sent_back_with_the_ids_their_results_answer(self) -> None:
+        # A server that gives its calls no id: the assistant message sent back carried no id
+        # while each tool message answered "call_<round>_<position>", which matched nothing.
+        calls = [(protocol.CALCULATOR_TOOL, {"expression": "1+1"})] * 2
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"tool_calls": calls, "ids": False}, {"content": "2"}]
+            result = self._agent(server, "--no-code-tools")
+            messages = server.requests[self._full(A)][1]["messages"]
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        sent = [call["id"] for call in messages[-3]["tool_calls"]]
+        answered = [message["tool_call_id"] for message in messages[-2:]]
+        self.assertEqual(sent, ["call_0_0", "call_0_1"])
+        self.assertEqual(answered, sent)
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root

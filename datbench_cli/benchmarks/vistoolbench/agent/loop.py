@@ -205,12 +205,21 @@ def _rounds(
             if isinstance(refusal, str) and refusal:
                 trajectory["refusal"] = refusal
             return text or "", "answer"
+        calls = [_with_id(call, number, position) for position, call in enumerate(calls)]
         conversation.add(
             {"role": "assistant", "content": content, "tool_calls": calls},
         )
         step["tool_results"] = _run_calls(conversation, box, calls, number)
         trajectory["tool_rounds"] = number + 1
     return protocol.MAX_ROUNDS_ANSWER, "max_tool_rounds"
+
+
+def _with_id(call: Any, number: int, position: int) -> Any:
+    """A call as sent back: one the server gave no id gets the id its tool message answers
+    (``call_<round>_<position>``), so the two still match."""
+    if isinstance(call, dict) and not isinstance(call.get("id"), str):
+        return {**call, "id": f"call_{number}_{position}"}
+    return call
 
 
 def _run_calls(
@@ -221,7 +230,7 @@ def _run_calls(
     for position, call in enumerate(calls):
         call = call if isinstance(call, dict) else {}
         function: dict[str, Any]
-        call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{number}_{position}"
+        call_id = call["id"] if isinstance(call.get("id"), str) else f"call_{number}_{position}"
         function = call["function"] if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
         outcome = box.call(name, function.get("arguments"))
