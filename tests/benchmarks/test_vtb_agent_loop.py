@@ -302,6 +302,32 @@ class AgentLoopTests(TempDirCase):
         self.assertEqual(sent, ["call_0_0", "call_0_1"])
         self.assertEqual(answered, sent)
 
+    def test_answers_from_other_runners_are_read_as_score_reads_them(self) -> None:
+        # Under model history a later turn saw "" as the earlier turn's answer when another
+        # runner had answered it; a bare task id was run again (score then warned of two lines
+        # for one turn); a batch line whose request failed (status 500) was never rerun.
+        run, _, _ = self.export(name="model", context="model")
+        self.root = run.root
+        failed = {"status_code": 500, "body": {"error": {"message": "overloaded"}}}
+        write_jsonl(
+            self.root / "responses.jsonl",
+            [
+                {"id": "vtb-b-maths-002::0", "raw_output": "The area is 24."},
+                {"id": "vtb-a-medical-001", "raw_output": "upper-left"},
+                {"custom_id": "vtb-d-sports-004::0", "response": failed, "error": None},
+            ],
+        )
+        with ToolChatServer() as server:
+            result = self._agent(server, "--no-code-tools")
+            b1 = server.requests[self._full(B1)][0]["messages"]
+            asked = set(server.requests)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(b1[2], {"role": "assistant", "content": "The area is 24."})
+        self.assertNotIn(self._full(A), asked)
+        self.assertIn(self.prompts["vtb-d-sports-004::0"], asked)
+        scored = run_cli("score", "-d", str(self.root), "--allow-missing")
+        self.assertNotIn("several response lines", scored.stderr)
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root
