@@ -3,7 +3,9 @@
 Each conversation is keyed by the turn's prompt (the text of the last user message that is not
 a saved-images message). ``script[prompt]`` lists one step per round: ``{"tool_calls":
 [(name, arguments)]}`` (``arguments`` a string sent verbatim, or an object sent as JSON) or
-``{"content": text}`` or ``{"status": 400}`` (an error answer); past the list's end the last step repeats. Prompts without a script get
+``{"content": text}`` (with ``"finish_reason"`` or ``"refusal"`` to set those) or ``{"status": 400}``
+(an error answer); ``"ids": False`` leaves the calls' ids out; past the list's end the last step
+repeats. Prompts without a script get
 ``answer for: <prompt>``. Every request body is kept in ``requests`` (by prompt). Listens on
 127.0.0.1 only.
 """
@@ -79,6 +81,8 @@ class ToolChatServer:
         steps = self.script.get(prompt) or [{"content": f"answer for: {prompt}"}]
         step = steps[min(number, len(steps) - 1)]
         message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
+        if "refusal" in step:
+            message["refusal"] = step["refusal"]
         if "tool_calls" in step:
             message["tool_calls"] = [
                 {
@@ -91,6 +95,9 @@ class ToolChatServer:
                 }
                 for i, (name, args) in enumerate(step["tool_calls"])
             ]
+            if step.get("ids") is False:
+                for call in message["tool_calls"]:
+                    del call["id"]
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -99,7 +106,9 @@ class ToolChatServer:
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if "tool_calls" in step else "stop",
+                    "finish_reason": step.get(
+                        "finish_reason", "tool_calls" if "tool_calls" in step else "stop"
+                    ),
                 }
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},

@@ -103,7 +103,7 @@ def _batch_error(obj: dict[str, Any], response: Any) -> str | None:
     return None
 
 
-def _content_text(content: Any) -> str | None:
+def content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -127,7 +127,7 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
         return BatchOutcome(None, "no choice in the batch output", None, ERRORED)
     message = choice.get("message")
     if isinstance(message, dict):
-        text = _content_text(message.get("content")) or ""
+        text = content_text(message.get("content")) or ""
     else:  # the legacy completions shape: choices[0].text
         message, legacy = {}, choice.get("text")
         text = legacy if isinstance(legacy, str) else ""

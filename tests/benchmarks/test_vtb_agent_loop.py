@@ -250,6 +250,84 @@ class AgentLoopTests(TempDirCase):
         statuses = [t["status"] for t in read_jsonl(self.root / "trajectories.jsonl")]
         self.assertEqual((statuses.count("answered"), statuses.count("errored")), (9, 1))
 
+    def test_truncated_and_refused_final_answers_are_counted_by_score(self) -> None:
+        # The final message's finish_reason and refusal reach responses.jsonl, so score counts
+        # the turns as truncated and refused (they were counted as ok and empty).
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"content": "The lesion is", "finish_reason": "length"}]
+            server.script[self._full(B0)] = [{"content": None, "refusal": "I cannot help."}]
+            server.script[self._full(B1)] = [{"content": None, "finish_reason": "content_filter"}]
+            result = self._agent(server, "--no-code-tools")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
+        self.assertEqual(lines["vtb-a-medical-001::0"]["finish_reason"], "length")
+        self.assertEqual(lines["vtb-b-maths-002::0"]["refusal"], "I cannot help.")
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(self.root)).exit_code, 0)
+        scored = run_cli("score", "-d", str(self.root), "--json")
+        statuses = json.loads(scored.stdout.strip().splitlines()[-1])["responses"]["statuses"]
+        self.assertEqual(
+            (statuses["truncated"], statuses["refused"], statuses["ok"]), (1, 2, 6), statuses
+        )
+        # A rerun that recovers committed turns (responses.jsonl lost) keeps them too.
+        (self.root / "responses.jsonl").unlink()
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+        lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
+        self.assertEqual(lines["vtb-a-medical-001::0"]["finish_reason"], "length")
+
+    def test_an_answer_given_as_content_parts_is_kept(self) -> None:
+        # Some servers answer with a list of content parts; the answer was recorded as "".
+        parts = [
+            {"type": "text", "text": "The lesion "},
+            {"type": "text", "text": "is upper-left."},
+        ]
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"content": parts}]
+            result = self._agent(server, "--no-code-tools")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
+        self.assertEqual(lines["vtb-a-medical-001::0"]["raw_output"], "The lesion is upper-left.")
+
+    def test_tool_calls_without_ids_are_sent_back_with_the_ids_their_results_answer(self) -> None:
+        # A server that gives its calls no id: the assistant message sent back carried no id
+        # while each tool message answered "call_<round>_<position>", which matched nothing.
+        calls = [(protocol.CALCULATOR_TOOL, {"expression": "1+1"})] * 2
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"tool_calls": calls, "ids": False}, {"content": "2"}]
+            result = self._agent(server, "--no-code-tools")
+            messages = server.requests[self._full(A)][1]["messages"]
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        sent = [call["id"] for call in messages[-3]["tool_calls"]]
+        answered = [message["tool_call_id"] for message in messages[-2:]]
+        self.assertEqual(sent, ["call_0_0", "call_0_1"])
+        self.assertEqual(answered, sent)
+
+    def test_answers_from_other_runners_are_read_as_score_reads_them(self) -> None:
+        # Under model history a later turn saw "" as the earlier turn's answer when another
+        # runner had answered it; a bare task id was run again (score then warned of two lines
+        # for one turn); a batch line whose request failed (status 500) was never rerun.
+        run, _, _ = self.export(name="model", context="model")
+        self.root = run.root
+        failed = {"status_code": 500, "body": {"error": {"message": "overloaded"}}}
+        write_jsonl(
+            self.root / "responses.jsonl",
+            [
+                {"id": "vtb-b-maths-002::0", "raw_output": "The area is 24."},
+                {"id": "vtb-a-medical-001", "raw_output": "upper-left"},
+                {"custom_id": "vtb-d-sports-004::0", "response": failed, "error": None},
+            ],
+        )
+        with ToolChatServer() as server:
+            result = self._agent(server, "--no-code-tools")
+            b1 = server.requests[self._full(B1)][0]["messages"]
+            asked = set(server.requests)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(b1[2], {"role": "assistant", "content": "The area is 24."})
+        self.assertNotIn(self._full(A), asked)
+        self.assertIn(self.prompts["vtb-d-sports-004::0"], asked)
+        scored = run_cli("score", "-d", str(self.root), "--allow-missing")
+        self.assertNotIn("several response lines", scored.stderr)
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from datbench_cli.batch.responses import content_text
 from datbench_cli.benchmarks.vistoolbench.agent import images as transport_images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings, TurnTools
@@ -194,15 +195,31 @@ def _rounds(
         if not isinstance(calls, list) or not calls:
             if reason == "length":
                 trajectory["truncated"] = True
-            if not isinstance(content, str):
+            # Content parts ([{"type": "text", "text": ...}]) are read as a batch line's are.
+            text = content_text(content)
+            if text is None:
                 trajectory["empty_answer"] = True
-            return content if isinstance(content, str) else "", "answer"
+            # What score counts the answer as (truncated, refused), as for a batch line.
+            trajectory["finish_reason"] = reason
+            refusal = message.get("refusal")
+            if isinstance(refusal, str) and refusal:
+                trajectory["refusal"] = refusal
+            return text or "", "answer"
+        calls = [_with_id(call, number, position) for position, call in enumerate(calls)]
         conversation.add(
             {"role": "assistant", "content": content, "tool_calls": calls},
         )
         step["tool_results"] = _run_calls(conversation, box, calls, number)
         trajectory["tool_rounds"] = number + 1
     return protocol.MAX_ROUNDS_ANSWER, "max_tool_rounds"
+
+
+def _with_id(call: Any, number: int, position: int) -> Any:
+    """A call as sent back: one the server gave no id gets the id its tool message answers
+    (``call_<round>_<position>``), so the two still match."""
+    if isinstance(call, dict) and not isinstance(call.get("id"), str):
+        return {**call, "id": f"call_{number}_{position}"}
+    return call
 
 
 def _run_calls(
@@ -213,7 +230,7 @@ def _run_calls(
     for position, call in enumerate(calls):
         call = call if isinstance(call, dict) else {}
         function: dict[str, Any]
-        call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{number}_{position}"
+        call_id = call["id"] if isinstance(call.get("id"), str) else f"call_{number}_{position}"
         function = call["function"] if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
         outcome = box.call(name, function.get("arguments"))

@@ -39,7 +39,8 @@ from datbench_cli.benchmarks.vistoolbench.agent.settings import (
 )
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings
 from datbench_cli.benchmarks.vistoolbench.agent.transport import AgentAborted, ChatClient
-from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK
+from datbench_cli.benchmarks.vistoolbench.answers import collect_answers, read_answer_lines
+from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, Task, Turn
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import IMAGES, RESPONSES, TASKS, RunDir
@@ -128,32 +129,45 @@ def load_tasks(run: RunDir, read_images: bool = True) -> list[_Task]:
     return tasks
 
 
-def _answered_in_responses(path: Path) -> set[str]:
-    ids: set[str] = set()
+def _answered_in_responses(
+    path: Path, tasks: list[_Task], warn: Callable[[str], None]
+) -> dict[str, str]:
+    """The turns ``path`` answers, by turn id, with the answer ``score`` judges: the file is
+    read as ``score`` reads it (bare task ids, per-task ``turns`` lines, batch lines whose
+    request failed are no answer), so the agent reruns exactly the turns score lacks."""
     if not path.is_file():
-        return ids
-    for _, obj in jsonio.iter_jsonl(path):
-        if "custom_id" in obj:
-            if isinstance(obj["custom_id"], str) and not obj.get("error"):
-                ids.add(obj["custom_id"])
-        elif isinstance(obj.get("id"), str) and isinstance(obj.get("raw_output"), str):
-            ids.add(obj["id"])
-    return ids
+        return {}
+    scored = [
+        Task(
+            task.id, "", len(task.turns), "", "", [Turn(t.index, t.prompt, "") for t in task.turns]
+        )
+        for task in tasks
+    ]
+    answers = collect_answers(scored, read_answer_lines(path, warn))
+    ids = {(task.id, turn.index): turn.id for task in tasks for turn in task.turns}
+    return {ids[key]: text for key, text in answers.by_turn.items()}
 
 
-def _committed(path: Path) -> dict[str, str]:
-    done: dict[str, str] = {}
+def _committed(path: Path) -> dict[str, dict[str, Any]]:
+    """The answered trajectories of ``path``, by turn id."""
+    done: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return done
     for _, obj in jsonio.iter_jsonl(path):
         if obj.get("status") == ANSWERED and isinstance(obj.get("answer"), str):
-            done[str(obj.get("id"))] = obj["answer"]
+            done[str(obj.get("id"))] = obj
     return done
 
 
 def _answer_line(trajectory: dict[str, Any]) -> dict[str, Any]:
     if trajectory["status"] == ANSWERED:
-        return {"id": trajectory["id"], "raw_output": trajectory["answer"]}
+        line = {"id": trajectory["id"], "raw_output": trajectory["answer"]}
+        # The final message's finish reason and refusal: score counts the answer as
+        # truncated or refused from them, as it does a batch line's.
+        for key in ("finish_reason", "refusal"):
+            if isinstance(trajectory.get(key), str):
+                line[key] = trajectory[key]
+        return line
     return {
         "id": f"agent_error_{uuid.uuid4().hex}",
         "custom_id": trajectory["id"],
@@ -290,11 +304,12 @@ def _run_agent(
             if journal.repaired:
                 result.repaired.append(f"{journal.path}: {journal.repaired}")
         jsonio.write_bytes_atomic(run.path(AGENT_FILE), jsonio.dumps_pretty(record) + b"\n")
-        done = _committed(trajectories.path)
-        elsewhere = _answered_in_responses(responses.path)
-        for ident, answer in done.items():
+        committed = _committed(trajectories.path)
+        done = {ident: trajectory["answer"] for ident, trajectory in committed.items()}
+        elsewhere = _answered_in_responses(responses.path, tasks, warn)
+        for ident, trajectory in committed.items():
             if ident not in elsewhere:
-                responses.append({"id": ident, "raw_output": answer})
+                responses.append(_answer_line(trajectory))
                 result.recovered += 1
         units: list[list[TurnInput]] = []
         for task in tasks:
@@ -303,7 +318,8 @@ def _run_agent(
                     result.already_done += 1
                 elif turn.id in elsewhere:
                     result.answered_elsewhere += 1
-                    done[turn.id] = ""  # answered by another runner: never rerun
+                    # Answered by another runner: never rerun; model history shows its answer.
+                    done[turn.id] = elsewhere[turn.id]
             pending = [turn for turn in task.turns if turn.id not in done]
             if not pending:
                 continue
