@@ -139,9 +139,11 @@ def chat_messages(
     image_urls: Sequence[str] = (),
     history: Sequence[dict[str, Any]] = (),
     system: str | None = None,
+    *,
+    text_first: bool = False,
 ) -> list[dict[str, Any]]:
     """Chat messages: optional system message, prior turns, then the user turn (images first,
-    then the prompt text).
+    then the prompt text; ``text_first``: the prompt, then the images).
 
     ``history`` items are ``{"role": "user"|"assistant", "text": str}`` (the VisualToolBench
     tasks.jsonl shape); each becomes one plain-text message.
@@ -154,7 +156,8 @@ def chat_messages(
     parts: list[dict[str, Any]] = [
         {"type": "image_url", "image_url": {"url": url}} for url in image_urls
     ]
-    parts.append({"type": "text", "text": prompt})
+    text = {"type": "text", "text": prompt}
+    parts = [text, *parts] if text_first else [*parts, text]
     messages.append({"role": "user", "content": parts})
     return messages
 
@@ -187,14 +190,16 @@ def prompt_request(
     run_root: Path,
     settings: RequestSettings,
     named_root: Path | None = None,
+    text_first: bool = False,
 ) -> dict[str, Any]:
     """The request for one inference unit: a DatBench task or a VisualToolBench turn.
 
-    ``images`` are paths relative to the run directory, ``history`` prior turns as in
-    :func:`chat_messages`; ``named_root`` as in :func:`image_url`.
+    ``images`` are paths relative to the run directory, ``history`` prior turns and
+    ``text_first`` as in :func:`chat_messages`; ``named_root`` as in :func:`image_url`.
     """
     urls = [image_url(run_root, rel, settings, named_root) for rel in images]
-    return request_line(custom_id, chat_messages(prompt, urls, history), settings)
+    messages = chat_messages(prompt, urls, history, text_first=text_first)
+    return request_line(custom_id, messages, settings)
 
 
 InferenceUnit = tuple[str, str, Sequence[str], Sequence[dict[str, Any]]]
@@ -206,10 +211,14 @@ def task_requests(
     run_root: Path,
     settings: RequestSettings,
     named_root: Path | None = None,
+    text_first: bool = False,
 ) -> Iterator[dict[str, Any]]:
-    """The requests of a task's inference units (a benchmark says what its units are)."""
+    """The requests of a task's inference units (a benchmark says what its units are, and
+    whether its prompt comes before its images: ``text_first``)."""
     for custom_id, prompt, images, history in units:
-        yield prompt_request(custom_id, prompt, images, history, run_root, settings, named_root)
+        yield prompt_request(
+            custom_id, prompt, images, history, run_root, settings, named_root, text_first
+        )
 
 
 # --------------------------------------------------------------------------- judge requests

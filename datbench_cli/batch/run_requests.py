@@ -46,11 +46,17 @@ def check_judge_stem(out: Path) -> None:
 
 
 def write_task_requests(
-    run: RunDir, settings: RequestSettings | None, units_of: UnitsOf, named: RunDir | None = None
+    run: RunDir,
+    settings: RequestSettings | None,
+    units_of: UnitsOf,
+    named: RunDir | None = None,
+    *,
+    text_first: bool = False,
 ) -> list[Path]:
     """``requests/tasks.openai.NNNNN.jsonl`` from the run's tasks.jsonl; without
     ``settings``, stale task request files are removed. ``named``: the run directory that
-    ``--image-mode file`` URLs name (``run`` being an export's private folder)."""
+    ``--image-mode file`` URLs name (``run`` being an export's private folder); ``text_first``:
+    each user message puts its prompt before its images."""
     directory = run.path(REQUESTS_DIR)
     check_replaceable(directory)
     if settings is None:
@@ -60,7 +66,7 @@ def write_task_requests(
         request
         for _, task in jsonio.iter_jsonl(run.path(TASKS))
         for request in task_requests(
-            units_of(task), run.root, settings, named.root if named else None
+            units_of(task), run.root, settings, named.root if named else None, text_first
         )
     )
     return write_parts(directory, TASK_STEM, rows, max_bytes=settings.max_file_bytes)

@@ -99,7 +99,13 @@ class TurnRequestTests(unittest.TestCase):
                     self.assertEqual(messages[:-1], expected)
                     last = messages[-1]
                     self.assertEqual(last["role"], "user")
-                    self.assertEqual(last["content"][-1], {"type": "text", "text": turn["prompt"]})
+                    # user(prompt_k + images_k): the text first, as the official runner and
+                    # the agent send it (the requests had the images first).
+                    self.assertEqual(last["content"][0], {"type": "text", "text": turn["prompt"]})
+                    self.assertEqual(
+                        [part["type"] for part in last["content"][1:]],
+                        ["image_url"] * len(turn["images"]),
+                    )
         # B's second turn carries turn 0's prompt and golden answer as plain text.
         second = self.by_id[f"{B}::1"]["body"]["messages"]
         self.assertEqual([m["role"] for m in second], ["user", "assistant", "user"])
@@ -133,7 +139,7 @@ class TurnRequestTests(unittest.TestCase):
         self.assertEqual(seen, 8)
         # A's single turn has a JPEG and a PNG, in dataset order.
         a_urls = self.by_id[f"{A}::0"]["body"]["messages"][-1]["content"]
-        self.assertEqual([p["type"] for p in a_urls], ["image_url", "image_url", "text"])
+        self.assertEqual([p["type"] for p in a_urls], ["text", "image_url", "image_url"])
 
     def test_manifest_records_the_request_files(self) -> None:
         recorded = manifest_of(self.run_dir)["options"]["openai_requests"]
@@ -155,7 +161,7 @@ class TurnRequestTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 0, result.stderr)
         request = next(r for r in request_lines(target) if r["custom_id"] == f"{A}::0")
         parts = request["body"]["messages"][-1]["content"]
-        paths = [Path(unquote(urlparse(p["image_url"]["url"]).path)) for p in parts[:-1]]
+        paths = [Path(unquote(urlparse(p["image_url"]["url"]).path)) for p in parts[1:]]
         turn = read_jsonl(target / "tasks.jsonl")[0]["turns"][0]
         self.assertEqual(paths, [(target / rel).resolve() for rel in turn["images"]])
 

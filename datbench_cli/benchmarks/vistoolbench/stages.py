@@ -279,7 +279,8 @@ def _export(
             in_shard["tasks"] += 1
             in_shard["turns"] += len(task.turns)
             in_shard["images"] += sum(per_turn)
-    request_files = write_task_requests(staged, requests, inference_units, run)
+    # The protocol's user(prompt_k + images_k), as the official runner and the agent send it.
+    request_files = write_task_requests(staged, requests, inference_units, run, text_first=True)
     if context_policy != "golden_history":
         warn(
             "--context model: runners must answer turns in order from the model's own earlier "
