@@ -1,16 +1,20 @@
-"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, the digests the
-judge tasks recorded, the terminal cells of an accuracy with its error bar, and the note of the
-answers counted as they are."""
+"""What the benchmarks' stages share: which judge tasks ``--skip-done`` skips, the response
+texts the judge was asked about, the terminal cells of an accuracy with its error bar, and the
+note of the answers counted as they are."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.digests import DIGEST_FIELD, is_digest
+import orjson
+
+from datbench_cli.batch.digests import DIGEST_FIELD, SEVERAL, is_digest
 from datbench_cli.benchmarks.base import Warn, ignore
+from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.rundir import JUDGE_DIGESTS, JUDGE_TASKS, RunDir
 
 
 def done_judge_ids(
@@ -28,8 +32,7 @@ def done_judge_ids(
 
 
 def judge_task_digests(path: Path) -> dict[str, str]:
-    """``id -> response_digest`` of a judge-tasks file (empty when it does not exist): what a
-    native judge line without a digest is matched against."""
+    """``id -> response_digest`` of a judge-tasks file (empty when it does not exist)."""
     if not path.is_file():
         return {}
     digests: dict[str, str] = {}
@@ -38,6 +41,63 @@ def judge_task_digests(path: Path) -> dict[str, str]:
         if isinstance(ident, str) and isinstance(digest, str) and is_digest(digest):
             digests[ident] = digest
     return digests
+
+
+def asked_digests(run: RunDir) -> dict[str, str]:
+    """``judge task id -> response_digest`` that a native judge line without a digest judged:
+    the one response text its judge tasks asked about (``judge_digests.json``: every digest
+    make-judge-tasks wrote for the id), or ``SEVERAL`` when they asked about more than one,
+    which matches no text (stale). A run from before that file: its judge_tasks.jsonl."""
+    if not run.path(JUDGE_DIGESTS).is_file():
+        return judge_task_digests(run.path(JUDGE_TASKS))
+    return {i: d[0] if len(d) == 1 else SEVERAL for i, d in _asked(run).items()}
+
+
+def record_asked(run: RunDir, lines: Iterable[Mapping[str, Any]]) -> int:
+    """Add the digests of judge task ``lines`` to ``judge_digests.json`` (the caller holds the
+    run's lock and writes the tasks after): how many of them were asked about another text
+    before."""
+    if run.path(JUDGE_DIGESTS).is_file():
+        asked = _asked(run)
+    else:  # a run from before the file: what its judge tasks asked, when they can be read
+        try:
+            asked = {i: [d] for i, d in judge_task_digests(run.path(JUDGE_TASKS)).items()}
+        except InputError:
+            asked = {}
+    changed = 0
+    for line in lines:
+        known = asked.setdefault(line["id"], [])
+        if line[DIGEST_FIELD] not in known:
+            changed += bool(known)
+            known.append(line[DIGEST_FIELD])
+    jsonio.write_bytes_atomic(run.path(JUDGE_DIGESTS), orjson.dumps(asked) + b"\n")
+    return changed
+
+
+def _asked(run: RunDir) -> dict[str, list[str]]:
+    path = run.path(JUDGE_DIGESTS)
+    asked = jsonio.read_json(path)
+    if not isinstance(asked, dict) or not all(
+        isinstance(d, list) and d and all(is_digest(x) for x in d) for d in asked.values()
+    ):
+        raise InputError(
+            "is not the map of judge task ids to response digests make-judge-tasks writes",
+            path,
+            hint="delete it to check verdicts without a digest against judge_tasks.jsonl",
+        )
+    return asked
+
+
+def changed_note(changed: int) -> str | None:
+    """What ``make-judge-tasks`` says when ``changed`` judge tasks ask about another response
+    text than before."""
+    if not changed:
+        return None
+    return (
+        f"{changed} judge task(s) ask about a response that changed since the judge was asked "
+        "about it: a native judge line without response_digest for one of them cannot be told "
+        "from the earlier verdict and counts as stale (send and batch runners carry the digest)"
+    )
 
 
 def bar_cell(value: float | None, count: int, entry: dict[str, Any] | None = None) -> str:

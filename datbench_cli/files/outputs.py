@@ -28,6 +28,7 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock
 from datbench_cli.files.rundir import (
     IMAGES,
+    JUDGE_DIGESTS,
     JUDGE_RESPONSES,
     JUDGE_TASKS,
     MANIFEST,
@@ -54,6 +55,7 @@ _OWNERS: dict[str, frozenset[str]] = {
     TRAJECTORIES: frozenset({"agent"}),
     AGENT_SETTINGS: frozenset({"agent"}),
     JUDGE_TASKS: frozenset({"make-judge-tasks"}),
+    JUDGE_DIGESTS: frozenset({"make-judge-tasks"}),
     JUDGE_RESPONSES: frozenset({"send"}),
     REPORT: frozenset({"score"}),
     PAGE: frozenset({"score", "view"}),

@@ -15,6 +15,7 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.locking import hold_lock, settle
 from datbench_cli.files.runfiles import (  # noqa: F401 - re-exported: the names live there
     IMAGES,
+    JUDGE_DIGESTS,
     JUDGE_RESPONSES,
     JUDGE_TASKS,
     MANIFEST,

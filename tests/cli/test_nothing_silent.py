@@ -337,6 +337,40 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(len(tasks), 15)
         self.assertEqual({t["vlm_response"] for t in tasks}, {"WRONG"})
 
+    def test_new_judge_tasks_never_make_an_old_verdict_without_digest_count(self) -> None:
+        # The sample verdicts carry no response_digest. New judge tasks for a changed response
+        # used to tie its old verdict to the new text (0 stale), and --skip-done's tasks, which
+        # leave the judged samples out, untied theirs (a later change went unseen).
+        changed, later = self.judge_ids[0], self.judge_ids[1]
+        work = self.work("stale-regenerated")
+        lines = self.replaced({changed: {"id": changed, "raw_output": "Answer: 2018"}})
+        write_lines(work / "responses.jsonl", lines)
+        skip_done = ("--skip-done", str(work / "judge_responses.jsonl"))
+        said: list[str] = []  # the first new tasks say it; the second, of the same text, not
+        for extra in ((), skip_done):
+            result = run_cli("make-judge-tasks", "-d", str(work), *extra)
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            said.append(" ".join(result.stderr.split()))
+            self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 1, extra)
+        self.assertIn("1 judge task(s) ask about a response that changed", said[0])
+        self.assertNotIn("changed", said[1])
+        self.assertNotIn(later, {t["id"] for t in read_lines(work / "judge_tasks.jsonl")})
+        lines = self.replaced(
+            {
+                changed: {"id": changed, "raw_output": "Answer: 2018"},
+                later: {"id": later, "raw_output": "Answer: 7"},
+            }
+        )
+        write_lines(work / "responses.jsonl", lines)
+        self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 2)
+        # A verdict carrying the digest of the new response counts.
+        task = next(t for t in read_lines(work / "judge_tasks.jsonl") if t["id"] == changed)
+        with (work / "judge_responses.jsonl").open("a") as handle:
+            verdict = {"id": changed, "raw_judge_output": "true"}
+            handle.write(json.dumps({**verdict, "response_digest": task["response_digest"]}))
+            handle.write("\n")
+        self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 1)
+
     def test_batch_verdicts_carry_their_digest_in_the_custom_id(self) -> None:
         work = self.work("stale-batch")
         result = run_cli("make-judge-tasks", "-d", str(work), "--format", "openai", "--model", "j")

@@ -124,8 +124,11 @@ class DiskFullTests(_Case):
         shutil.copy(SAMPLE / "judge_responses.jsonl", run_dir / "judge_responses.jsonl")
         return run_dir
 
-    def _check_stage(self, run_dir: Path, args: list[str], target: str) -> None:
-        """Run ``args`` once to learn its output, then fail it at every budget."""
+    def _check_stage(
+        self, run_dir: Path, args: list[str], target: str, before: str | None = None
+    ) -> None:
+        """Run ``args`` once to learn its output, then fail it at every budget (``before``: a
+        file the stage writes first, which the error may name instead)."""
         path = run_dir / target
         with FullDisk().installed() as meter:
             self.assertEqual(run_cli(*args).exit_code, 0)
@@ -137,7 +140,8 @@ class DiskFullTests(_Case):
                 with FullDisk(budget).installed():
                     result = run_cli(*args)
                 self.assert_one_sentence(result, NO_SPACE)
-                self.assertIn(str(path), result.stderr)
+                named = [str(run_dir / name) for name in (target, before) if name]
+                self.assertTrue(any(name in result.stderr for name in named), result.stderr)
                 self.assertEqual(path.read_bytes(), old)
                 self.assertEqual(temp_leftovers(run_dir), [])
         self.assertEqual(run_cli(*args).exit_code, 0)
@@ -149,7 +153,12 @@ class DiskFullTests(_Case):
 
     def test_make_judge_tasks(self) -> None:
         run_dir = self._scored_run()
-        self._check_stage(run_dir, ["make-judge-tasks", "-d", str(run_dir)], "judge_tasks.jsonl")
+        self._check_stage(
+            run_dir,
+            ["make-judge-tasks", "-d", str(run_dir)],
+            "judge_tasks.jsonl",
+            before="judge_digests.json",
+        )
 
     def test_send(self) -> None:
         run_dir = self.tmp / "run"

@@ -346,7 +346,8 @@ class DatBench:
         if s.get("judge_stale_verdicts"):
             notes.append(
                 f"{s['judge_stale_verdicts']} judge verdict(s) are stale (they judged another "
-                "response text; scored 0): run make-judge-tasks --skip-done and the judge again"
+                "response text; scored 0): run make-judge-tasks --skip-done and the judge again "
+                "(native judge lines with their judge task's response_digest)"
             )
         statuses = s.get("response_statuses") or {}
         if s.get("unanswered_samples") or s.get("missing_responses"):

@@ -35,7 +35,12 @@ from datbench_cli.benchmarks.checks import (
     fail_under_check,
 )
 from datbench_cli.benchmarks.checks import record as record_checks
-from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
+from datbench_cli.benchmarks.common import (
+    asked_digests,
+    changed_note,
+    done_judge_ids,
+    record_asked,
+)
 from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, evaluator_over
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
@@ -204,8 +209,8 @@ def _make_judge_tasks(
     if unanswered:
         warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
     current = {task.id: task.vlm_response for task in judge_tasks}
-    # The judge tasks the judge answered so far: what a native verdict without digest judged.
-    asked = judge_task_digests(out if out.is_file() else run.path(JUDGE_TASKS))
+    # What a native verdict without digest judged: the text its judge tasks asked about.
+    asked = asked_digests(run)
     done = done_judge_ids(skip_done, lambda path: verdict_ids(path, current, asked), warn)
     lines = [
         {
@@ -220,6 +225,8 @@ def _make_judge_tasks(
         for task in judge_tasks
         if task.id not in done
     ]
+    if note := changed_note(record_asked(run, lines)):
+        warn(note)
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, lines))
     written.skipped_done = len(judge_tasks) - len(lines)
     written.request_files = run_requests.write_judge_requests(run, out, lines, requests, judge_text)
@@ -263,7 +270,7 @@ def _score(
         judges = LoadedResponses()
         judge_store: JudgeStore | None = None
         if judge_responses is not None:
-            task_digests = judge_task_digests(run.path(JUDGE_TASKS))
+            task_digests = asked_digests(run)
             scans["judge_responses"] = InputScan(judge_responses, lines=True)
             judge_store, judges = load_judge_store(
                 judge_responses, task_digests, db, scans["judge_responses"].update
@@ -414,7 +421,7 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     response file, the judge tasks written (``judge_tasks.jsonl``) stand for the responses.
     ``warn`` hears what reading the files set aside, as under ``score``."""
     samples = load_samples(run)
-    judges = read_judge_responses(judge_responses, judge_task_digests(run.path(JUDGE_TASKS)))
+    judges = read_judge_responses(judge_responses, asked_digests(run))
     _report_set_aside(judges, "judge responses", judge_responses, warn)
     if responses.exists():
         loaded = load_vlm_responses(responses)

@@ -22,7 +22,12 @@ from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.base import JudgeTasksWritten
 from datbench_cli.benchmarks.checks import Check, CheckOptions
 from datbench_cli.benchmarks.checks import record as record_checks
-from datbench_cli.benchmarks.common import done_judge_ids, judge_task_digests
+from datbench_cli.benchmarks.common import (
+    asked_digests,
+    changed_note,
+    done_judge_ids,
+    record_asked,
+)
 from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED, protocol_summary
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
 from datbench_cli.benchmarks.vistoolbench.checks import judge_check, judge_counts_line, run_checks
@@ -65,7 +70,6 @@ from datbench_cli.files.provenance import (
 )
 from datbench_cli.files.rundir import (
     IMAGES,
-    JUDGE_TASKS,
     MANIFEST,
     REFERENCES,
     RESPONSES,
@@ -389,10 +393,12 @@ def _make_judge_tasks(
     lines = evaluator.create_judge_tasks(answers)
     done = done_judge_ids(
         skip_done,
-        lambda path: evaluator.judged_ids(answers, _judge_lines(run, path, out, warn)),
+        lambda path: evaluator.judged_ids(answers, _judge_lines(run, path, warn)),
         warn,
     )
     kept = [line for line in lines if line["id"] not in done]
+    if note := changed_note(record_asked(run, kept)):
+        warn(note)
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, kept), len(lines) - len(kept))
     written.request_files = write_judge_requests(
         run, out, kept, requests, judge_text, response_format=JSON_OUTPUT
@@ -403,15 +409,13 @@ def _make_judge_tasks(
 def _judge_lines(
     run: RunDir,
     path: Path,
-    tasks: Path | None = None,
     warn: Warn | None = None,
     scan: Callable[[bytes], None] | None = None,
 ) -> list[JudgeLine]:
-    """Judge lines of a file; one without a digest takes its judge task's from ``tasks``
-    (default: the run directory's judge_tasks.jsonl, the tasks the judge answered); ``scan``
-    is given every line read."""
-    tasks = tasks if tasks is not None and tasks.is_file() else run.path(JUDGE_TASKS)
-    digests = judge_task_digests(tasks)
+    """Judge lines of a file; one without a digest takes the one its judge tasks asked about
+    (:func:`~datbench_cli.benchmarks.common.asked_digests`); ``scan`` is given every line
+    read."""
+    digests = asked_digests(run)
     lines = []
     for line in read_judge_lines(path, warn, scan):
         if line.digest is None:
