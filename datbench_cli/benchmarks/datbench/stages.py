@@ -204,9 +204,14 @@ def _make_judge_tasks(
     if unanswered:
         warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
     current = {task.id: task.vlm_response for task in judge_tasks}
-    # The judge tasks the judge answered so far: what a native verdict without digest judged.
-    asked = judge_task_digests(out if out.is_file() else run.path(JUDGE_TASKS))
-    done = done_judge_ids(skip_done, lambda path: verdict_ids(path, current, asked), warn)
+
+    def judged(path: Path) -> set[str]:
+        # The judge tasks the judge answered so far: what a native verdict without digest
+        # judged. Read only for --skip-done: without it the file is replaced, never read.
+        asked = judge_task_digests(out if out.is_file() else run.path(JUDGE_TASKS))
+        return verdict_ids(path, current, asked)
+
+    done = done_judge_ids(skip_done, judged, warn)
     lines = [
         {
             "id": task.id,
