@@ -137,10 +137,13 @@ def verdict_ids(
     path: Path,
     current: dict[str, str] | None = None,
     task_digests: dict[str, str] | None = None,
+    warn: Warn = _ignore,
 ) -> set[str]:
     """Ids that have a parsed verdict (true or false) in a judge-response file, for the text
-    it judged: with ``current`` (id -> current judged text), a stale verdict does not count."""
+    it judged: with ``current`` (id -> current judged text), a stale verdict does not count.
+    ``warn`` hears of the lines reading set aside (a torn last line, unknown keys)."""
     loaded = read_judge_responses(path, task_digests or {})
+    _report_set_aside(loaded, "judge responses", path, warn)
     return {
         r.id
         for r in loaded.judge
@@ -209,7 +212,7 @@ def _make_judge_tasks(
         # The judge tasks the judge answered so far: what a native verdict without digest
         # judged. Read only for --skip-done: without it the file is replaced, never read.
         asked = judge_task_digests(out if out.is_file() else run.path(JUDGE_TASKS))
-        return verdict_ids(path, current, asked)
+        return verdict_ids(path, current, asked, warn)
 
     done = done_judge_ids(skip_done, judged, warn)
     lines = [
