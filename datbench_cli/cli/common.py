@@ -112,6 +112,7 @@ _SHARDS = "Shards"
 NumShardsOpt = Annotated[
     int | None,
     typer.Option(
+        metavar="K",
         help="Split the tasks into K shards (by a stable hash of the id).",
         rich_help_panel=_SHARDS,
         show_default=False,
@@ -120,6 +121,7 @@ NumShardsOpt = Annotated[
 ShardIndexOpt = Annotated[
     int | None,
     typer.Option(
+        metavar="I",
         help="Which shard (0 .. K-1) this export holds.",
         rich_help_panel=_SHARDS,
         show_default=False,

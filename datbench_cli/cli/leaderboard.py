@@ -24,7 +24,7 @@ def leaderboard(
     paths: Annotated[
         list[str],
         typer.Argument(
-            metavar="[LABEL=]PATH...",
+            metavar="[LABEL=]PATH",
             help="Runs: run directories or report files, each optionally labelled "
             "(step1000=runs/ckpt-1000); the label defaults to the model or folder name.",
             show_default=False,

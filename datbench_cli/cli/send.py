@@ -35,7 +35,8 @@ _OUTPUT_BY_STEM = {"tasks": RESPONSES, "judge_tasks": JUDGE_RESPONSES}
 
 def default_output(requests: list[Path], run_dir: Path | None) -> Path:
     """``responses.jsonl`` for task requests, ``judge_responses.jsonl`` for judge requests, in
-    ``--dir`` or else the run directory holding the ``requests/`` folder (else ``.``)."""
+    ``--dir`` or else the run directory holding the ``requests/`` folder (else ``.``); files
+    of several folders need ``--dir`` or ``--out``."""
     found = {_OUTPUT_BY_STEM.get(p.name.split(".openai.")[0]) for p in requests}
     names = {name for name in found if name is not None}
     if len(found) != 1 or len(names) != 1:
@@ -45,8 +46,13 @@ def default_output(requests: list[Path], run_dir: Path | None) -> Path:
         )
     if run_dir is None:
         parents = {p.resolve().parent for p in requests}
-        folder = parents.pop() if len(parents) == 1 else None
-        run_dir = folder.parent if folder is not None and folder.name == REQUESTS_DIR else Path(".")
+        if len(parents) > 1:
+            raise UsageError(
+                f"the request files lie in {len(parents)} folders, so no one run directory "
+                "holds their answers; send each run's files on their own, or pass --out/-o"
+            )
+        folder = parents.pop()
+        run_dir = folder.parent if folder.name == REQUESTS_DIR else Path(".")
     return run_dir / names.pop()
 
 

@@ -190,9 +190,9 @@ def compare(
 def gate(comparison: dict[str, Any], margin: float) -> dict[str, Any]:
     """``--fail-if-worse MARGIN``: fails when, in a gated table, any row's upper 95% bound of
     B - A is below ``-margin`` for any metric. Returns the rule, the verdict and the rows."""
-    if not margin >= 0:
+    if not 0 <= margin <= 1:
         raise UsageError(
-            "--fail-if-worse takes a margin of 0 or more (a fraction: 0.02 = 2 points)"
+            f"--fail-if-worse takes a fraction in [0, 1] (0.02 for 2 points), not {margin!r}"
         )
     tables = [t for t in comparison["tables"] if t["gated"]]
     labels = ", ".join(m["label"] for m in comparison["metrics"])

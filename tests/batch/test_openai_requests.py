@@ -458,6 +458,16 @@ class JudgeRequestsCliTests(unittest.TestCase):
         )
         self.assertIn("skipped 2", result.stderr)
 
+    def test_a_damaged_judge_tasks_file_is_replaced_not_read(self) -> None:
+        """Without --skip-done the judge tasks file is only written: a damaged one (a line
+        edited by hand) stopped make-judge-tasks with an error about its own output."""
+        (self.run_dir / "judge_tasks.jsonl").write_text('{"id": "x", damaged\n')
+        result = run_cli("make-judge-tasks", "-d", str(self.run_dir))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        tasks = lines(self.run_dir / "judge_tasks.jsonl")
+        self.assertGreaterEqual(len(tasks), 4)
+        self.assertNotIn("x", [t["id"] for t in tasks])
+
     def test_judge_tasks_named_tasks_never_touch_the_exports_requests(self) -> None:
         """``-o elsewhere/tasks.jsonl`` replaced requests/tasks.openai.00001.jsonl (the model's
         requests) with judge requests, and without --format openai deleted it."""

@@ -3,6 +3,7 @@ resume after a kill; ingestion of batch output lines by ``score``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -259,6 +260,29 @@ class CommandTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 2)
         self.assertIn(f"{self.requests}:9:", result.stderr)
         self.assertEqual(sum(self.server.hits.values()), 0)
+
+    def test_request_files_of_two_runs_need_an_output(self) -> None:
+        """Without -o, the answers go to the run directory holding requests/; request files of
+        two runs went, all of them, to ./responses.jsonl (the working directory's)."""
+        parts = []
+        for run in ("run-a", "run-b"):
+            (self.tmp / run / "requests").mkdir(parents=True)
+            parts.append(
+                str(write_requests(self.tmp / run / "requests/tasks.openai.00001.jsonl", IDS))
+            )
+        argv = ["send", *parts, "--base-url", self.server.base_url, "--max-backoff", "0.01"]
+        with contextlib.chdir(self.tmp):
+            result = run_cli(*argv)
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("error: the request files lie in 2 folders", result.stderr)
+        self.assertEqual(sum(self.server.hits.values()), 0)
+        self.assertFalse((self.tmp / "responses.jsonl").exists())
+        for run in ("run-a", "run-b"):  # each run's own files still default to that run
+            result = run_cli(
+                *argv[:1], str(self.tmp / run / "requests/tasks.openai.00001.jsonl"), *argv[3:]
+            )
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertEqual(len(out_lines(self.tmp / run / "responses.jsonl")), len(IDS))
 
     def test_a_killed_send_resumed_with_the_same_command_completes_the_file(self) -> None:
         self.server.hang_after = 3

@@ -159,6 +159,16 @@ class DatBenchCompareTest(unittest.TestCase):
         self.assertEqual(better.exit_code, 0, better.stderr)
         self.assertIn("gate (pass)", better.stderr)
 
+    def test_a_margin_in_points_is_refused(self) -> None:
+        """``--fail-if-worse 2`` (2 points meant) was a margin of 200 points: a gate that can
+        never fail, passing a regression with exit 0. Like --fail-under, it takes a fraction."""
+        for margin in ("2", "-0.01", "nan", "inf"):
+            with self.subTest(margin=margin):
+                result = run_cli("compare", str(self.a), str(self.b), "--fail-if-worse", margin)
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("error: --fail-if-worse takes a fraction in [0, 1]", result.stderr)
+                self.assertNotIn("Traceback", result.stderr)
+
     def test_terminal_table_marks_significant_rows(self) -> None:
         result = run_cli("compare", str(self.a), str(self.b), "--resamples", "1000")
         self.assertEqual(result.exit_code, 0, result.stderr)

@@ -68,3 +68,13 @@ def test_help_describes_only_its_own_options(name: str) -> None:
 def test_export_tasks_help_is_about_exporting() -> None:
     text = run_cli("export-tasks", "--help").stdout
     assert "tool-calling" not in text and "temperature 0" not in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_metavars_match_their_help(name: str) -> None:
+    """click adds "..." to a variadic argument's metavar: leaderboard's usage read
+    `[LABEL=]PATH......`; and export-tasks' `--num-shards N` was described as "K shards"."""
+    text = run_cli(name, "--help", env={"COLUMNS": "100"}).stdout
+    assert "...." not in text, name
+    if name == "export-tasks":
+        assert "--num-shards K " in text and "--shard-index I " in text

@@ -1,7 +1,8 @@
 """A killed ``send`` can leave the start of a last line without its line end (the kernel may
-stop a killed write between pages). For both benchmarks, ``score`` and ``check-judge`` (in a
-run directory and outside one) ignore that line, count what it would have answered as
-missing, and say so: one warning naming the file and line; never silence, never exit 2."""
+stop a killed write between pages). For both benchmarks, ``score``, ``check-judge`` (in a run
+directory and outside one) and ``make-judge-tasks --skip-done`` ignore that line, count what it
+would have answered as missing, and say so: one warning naming the file and line; never
+silence, never exit 2."""
 
 from __future__ import annotations
 
@@ -96,6 +97,27 @@ class TornTailTests(unittest.TestCase):
             for file in ("judge_responses.jsonl", "responses.jsonl"):
                 with self.subTest(name, file=file):
                     self.assert_same_as_whole(name, file, "score", "--allow-missing", "--json")
+
+    def test_make_judge_tasks_skip_done(self) -> None:
+        """DatBench's --skip-done dropped a torn last line without a word (VisualToolBench
+        warned): it asks that judge task again, as it should, and now says why."""
+        for name in self.runs:
+            with self.subTest(name):
+                work, number = self.torn_copy(name, "judge_responses.jsonl")
+                outputs = []
+                for run in (self.runs[name], work):
+                    result = run_cli(
+                        "make-judge-tasks", "-d", str(run), "-o", str(work / f"retry-{run.name}.jsonl"),
+                        "--skip-done", str(run / "judge_responses.jsonl"),
+                    )  # fmt: skip
+                    self.assertEqual(result.exit_code, 0, result.stderr)
+                    outputs.append((work / f"retry-{run.name}.jsonl").read_bytes())
+                self.assertEqual(outputs[0], outputs[1])
+                warning = (
+                    f"warning: the last line of {work / 'judge_responses.jsonl'} (line {number}) "
+                    "is incomplete"
+                )
+                self.assertIn(warning, " ".join(result.stderr.split()))
 
     def test_check_judge_outside_a_run_directory(self) -> None:
         for name in self.runs:

@@ -142,10 +142,13 @@ def verdict_ids(
     path: Path,
     current: dict[str, str] | None = None,
     task_digests: dict[str, str] | None = None,
+    warn: Warn = _ignore,
 ) -> set[str]:
     """Ids that have a parsed verdict (true or false) in a judge-response file, for the text
-    it judged: with ``current`` (id -> current judged text), a stale verdict does not count."""
+    it judged: with ``current`` (id -> current judged text), a stale verdict does not count.
+    ``warn`` hears of the lines reading set aside (a torn last line, unknown keys)."""
     loaded = read_judge_responses(path, task_digests or {})
+    _report_set_aside(loaded, "judge responses", path, warn)
     return {
         r.id
         for r in loaded.judge
@@ -209,9 +212,12 @@ def _make_judge_tasks(
     if unanswered:
         warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
     current = {task.id: task.vlm_response for task in judge_tasks}
-    # What a native verdict without digest judged: the text its judge tasks asked about.
-    asked = asked_digests(run)
-    done = done_judge_ids(skip_done, lambda path: verdict_ids(path, current, asked), warn)
+
+    def judged(path: Path) -> set[str]:
+        # What a native verdict without digest judged: the text its judge tasks asked about.
+        return verdict_ids(path, current, asked_digests(run), warn)
+
+    done = done_judge_ids(skip_done, judged, warn)
     lines = [
         {
             "id": task.id,
