@@ -83,6 +83,8 @@ def check_local(source: str) -> Path | None:
         raise InputError("not a directory; --source takes a dataset folder or a hub id", source)
     if looks_like_path(source):
         raise InputError(f"no such directory: {source}")
+    if "/" not in source:
+        raise InputError(f"no such directory: {source} (a hub id is owner/name)")
     return None
 
 

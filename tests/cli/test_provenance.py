@@ -125,13 +125,15 @@ class DataLossTests(_Case):
 
 class SourceTests(_Case):
     def test_a_missing_path_is_no_such_directory(self) -> None:
-        for source in ("./sample_data/datbench-typo", "/nonexistent/place", "a/b/c", "x.parquet"):
+        # A bare name is no hub id either (owner/name): it went to the hub, "cannot reach".
+        sources = ("./sample_data/datbench-typo", "/nonexistent/place", "a/b/c", "x.parquet", "foo")
+        for source in sources:
             with self.subTest(source=source):
                 result = run_cli(
                     "export-tasks", "math", "--source", source, "-d", str(self.tmp / "r")
                 )
                 self.assert_one_sentence(result, f"no such directory: {source}")
-                self.assertNotIn("hub", result.stderr)
+                self.assertNotIn("cannot reach", result.stderr)
 
     def test_a_parquet_file_says_to_pass_its_folder(self) -> None:
         parquet = SAMPLE / "math" / "test-00000-of-00001.parquet"
