@@ -50,6 +50,9 @@ def locate(path: Path) -> RunFiles:
         raise InputError("not a datbench report (no summary object)", report_path)
     if not isinstance(report.get("results"), list):
         raise InputError("not a datbench report (no results list)", report_path)
+    for index, entry in enumerate(report["results"]):
+        if not isinstance(entry, dict):  # the page would leave it out without a word
+            raise InputError(f"results[{index}] is not an object", report_path)
     folder = report_path.parent
     manifest = None
     run_dir: Path | None = None

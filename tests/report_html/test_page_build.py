@@ -84,6 +84,16 @@ def test_view_of_a_folder_without_a_report(tmp_path: Path) -> None:
     assert "no report here" in result.stderr
 
 
+def test_view_refuses_a_result_that_is_not_an_object(tmp_path: Path) -> None:
+    # It was left out of the page without a word (exit 0); compare refuses the same report.
+    report = tmp_path / "report.json"
+    report.write_text('{"summary": {}, "results": [{"id": "a"}, 5]}')
+    result = run_cli("view", str(report), "-o", str(tmp_path / "page.html"))
+    assert result.exit_code == 2
+    assert f"{report}: results[1] is not an object" in result.stderr
+    assert not (tmp_path / "page.html").exists()
+
+
 def test_view_of_a_lone_report_file(tmp_path: Path) -> None:
     report = {
         "summary": {"overall_accuracy": 0.5, "total_samples": 2},
