@@ -12,7 +12,7 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }
-  function pct(v) { return v === null || v === undefined ? "null" : (v * 100).toFixed(2) + "%"; }
+  function pct(v) { return v === null || v === undefined ? "-" : (v * 100).toFixed(2) + "%"; }
   function num(v) {
     if (v === null || v === undefined) return "";
     if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(4);

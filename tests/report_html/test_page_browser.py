@@ -340,3 +340,21 @@ def test_a_count_links_only_to_samples_that_carry_it(driver: Any, tmp_path: Path
     head = driver.find_element("css selector", f'#list li.rec[data-id="{ids[-1]}"] .head')
     assert "Response status: errored" in head.text
     _no_errors(driver)
+
+
+def test_a_null_accuracy_reads_as_a_dash(driver: Any, tmp_path: Path) -> None:
+    """No judge-mode sample (counting has none): the judge accuracy is null, which the card
+    showed as the word "null" where the terminal shows "-"."""
+    run = tmp_path / "run"
+    result = run_cli("export-tasks", "counting", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert result.exit_code == 0, result.stderr
+    _write_lines(
+        run / "responses.jsonl",
+        [{"id": t["id"], "raw_output": "2"} for t in _lines(run / "tasks.jsonl")],
+    )
+    assert run_cli("score", "-d", str(run), "-q", "--html", "").exit_code == 0
+    assert json.loads((run / "report.json").read_text())["summary"]["judge_accuracy"] is None
+    _open(driver, run / "report.html")
+    card = driver.find_element("css selector", '.card[data-key="judge_accuracy"] .value')
+    assert card.text == "-" and _headline(driver, "judge_accuracy") == "null"
+    _no_errors(driver)
