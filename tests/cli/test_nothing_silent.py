@@ -211,6 +211,22 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         once, rejudged = (s["judge_accuracy"] * s["judge_samples"] for s in summaries)
         self.assertAlmostEqual(rejudged, once - 1)
 
+    def test_judge_lines_of_direct_mode_samples_are_said_to_be_ignored(self) -> None:
+        # Neither unknown ids nor used: they went without a word.
+        direct = [r["id"] for r in self.responses if r["id"] not in self.judge_ids][:2]
+        work = self.work("judged-direct", self.responses)
+        with (work / "judge_responses.jsonl").open("a") as handle:
+            for ident in direct:
+                handle.write(json.dumps({"id": ident, "raw_judge_output": "true"}) + "\n")
+        result, summary = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn(
+            "2 judge response id(s) are of direct-mode samples, which are scored without a "
+            "judge: ignored",
+            " ".join(result.stderr.split()),
+        )
+        self.assertEqual(summary["overall_accuracy"], self.report["summary"]["overall_accuracy"])
+
     def test_an_errored_judge_call_is_said_under_the_table(self) -> None:
         # Its sample counted as missing, and the terminal never said a judge call had failed.
         lines = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids[1:]]

@@ -259,8 +259,11 @@ class DatBenchEvaluator:
         # The last line of each id, one query per input (an id that is not a string, which a
         # caller's sample may have, matches no line).
         last_response, last_judge = store.last_by_id(), judges.last_by_id()
+        judged_direct = 0  # judge lines of direct-mode samples, which no judge scores
         for key in samples.keys():
             ident = key.id
+            if key.eval_mode != "judge" and isinstance(ident, str) and ident in last_judge:
+                judged_direct += 1
             position = last_response.get(ident) if isinstance(ident, str) else None
             if position is None:
                 coverage.missing_responses += 1
@@ -345,6 +348,13 @@ class DatBenchEvaluator:
         _warn_about(
             coverage, errors, judge_expected, judge_matched, builder.metric_errors, 3 + depth
         )
+        if judged_direct:
+            warnings.warn(
+                f"{judged_direct} judge response id(s) are of direct-mode samples, which are "
+                "scored without a judge: ignored",
+                DatbenchWarning,
+                stacklevel=3 + depth,
+            )
         if builder.judge_stale:
             warnings.warn(
                 f"{builder.judge_stale} judge verdict(s) judged another response text than the "
