@@ -107,3 +107,5 @@ def make_judge_tasks(
     out.info(f"wrote {written.count} judge task(s) to {target}")
     for path in written.request_files:
         out.info(f"wrote {path}")
+    if settings is not None and not written.count:
+        out.info("no judge task left to ask, so no request file was written: nothing to send")

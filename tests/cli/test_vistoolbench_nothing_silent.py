@@ -192,6 +192,19 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         write_lines(work / "judge_responses.jsonl", [*self.good, *rejudged])
         self.assertEqual(self.score(work)[1]["summary"]["judge"]["stale"], 0)
 
+    def test_a_retry_with_nothing_left_to_ask_says_so(self) -> None:
+        # The documented retry loop then sends requests/judge_retry.openai.*.jsonl, which a
+        # retry of nothing does not write: send failed with "file not found", unexplained.
+        work = self.work("all-judged")
+        result = run_cli(
+            "make-judge-tasks", "-d", str(work), "--skip-done", str(work / "judge_responses.jsonl"),
+            "--format", "openai", "--model", "j", "-o", str(work / "judge_retry.jsonl"),
+        )  # fmt: skip
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("wrote 0 judge task(s)", result.stderr)
+        self.assertIn("no request file was written: nothing to send", result.stderr)
+        self.assertEqual(list((work / "requests").glob("judge_retry.openai.*")), [])
+
     def test_batch_verdicts_carry_their_digest_in_the_custom_id(self) -> None:
         work = self.work("stale-batch")
         result = run_cli("make-judge-tasks", "-d", str(work), "--format", "openai", "--model", "j")
