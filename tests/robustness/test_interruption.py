@@ -415,3 +415,21 @@ class PageInterruptTests(unittest.TestCase):
                 self.assertIn(f"{report} was written, the page was not", lines[0])
                 self.assertTrue(report.is_file())
                 self.assertEqual(page.read_bytes(), b"the earlier page")
+
+    def test_a_stop_while_judge_requests_are_written_names_the_new_judge_tasks(self) -> None:
+        """`make-judge-tasks --format openai` stopped after judge_tasks.jsonl was renamed into
+        place, while its request files are written: the line says so and asks for a rerun."""
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = make_score_run(tmp / "run", 20)
+        for stop, status in ((KeyboardInterrupt, 130), (Terminated, 143)):
+            with self.subTest(stop=stop.__name__):
+                with mock.patch("datbench_cli.batch.run_requests.write_parts", side_effect=stop):
+                    result = run_cli(
+                        "make-judge-tasks", "-d", str(run), "--format", "openai", "--model", "j"
+                    )
+                self.assertEqual(result.exit_code, status, result.stderr)
+                lines = result.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, result.stderr)
+                self.assertIn(f"{run / 'judge_tasks.jsonl'} was written, its request", lines[0])
+                self.assertIn("run the same command again", lines[0])
