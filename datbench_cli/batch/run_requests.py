@@ -95,11 +95,17 @@ def write_judge_requests(
     check_judge_stem(out)
     directory, stem = run.path(REQUESTS_DIR), out.name.removesuffix(".jsonl")
     check_replaceable(directory)
-    if settings is None:
-        remove_parts(directory, stem)
-        return []
-    rows = (
-        judge_request(custom_id(line), text_of(line), settings, response_format=response_format)
-        for line in lines
-    )
-    return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)
+    try:
+        if settings is None:
+            remove_parts(directory, stem)
+            return []
+        rows = (
+            judge_request(custom_id(line), text_of(line), settings, response_format=response_format)
+            for line in lines
+        )
+        return write_parts(directory, stem, rows, max_bytes=settings.max_file_bytes)
+    except KeyboardInterrupt as stop:  # ``out`` is already the new one: say so
+        raise type(stop)(
+            f"{out} was written, its request files were not ({directory}/{stem}.openai.* "
+            "may be the earlier ones); run the same command again"
+        ) from None

@@ -188,7 +188,13 @@ def score(
             ) from None
         report.save(target)
         if page is not None:
-            write_page(page, run_page(target, page, embed_images=embed_images))
+            try:
+                write_page(page, run_page(target, page, embed_images=embed_images))
+            except KeyboardInterrupt as stop:  # the new report is kept: say so
+                raise type(stop)(
+                    f"{target} was written, the page was not ({page} is as it was); "
+                    "`datbench view` writes it from the report"
+                ) from None
     if as_json:
         out.data(jsonio.dumps(report.summary).decode())
     else:

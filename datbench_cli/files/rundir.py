@@ -103,14 +103,17 @@ class RunDir:
             with jsonio.writing(self.root):
                 self.root.mkdir(parents=True, exist_ok=True)
         self.require_exists()
-        try:
-            with hold_lock(self.root, stage, shared=shared):
+        with hold_lock(self.root, stage, shared=shared):
+            try:
                 yield
-        except BaseException:
-            if made:  # a failed export leaves no empty folder it made behind
-                with contextlib.suppress(OSError):
-                    self.root.rmdir()
-            raise
+            except BaseException:
+                # A failed export leaves no empty folder it made behind, removed while the
+                # lock is held: a stage refused the lock never removes the folder of the one
+                # holding it (two exports into a new folder both see it absent and make it).
+                if made:
+                    with contextlib.suppress(OSError):
+                        self.root.rmdir()
+                raise
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, checked against the files it describes."""

@@ -459,6 +459,33 @@ class WheelBwrapTests(_Attacks):
 del _Attacks  # run through its two subclasses only
 
 
+class UnsafeSandboxKillTests(unittest.TestCase):
+    def test_killing_the_agent_ends_the_unsafe_sandboxs_code(self) -> None:
+        """Without bwrap (--unsafe-sandbox, no --die-with-parent) the code's process ends with
+        the agent too, even when the agent is SIGKILLed mid-call."""
+        folder = Path(tempfile.mkdtemp(prefix="datbench-kill-"))
+        self.addCleanup(shutil.rmtree, folder, True)
+        script = (
+            "from pathlib import Path\n"
+            "from datbench_cli.benchmarks.vistoolbench.agent import sandbox\n"
+            "limits = sandbox.Limits(wall_seconds=300, cpu_seconds=300)\n"
+            "sandbox.run_code('import time\\ntime.sleep(300)', 'python_interpreter', "
+            f"Path({str(folder)!r}), limits, sandbox.Isolation(None), [])\n"
+        )
+        agent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+        self.addCleanup(agent.wait)
+        self.addCleanup(agent.kill)
+        deadline = time.monotonic() + 60
+        while not _processes_in(folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(_processes_in(folder), "the code never started")
+        agent.kill()
+        deadline = time.monotonic() + 30
+        while _processes_in(folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(_processes_in(folder), [])
+
+
 class OrdinaryUserTests(unittest.TestCase):
     def test_the_attacks_fail_for_an_ordinary_user(self) -> None:
         """As root, rerun the main attacks as uid 1000 without capabilities (an outer user
@@ -572,6 +599,19 @@ def _processes_naming(folder: Path) -> list[int]:
         if entry.name.isdigit():
             try:
                 if str(folder).encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """The processes whose working folder is ``folder`` (the code's, without bwrap)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "cwd") == str(folder):
                     found.append(int(entry.name))
             except OSError:
                 continue

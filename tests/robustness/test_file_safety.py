@@ -555,6 +555,36 @@ class RunDirectoryLockTests(_Tmp):
                 self.assertIn(str(holder.pid), line)
                 self.assertEqual(tree(run), before)
 
+    def test_an_export_refused_the_lock_keeps_the_new_folder_the_winner_holds(self) -> None:
+        """Two exports into a folder that does not exist both see it absent and make it; the
+        one refused the lock must not remove it from under the one holding it."""
+        import fcntl
+        from unittest import mock
+
+        from datbench_cli.files import rundir
+
+        run = self.tmp / "new-run"
+        real = rundir.hold_lock
+        winner: list[int] = []
+
+        def won_meanwhile(directory: Path, stage: str, *, shared: bool = False) -> Any:
+            # The other export takes the lock between this one's mkdir and its flock.
+            fd = os.open(directory, os.O_RDONLY)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            winner.append(fd)
+            return real(directory, stage, shared=shared)
+
+        with mock.patch.object(rundir, "hold_lock", won_meanwhile):
+            with (
+                self.assertRaises(Exception) as refused,
+                RunDir(run).lock("export-tasks", create=True),
+            ):
+                pass
+        self.addCleanup(os.close, winner[0])
+        self.assertIn("in use by", str(refused.exception))
+        self.assertTrue(run.is_dir(), "the refused export removed the winner's folder")
+        self.assertEqual(os.stat(run).st_ino, os.fstat(winner[0]).st_ino)
+
     def test_two_concurrent_exports_never_both_succeed_with_a_broken_run(self) -> None:
         from tests.run_builders import make_image_dataset
 

@@ -393,3 +393,43 @@ class CtrlCTests(unittest.TestCase):
                     self.assertEqual(result.exit_code, status, result.stderr)
                     self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
                     self.assertIn(said, result.stderr)
+
+
+class PageInterruptTests(unittest.TestCase):
+    def test_a_stop_while_the_page_is_written_names_the_new_report(self) -> None:
+        """`score --html` stopped after the report was renamed into place, while the page is
+        written: the line says the report is new and the page is the earlier one."""
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = make_score_run(tmp / "run", 20)
+        report, page = run / "report.json", run / "report.html"
+        page.write_bytes(b"the earlier page")
+        for stop, status in ((KeyboardInterrupt, 130), (Terminated, 143)):
+            with self.subTest(stop=stop.__name__):
+                report.unlink(missing_ok=True)
+                with mock.patch("datbench_cli.cli.score.write_page", side_effect=stop):
+                    result = run_cli("score", "-d", str(run), "--html", "-q")
+                self.assertEqual(result.exit_code, status, result.stderr)
+                lines = result.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, result.stderr)
+                self.assertIn(f"{report} was written, the page was not", lines[0])
+                self.assertTrue(report.is_file())
+                self.assertEqual(page.read_bytes(), b"the earlier page")
+
+    def test_a_stop_while_judge_requests_are_written_names_the_new_judge_tasks(self) -> None:
+        """`make-judge-tasks --format openai` stopped after judge_tasks.jsonl was renamed into
+        place, while its request files are written: the line says so and asks for a rerun."""
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = make_score_run(tmp / "run", 20)
+        for stop, status in ((KeyboardInterrupt, 130), (Terminated, 143)):
+            with self.subTest(stop=stop.__name__):
+                with mock.patch("datbench_cli.batch.run_requests.write_parts", side_effect=stop):
+                    result = run_cli(
+                        "make-judge-tasks", "-d", str(run), "--format", "openai", "--model", "j"
+                    )
+                self.assertEqual(result.exit_code, status, result.stderr)
+                lines = result.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, result.stderr)
+                self.assertIn(f"{run / 'judge_tasks.jsonl'} was written, its request", lines[0])
+                self.assertIn("run the same command again", lines[0])

@@ -224,6 +224,8 @@ def run_code(
         "memory_mb": limits.memory_mb,
         "file_mb": limits.file_mb,
         "max_output_chars": limits.max_output_chars,
+        # Without bwrap's --die-with-parent: the child ends with the agent by itself.
+        "die_with": None if sandboxed else os.getpid(),
     }
     seccomp = _seccomp_fd() if sandboxed else None
     if isolation.bwrap is not None:

@@ -158,8 +158,24 @@ def _write_all(fd: int, data: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
+def _die_with(parent: int) -> None:
+    """Be killed when the agent ends, whatever ends it (SIGKILL too). Only for
+    ``--unsafe-sandbox``: under bwrap, ``--die-with-parent`` does this. Linux only; elsewhere
+    nothing is armed."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the agent ended before the signal was armed
+        os._exit(1)
+
+
 def main() -> None:
     config = json.loads(sys.stdin.read())
+    if config.get("die_with") is not None:
+        _die_with(int(config["die_with"]))
     result_fd = int(config["result_fd"])
     source, workdir = config["source_dir"], config["workdir"]
     copied = source != workdir
