@@ -88,6 +88,19 @@ class StartUpImportsTests(unittest.TestCase):
         present = [name for name in names if name in modules]
         self.assertEqual(present, [], f"loaded but not needed: {present}")
 
+    def test_the_package_loads_its_public_names_when_used(self) -> None:
+        # The console script imports the package before it can catch a Ctrl-C: it loads no
+        # scorer or command module until a name is used, and every public name is there.
+        probe = (
+            "import sys, datbench_cli as d; "
+            "print(sorted(m for m in sys.modules if m.startswith('datbench_cli.'))); "
+            "print(all(getattr(d, n) is not None for n in d.__all__))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        self.assertEqual(done.stdout.splitlines(), ["['datbench_cli.version']", "True"])
+
     def test_the_app_and_help(self) -> None:
         for args in ((), ("--help",), ("score", "--help")):
             with self.subTest(args=args):

@@ -197,3 +197,33 @@ class RememberingScopeTests(unittest.TestCase):
             self.assertEqual([type(e) for e in seen], [ValueError, KeyboardInterrupt])
         finally:
             sys.unraisablehook = previous
+
+
+# The program as the console script starts it, with Ctrl-C pressed while the command line's
+# modules load (an import hook presses it as the first of them is looked for).
+_PRESS_WHILE_LOADING = textwrap.dedent(
+    """
+    import signal, sys
+
+    class Press:
+        def find_spec(self, name, path=None, target=None):
+            if name == "datbench_cli.cli.app":
+                signal.raise_signal(signal.SIGINT)
+            return None
+
+    sys.meta_path.insert(0, Press())
+    sys.argv = ["datbench", *sys.argv[1:]]
+    from datbench_cli.__main__ import main
+    main()
+    """
+)
+
+
+class StartupCtrlCTests(unittest.TestCase):
+    def test_a_press_while_the_program_loads_is_one_line_and_exit_130(self) -> None:
+        # It printed a 30 to 50 line traceback (about the first second of every command).
+        done = run_script(_PRESS_WHILE_LOADING, ["--version"])
+        self.assertEqual(done.returncode, 130, done.stderr)
+        self.assertEqual(done.stderr, "error: interrupted\n")
+        scripts = (ROOT / "pyproject.toml").read_text()
+        self.assertIn('datbench = "datbench_cli.__main__:main"', scripts)
