@@ -162,7 +162,9 @@ def wilson_cc(
     tests/stats check; its coverage stays at or above 95% at every rate for n = 5, 50, 500.
     ``successes`` and ``n`` may be fractional (an effective sample size, a sum of partial
     credit) and arrays (then arrays come back); the interval always holds ``successes / n``;
-    0 successes pin the low end at 0, ``n`` successes the high end at 1."""
+    a count within half a unit of 0 pins the low end at 0, within half a unit of ``n`` the
+    high end at 1 (where the correction's half unit reaches the end: past it the formula's
+    bound would fall back towards the estimate), so the bounds grow with the count."""
     x, size = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
     if np.any(~(size > 0)) or np.any(~((x >= 0) & (x <= size))):
         raise ValueError("need 0 <= successes <= n and n > 0")
@@ -172,10 +174,15 @@ def wilson_cc(
     below = z * np.sqrt(np.maximum(z * z - 2 - 1 / size + spread + 4 * p, 0.0))
     above = z * np.sqrt(np.maximum(z * z + 2 - 1 / size + spread - 4 * p, 0.0))
     denominator = 2 * (size + z * z)
-    low = np.where(x <= 0, 0.0, np.maximum((2 * x + z * z - 1 - below) / denominator, 0.0))
-    high = np.where(x >= size, 1.0, np.minimum((2 * x + z * z + 1 + above) / denominator, 1.0))
-    # A fractional count below 1 (or above n - 1) would move a bound past the estimate: the
-    # correction assumes whole counts. The interval always holds the estimate.
+    # Whole counts: only 0 and n are pinned. A fractional count (partial credit) between 0
+    # and 1/2 (or n - 1/2 and n) would get a low (high) bound that shrinks back to the
+    # estimate as the count nears the end: 4 scores of mean 0.985 had the upper bound 0.985.
+    low = np.where(2 * x <= 1, 0.0, np.maximum((2 * x + z * z - 1 - below) / denominator, 0.0))
+    high = np.where(
+        2 * (size - x) <= 1, 1.0, np.minimum((2 * x + z * z + 1 + above) / denominator, 1.0)
+    )
+    # A fractional count below 1 (or above n - 1) could still move a bound past the estimate:
+    # the correction assumes whole counts. The interval always holds the estimate.
     low, high = np.minimum(low, p), np.maximum(high, p)
     if low.ndim == 0:
         return float(low), float(high)

@@ -15,6 +15,7 @@ from typing import Any
 
 from datbench_cli.leaderboard.letters import compact_letters
 from datbench_cli.leaderboard.runs import label_number, split_label
+from datbench_cli.metrics.averaging import float_sum
 from tests.cli_helpers import run_cli
 from tests.leaderboard.support import datbench_report, flipped, vistoolbench_report
 
@@ -121,6 +122,28 @@ class LeaderboardTest(unittest.TestCase):
         data = board(a, b)
         self.assertEqual([r["group"] for r in data["runs"]], ["a", "a"])
         self.assertEqual([r["rank"] for r in data["runs"]], [1, 2])
+
+    def test_equal_report_scores_share_a_rank(self) -> None:
+        # Two runs whose reports hold the very same accuracy (summed left to right, as every
+        # report sums): numpy's pairwise mean told them apart in the last bit and ranked them
+        # 1 and 2, with scores that differed from the reports' own.
+        scores = [0.24, 0.54, 0.37, 0.6, 0.63, 0.07, 0.01, 0.84, 0.26, 0.23, 1.0, 0.47]
+        scores += [0.84, 0.48, 0.64, 0.15, 0.63, 0.87, 0.52, 0.74, 0.67, 0.06, 0.76, 0.59]
+        swapped = list(scores)
+        swapped[1], swapped[22] = swapped[22], swapped[1]
+        paths = []
+        for name, values in (("a", scores), ("b", swapped)):
+            path = Path(self.report(name, [v >= 0.5 for v in values]))
+            report = json.loads(path.read_text())
+            for entry, value in zip(report["results"], values, strict=True):
+                entry["score"] = value
+            path.write_text(json.dumps(report))
+            paths.append(str(path))
+        mean = float_sum(scores) / len(scores)  # the report's own number
+        self.assertEqual(float_sum(swapped) / len(swapped), mean)
+        data = board(*paths)
+        self.assertEqual([r["rank"] for r in data["runs"]], [1, 1])
+        self.assertEqual([r["overall"]["score"] for r in data["runs"]], [mean, mean])
 
     def test_unpaired_when_samples_differ(self) -> None:
         a = self.report("a", BASE)

@@ -103,6 +103,31 @@ class CoverageTest(unittest.TestCase):
                         _coverage(two_point.mean(axis=1), n, 0.95), 0.95 - MARGIN
                     )
 
+    def test_near_perfect_partial_credit(self) -> None:
+        # A score of 0.98 or 1 (a near-perfect OCR or ANLS score), each half the time: the
+        # mean lies within half a count of n, where the corrected formula's upper bound falls
+        # back to the estimate (4 samples averaging 0.985: [0.383, 0.985]). Exact coverage by
+        # enumeration, and the mirror image near 0.
+        for n in (1, 2, 4, 5, 10):
+            ones = np.arange(n + 1)
+            weights = binom.pmf(ones, n, 0.5)
+            for top, bottom in ((1.0, 0.98), (0.02, 0.0)):
+                means = (ones * top + (n - ones) * bottom) / n
+                low, high = stats.wilson_cc(means * n, np.full(n + 1, float(n)))
+                truth = (top + bottom) / 2
+                covered = float(np.sum(weights * ((low <= truth) & (truth <= high))))
+                with self.subTest(n=n, top=top):
+                    self.assertGreaterEqual(covered, 0.95)
+
+    def test_bounds_grow_with_the_count(self) -> None:
+        # A higher mean never gets a lower bound: fractional counts included.
+        for n in (1.0, 2.0, 2.25, 4.0, 50.0, 500.0):
+            counts = np.linspace(0, n, 4001)
+            low, high = stats.wilson_cc(counts, np.full(len(counts), n))
+            with self.subTest(n=n):
+                self.assertTrue(np.all(np.diff(low) >= -1e-12))
+                self.assertTrue(np.all(np.diff(high) >= -1e-12))
+
     def test_clustered_interval_covers(self) -> None:
         # 10 clusters of n / 10 samples sharing a cluster rate around 0.5: the independent
         # interval under-covers, the one at the effective sample size does not.
