@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -47,8 +48,17 @@ def _pil_image(data: bytes) -> Any:
     return Image.open(io.BytesIO(data))
 
 
+# This package's folder: a warning names the first frame outside it (the caller's line).
+_PACKAGE = __file__[: -len("benchmarks/vistoolbench/evaluator.py")]
+
+
 def _python_warning(message: str) -> None:
-    warnings.warn(message, DatbenchWarning, stacklevel=3)
+    """``message`` as a :class:`DatbenchWarning` at the caller's line, as DatBench's are,
+    from whatever depth of the library it comes (row reading, answer matching, scoring)."""
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, DatbenchWarning, stacklevel=level)
 
 
 def check_turncase(turncase: str | None) -> None:
