@@ -67,6 +67,12 @@ def check_turncase(turncase: str | None) -> None:
         raise BadArgument(f"turncase must be one of {', '.join(TURNCASES)}, not {turncase!r}")
 
 
+def check_limit(limit: int | None) -> None:
+    """Refuse a ``limit`` that is not a positive integer (it would keep no task)."""
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise BadArgument(f"limit must be a positive integer (None: every task), not {limit!r}")
+
+
 def context_policy_for(context: str) -> str:
     """``golden`` -> ``golden_history``, ``model`` -> ``model_history``."""
     if context not in CONTEXT_POLICIES:
@@ -92,6 +98,7 @@ class VisToolBenchEvaluator:
         warn: Warn | None = None,
     ) -> None:
         check_turncase(turncase)
+        check_limit(limit)
         self.context_policy = context_policy_for(context)
         self.warn: Warn = warn or _python_warning
         self.tasks: list[Task] = list(
