@@ -360,3 +360,11 @@ class SeedApiCoverageTests(unittest.TestCase):
         self.assertEqual(stale.results[2].metadata["score_details"]["judge_verdict"], "stale")
         with self.assertRaises(ValueError):
             quietly(self.evaluator().compute_metrics, responses, [old], strict_judge=True)
+        # The warning speaks to a Python caller, not of a command and its flags.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.evaluator().compute_metrics(responses, [old])
+        (message,) = [str(w.message) for w in caught if "stale" in str(w.message)]
+        self.assertIn("judge the current responses again", message)
+        self.assertNotIn("--", message)
+        self.assertNotIn("make-judge-tasks", message)

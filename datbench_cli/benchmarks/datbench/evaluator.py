@@ -358,8 +358,7 @@ class DatBenchEvaluator:
         if builder.judge_stale:
             warnings.warn(
                 f"{builder.judge_stale} judge verdict(s) judged another response text than the "
-                "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
-                "again",
+                "current one (stale) and score 0: judge the current responses again",
                 DatbenchWarning,
                 stacklevel=3 + depth,
             )
