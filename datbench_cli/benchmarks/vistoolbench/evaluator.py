@@ -39,6 +39,7 @@ from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_ta
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
 from datbench_cli.errors import BadArgument, DatbenchWarning, StrictJudgeError, name_ids
+from datbench_cli.files.loading import refuse_split_dict
 
 
 def _pil_image(data: bytes) -> Any:
@@ -99,6 +100,7 @@ class VisToolBenchEvaluator:
     ) -> None:
         check_turncase(turncase)
         check_limit(limit)
+        refuse_split_dict(hf_dataset)
         self.context_policy = context_policy_for(context)
         self.warn: Warn = warn or _python_warning
         self.tasks: list[Task] = list(
