@@ -25,6 +25,17 @@ from datbench_cli.files.sources import (
 __all__ = ["SOURCE_ENV", "is_local_source", "load_split", "load_source_split"]
 
 
+def refuse_split_dict(dataset: Any) -> None:
+    """A ``ValueError`` for a ``DatasetDict`` (``load_dataset`` without ``split=``): it holds
+    splits, not rows, and read as rows it fails far from the cause."""
+    if isinstance(getattr(dataset, "column_names", None), dict) and hasattr(dataset, "keys"):
+        splits = ", ".join(map(str, dataset.keys()))
+        raise ValueError(
+            f"hf_dataset is a DatasetDict of splits ({splits}), not rows: pass one split, "
+            'e.g. load_dataset(..., split="test")'
+        )
+
+
 def is_local_source(source: str) -> bool:
     """True when ``source`` names an existing local directory."""
     return Path(source).expanduser().is_dir()

@@ -226,6 +226,13 @@ def score_in_workers(
     ``failed(item, failure)``."""
     import pebble  # here, not at start-up: it loads asyncio (and ssl) for its decorators
 
+    if multiprocessing.current_process().daemon:
+        # Said here, not as multiprocessing's AssertionError from inside pebble.
+        raise RuntimeError(
+            "scoring runs on worker processes, which a daemonic process (a "
+            "multiprocessing.Pool worker) cannot start; score from the main process or a "
+            "concurrent.futures.ProcessPoolExecutor worker"
+        )
     workers = jobs if jobs > 0 else usable_cpus()
     # A chunk's wall limit: past it (a worker stuck in a call into C that sleeps, or a chunk of
     # slow items), its items are scored again one by one, each under the hard limit; results

@@ -360,3 +360,21 @@ class SeedApiCoverageTests(unittest.TestCase):
         self.assertEqual(stale.results[2].metadata["score_details"]["judge_verdict"], "stale")
         with self.assertRaises(ValueError):
             quietly(self.evaluator().compute_metrics, responses, [old], strict_judge=True)
+        # A null raw_output (accepted, scored like an empty answer) is judged as the empty text
+        # the judge was shown: its digest is that of "" (the check raised AttributeError in
+        # the worker, and the sample became a WorkerDied scorer error).
+        null = [VLMResponse("a", "yes"), VLMResponse("b", "yes"), VLMResponse("c", None)]
+        for digest, verdict in ((response_digest(""), "correct"), (response_digest("no"), "stale")):
+            judged = JudgeResponse("c", "true", response_digest=digest)
+            report = quietly(self.evaluator().compute_metrics, null, [judged])
+            details = report.results[2].metadata["score_details"]
+            self.assertEqual((details.get("judge_verdict"), details.get("error")), (verdict, None))
+            self.assertEqual(report.summary["scorer_errors"], 0)
+        # The warning speaks to a Python caller, not of a command and its flags.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.evaluator().compute_metrics(responses, [old])
+        (message,) = [str(w.message) for w in caught if "stale" in str(w.message)]
+        self.assertIn("judge the current responses again", message)
+        self.assertNotIn("--", message)
+        self.assertNotIn("make-judge-tasks", message)

@@ -52,6 +52,25 @@ class PublicApiTests(unittest.TestCase):
         self.assertEqual(public.summary, internal.summary)
         self.assertEqual(public.summary["overall_accuracy"], 0.5)
 
+    def test_a_dataset_dict_of_splits_is_refused_by_name(self) -> None:
+        # load_dataset(...) without split= gives a DatasetDict: DatBench said "hf_dataset[0]
+        # must be a row, got str" (the split's name), VisualToolBench "the dataset lacks the
+        # column(s) id, turn_prompts".
+        from datasets import Dataset, DatasetDict
+
+        from datbench_cli import VisToolBenchEvaluator
+
+        splits = DatasetDict({"test": Dataset.from_list([_row("a")])})
+        for make in (
+            lambda: DatBenchEvaluator(splits, "math"),
+            lambda: VisToolBenchEvaluator(splits),
+        ):
+            with self.subTest(make=make), self.assertRaises(ValueError) as caught:
+                make()
+            message = str(caught.exception)
+            self.assertIn("a DatasetDict of splits (test)", message)
+            self.assertIn('split="test"', message)
+
     def test_capability_names_are_checked(self) -> None:
         with self.assertRaises(ValueError) as caught:
             DatBenchEvaluator([_row("a")], "maths")

@@ -157,6 +157,15 @@ class PythonCallerInputTests(unittest.TestCase):
             self.assertIn(message, str(caught.exception))
             self.assertNotIsInstance(caught.exception, InputError)
 
+    def test_a_limit_that_keeps_no_task_is_refused(self) -> None:
+        # limit=0 (or -1) gave an evaluator of no task and a report of nothing, without a
+        # word; the command line refuses --limit 0.
+        for limit in (0, -1, True, "2", 1.5):
+            with self.subTest(limit=limit), self.assertRaises(ValueError) as caught:
+                VisToolBenchEvaluator(sample_rows(), limit=limit)  # type: ignore[arg-type]
+            self.assertIn("limit must be a positive integer", str(caught.exception))
+        self.assertEqual(len(VisToolBenchEvaluator(sample_rows(), limit=2).tasks), 2)
+
     def test_a_lone_surrogate_is_refused_before_the_report_cannot_be_saved(self) -> None:
         # The judge's text went into the report, whose to_json() then raised
         # "TypeError: str is not valid UTF-8".

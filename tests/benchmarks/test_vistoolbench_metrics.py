@@ -196,6 +196,21 @@ class PythonApiTests(unittest.TestCase):
         self.assertEqual(report["results"][0]["ars"], 0.8)
         self.assertTrue(any("no answered turn" in str(w.message) for w in caught))
 
+    def test_default_warnings_point_at_the_callers_line(self) -> None:
+        # As DatBenchEvaluator's do: a warning names the caller's file and line (so it can be
+        # found, and filtered by module), not a line inside the library.
+        rows = sample_rows()
+        rows[1]["num_turns"] = 7  # a row-reading warning
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            evaluator = VisToolBenchEvaluator(rows)
+            evaluator.create_judge_tasks(read_jsonl(SAMPLE_RESPONSES))
+            evaluator.compute_metrics(
+                read_jsonl(SAMPLE_RESPONSES) + [{"id": "nope::0", "raw_output": ""}], []
+            )
+        self.assertGreaterEqual(len(caught), 5)
+        self.assertEqual({w.filename for w in caught}, {__file__})
+
     def test_inference_tasks_carry_pil_images(self) -> None:
         from PIL import Image
 

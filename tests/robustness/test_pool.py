@@ -177,6 +177,29 @@ class CallerUntouchedTests(unittest.TestCase):
         self.assertEqual(results[1].metadata["score_details"]["error"]["type"], "SampleTimeout")
 
 
+def _score_in_a_daemon(_: int) -> str:
+    try:
+        report_rows(jobs=1, count=2)
+    except RuntimeError as error:
+        return f"RuntimeError: {error}"
+    except BaseException as error:  # noqa: BLE001 - what the test reports
+        return f"{type(error).__name__}: {error}"
+    return "scored"
+
+
+class DaemonCallerTests(unittest.TestCase):
+    def test_a_multiprocessing_pool_worker_is_told_why_it_cannot_score(self) -> None:
+        # A daemonic process may not start processes: the library says so (it raised
+        # multiprocessing's bare AssertionError from inside pebble).
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            outcome = pool.apply(_score_in_a_daemon, (0,))
+        self.assertTrue(outcome.startswith("RuntimeError: "), outcome)
+        self.assertIn("daemonic process", outcome)
+        self.assertIn("ProcessPoolExecutor", outcome)
+
+
 class BudgetTests(unittest.TestCase):
     def test_a_runaway_scorer_stops_at_its_budget(self) -> None:
         results, _ = within(60, slow_results, ["0", "3", "0"], 0.5)

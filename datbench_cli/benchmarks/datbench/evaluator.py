@@ -45,6 +45,7 @@ from datbench_cli.errors import (
     StrictJudgeError,
     name_ids,
 )
+from datbench_cli.files.loading import refuse_split_dict
 from datbench_cli.files.run_store import unknown
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
@@ -108,6 +109,7 @@ class DatBenchEvaluator:
             raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
         if hf_dataset is None:
             raise TypeError("hf_dataset must be the capability's rows (a datasets split)")
+        refuse_split_dict(hf_dataset)
         self.capability = capability
         self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
         self._hold([_sample(number, row, capability) for number, row in enumerate(hf_dataset)])
@@ -358,8 +360,7 @@ class DatBenchEvaluator:
         if builder.judge_stale:
             warnings.warn(
                 f"{builder.judge_stale} judge verdict(s) judged another response text than the "
-                "current one (stale) and score 0: run make-judge-tasks --skip-done and the judge "
-                "again",
+                "current one (stale) and score 0: judge the current responses again",
                 DatbenchWarning,
                 stacklevel=3 + depth,
             )

@@ -105,10 +105,11 @@ def score_direct(
 
 def score_judge(model_output: str, judge: JudgeResponse | None) -> Outcome:
     """Score a judge-mode sample from its judge response alone (missing/unparsed score 0; so
-    does a stale one, whose digest is not that of ``model_output``)."""
+    does a stale one, whose digest is not that of ``model_output``; a null output is the empty
+    text the judge was shown)."""
     if judge is None:
         verdict, raw, parsed = "missing", None, None
-    elif is_stale(judge.response_digest, model_output):
+    elif is_stale(judge.response_digest, model_output or ""):
         verdict, raw, parsed = "stale", judge.raw_judge_output, None
     else:
         raw = judge.raw_judge_output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -38,6 +39,7 @@ from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_ta
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
 from datbench_cli.errors import BadArgument, DatbenchWarning, StrictJudgeError, name_ids
+from datbench_cli.files.loading import refuse_split_dict
 
 
 def _pil_image(data: bytes) -> Any:
@@ -47,14 +49,29 @@ def _pil_image(data: bytes) -> Any:
     return Image.open(io.BytesIO(data))
 
 
+# This package's folder: a warning names the first frame outside it (the caller's line).
+_PACKAGE = __file__[: -len("benchmarks/vistoolbench/evaluator.py")]
+
+
 def _python_warning(message: str) -> None:
-    warnings.warn(message, DatbenchWarning, stacklevel=3)
+    """``message`` as a :class:`DatbenchWarning` at the caller's line, as DatBench's are,
+    from whatever depth of the library it comes (row reading, answer matching, scoring)."""
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, DatbenchWarning, stacklevel=level)
 
 
 def check_turncase(turncase: str | None) -> None:
     """Refuse a ``turncase`` filter other than single-turn / multi-turn."""
     if turncase is not None and turncase not in TURNCASES:
         raise BadArgument(f"turncase must be one of {', '.join(TURNCASES)}, not {turncase!r}")
+
+
+def check_limit(limit: int | None) -> None:
+    """Refuse a ``limit`` that is not a positive integer (it would keep no task)."""
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise BadArgument(f"limit must be a positive integer (None: every task), not {limit!r}")
 
 
 def context_policy_for(context: str) -> str:
@@ -82,6 +99,8 @@ class VisToolBenchEvaluator:
         warn: Warn | None = None,
     ) -> None:
         check_turncase(turncase)
+        check_limit(limit)
+        refuse_split_dict(hf_dataset)
         self.context_policy = context_policy_for(context)
         self.warn: Warn = warn or _python_warning
         self.tasks: list[Task] = list(
