@@ -135,6 +135,8 @@ class ResponseMatchingTests(unittest.TestCase):
         self.assertIn("context must be one of", str(caught.exception))
         with self.assertRaises(ValueError):
             self.evaluator.compute_metrics([], None, turncase="single")
+        with self.assertRaisesRegex(TypeError, "hf_dataset must be VisualToolBench's rows"):
+            VisToolBenchEvaluator(None)  # was "'NoneType' object is not iterable"
 
     def test_shapes(self) -> None:
         got = self.answers(

@@ -100,6 +100,8 @@ class VisToolBenchEvaluator:
     ) -> None:
         check_turncase(turncase)
         check_limit(limit)
+        if hf_dataset is None:  # as DatBenchEvaluator says it
+            raise TypeError("hf_dataset must be VisualToolBench's rows (a datasets split)")
         refuse_split_dict(hf_dataset)
         self.context_policy = context_policy_for(context)
         self.warn: Warn = warn or _python_warning
