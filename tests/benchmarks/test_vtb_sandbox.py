@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import unittest
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -434,18 +435,7 @@ class _Attacks(unittest.TestCase):
             "sandbox.run_code('import time\\ntime.sleep(300)', 'python_interpreter', "
             f"Path({str(folder)!r}), limits, iso, [])\n"
         )
-        agent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
-        self.addCleanup(agent.wait)
-        self.addCleanup(agent.kill)
-        deadline = time.monotonic() + 60
-        while not _processes_naming(folder) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertTrue(_processes_naming(folder), "the sandbox never started")
-        agent.kill()
-        deadline = time.monotonic() + 30
-        while _processes_naming(folder) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(_processes_naming(folder), [])
+        _assert_killing_ends_the_code(self, script, lambda: _processes_naming(folder))
 
 
 class SystemBwrapTests(_Attacks):
@@ -472,18 +462,7 @@ class UnsafeSandboxKillTests(unittest.TestCase):
             "sandbox.run_code('import time\\ntime.sleep(300)', 'python_interpreter', "
             f"Path({str(folder)!r}), limits, sandbox.Isolation(None), [])\n"
         )
-        agent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
-        self.addCleanup(agent.wait)
-        self.addCleanup(agent.kill)
-        deadline = time.monotonic() + 60
-        while not _processes_in(folder) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertTrue(_processes_in(folder), "the code never started")
-        agent.kill()
-        deadline = time.monotonic() + 30
-        while _processes_in(folder) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(_processes_in(folder), [])
+        _assert_killing_ends_the_code(self, script, lambda: _processes_in(folder))
 
 
 class OrdinaryUserTests(unittest.TestCase):
@@ -590,6 +569,25 @@ class CalculatorTests(unittest.TestCase):
             result = calculate(hostile)
             self.assertEqual(result["status"], "error", hostile)
         self.assertEqual(calculate("2 ^ 3")["status"], "error")  # as officially: ^ is not power
+
+
+def _assert_killing_ends_the_code(
+    case: unittest.TestCase, script: str, running: Callable[[], list[int]]
+) -> None:
+    """Start an agent (``script``) whose code sleeps, SIGKILL it once ``running()`` finds the
+    code's processes, and check that they end too."""
+    agent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    case.addCleanup(agent.wait)
+    case.addCleanup(agent.kill)
+    deadline = time.monotonic() + 60
+    while not running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    case.assertTrue(running(), "the code never started")
+    agent.kill()
+    deadline = time.monotonic() + 30
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    case.assertEqual(running(), [])
 
 
 def _processes_naming(folder: Path) -> list[int]:
