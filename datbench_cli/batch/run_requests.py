@@ -23,7 +23,8 @@ from datbench_cli.batch.requests import (
 )
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import TASKS, RunDir
+from datbench_cli.files.outputs import run_root_of
+from datbench_cli.files.rundir import JUDGE_DIGESTS, TASKS, RunDir
 from datbench_cli.files.staging import check_replaceable
 
 UnitsOf = Callable[[dict[str, Any]], Iterable[InferenceUnit]]
@@ -36,7 +37,14 @@ TASK_STEM = "tasks"
 def check_judge_stem(out: Path) -> None:
     """Refuse a judge-tasks output whose request files would be the export's task requests
     (``-o elsewhere/tasks.jsonl`` would replace, or without ``--format openai`` delete,
-    ``requests/tasks.openai.*.jsonl``)."""
+    ``requests/tasks.openai.*.jsonl``), or that is a run directory's judge_digests.json (the
+    guard lets make-judge-tasks write it, but not as its judge tasks)."""
+    if out.name == JUDGE_DIGESTS and run_root_of(out) is not None:
+        raise UsageError(
+            f"--out {out} is the run directory's {JUDGE_DIGESTS}, where make-judge-tasks "
+            "records what the judge was asked about; name the judge tasks otherwise "
+            "(e.g. judge_tasks.jsonl)"
+        )
     if out.name.removesuffix(".jsonl") == TASK_STEM:
         raise UsageError(
             f"--out {out}: its request files would be requests/{TASK_STEM}.openai.*.jsonl, the "

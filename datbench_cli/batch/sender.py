@@ -28,6 +28,7 @@ import email.utils
 import os
 import queue
 import random
+import re
 import stat
 import threading
 import time
@@ -246,12 +247,23 @@ def _answer_model(obj: dict[str, Any]) -> str | None:
     return model if isinstance(model, str) else None
 
 
+# What a server adds to a model's name for the same model: a snapshot date or number
+# (gpt-4o-2024-08-06, claude-3-5-sonnet@20241022, gpt-4-0613, gemini-1.5-pro-002).
+_SNAPSHOT_RE = re.compile(r"[-@:](?:\d{4}-\d{2}-\d{2}|\d{3,8})")
+
+
 def same_model(asked: str, answered: str) -> bool:
-    """Whether an answer naming ``answered`` can be the model ``asked`` for: the same name, one
-    a prefix of the other (servers add a date: ``gpt-4o`` answers as ``gpt-4o-2024-08-06``) or
-    the other's last path part (``openai/gpt-4o``)."""
+    """Whether an answer naming ``answered`` can be the model ``asked`` for: the same name, the
+    same with a snapshot suffix (servers add a date: ``gpt-4o`` answers as
+    ``gpt-4o-2024-08-06``; ``gpt-4o-mini`` is another model), or the other's last path part
+    (``openai/gpt-4o``). An empty name names no model."""
     a, b = asked.casefold(), answered.casefold()
-    return a.startswith(b) or b.startswith(a) or a.endswith("/" + b) or b.endswith("/" + a)
+    if "/" not in a or "/" not in b:
+        a, b = a.rsplit("/", 1)[-1], b.rsplit("/", 1)[-1]
+    short, long = sorted((a, b), key=len)
+    if not short or long == short:
+        return True
+    return long.startswith(short) and _SNAPSHOT_RE.fullmatch(long[len(short) :]) is not None
 
 
 class OutputFile(AppendLog):

@@ -247,6 +247,10 @@ class CommandTests(unittest.TestCase):
             " ".join(result.stderr.split()),
         )
         self.assertEqual(sum(self.server.hits.values()), 8)
+        # A longer name is another model unless what it adds is a snapshot date or number:
+        # gpt-4o-mini is not gpt-4o (it was taken for the same model, with no warning).
+        result = run_cli(*self.args("--model", "test-model-mini"))
+        self.assertIn("came from model 'test-model', not 'test-model-mini'", result.stderr)
         # The same model, or a dated name a server gives it, is no other model.
         for same in ("test-model", "test-model-2024-08-06", "org/test-model"):
             result = run_cli(*self.args("--model", same))

@@ -146,6 +146,7 @@ class OutputGuardTests(_Runs):
             names = [
                 "datbench.json", "tasks.jsonl", "references.jsonl", "responses.jsonl",
                 "judge_tasks.jsonl", "judge_responses.jsonl", "report.json",
+                "judge_digests.json",  # make-judge-tasks -o wrote its tasks there: score failed
             ]  # fmt: skip
             targets = [(run / n, n) for n in names]
             targets += [(images[0], "images"), (run, "directory"), (run / "planted.json", "link")]
