@@ -40,11 +40,6 @@ def is_digest(value: object) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{16}", value) is not None
 
 
-# What a judge line without a digest is taken to have judged when its judge task asked about
-# more than one response text: which one it judged cannot be told, so it matches none (stale).
-SEVERAL = "several"
-
-
 def is_stale(recorded: str | None, text: str) -> bool:
     """A recorded digest that is not the digest of ``text`` (no digest: never stale)."""
     return recorded is not None and recorded != response_digest(text)

@@ -4,13 +4,14 @@ note of the answers counted as they are."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from datbench_cli.batch.digests import DIGEST_FIELD, SEVERAL, is_digest
+from datbench_cli.batch.digests import DIGEST_FIELD, is_digest
 from datbench_cli.benchmarks.base import Warn, ignore
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
@@ -44,42 +45,42 @@ def judge_task_digests(path: Path) -> dict[str, str]:
 
 
 def asked_digests(run: RunDir) -> dict[str, str]:
-    """``judge task id -> response_digest`` that a native judge line without a digest judged:
-    the one response text its judge tasks asked about (``judge_digests.json``: every digest
-    make-judge-tasks wrote for the id), or ``SEVERAL`` when they asked about more than one,
-    which matches no text (stale). A run from before that file: its judge_tasks.jsonl."""
+    """``judge task id -> response_digest`` a native judge line without a digest is taken to
+    have judged: the text the run's judge tasks last asked about for the id
+    (``judge_digests.json``, which keeps the ids a later ``--skip-done`` round left out); a
+    run from before that file: its judge_tasks.jsonl."""
     if not run.path(JUDGE_DIGESTS).is_file():
         return judge_task_digests(run.path(JUDGE_TASKS))
-    return {i: d[0] if len(d) == 1 else SEVERAL for i, d in _asked(run).items()}
+    return _asked(run)
 
 
-def record_asked(run: RunDir, lines: Iterable[Mapping[str, Any]]) -> int:
-    """Add the digests of judge task ``lines`` to ``judge_digests.json`` (the caller holds the
-    run's lock and writes the tasks after): how many of them were asked about another text
-    before."""
+def record_asked(run: RunDir, out: Path, lines: Iterable[Mapping[str, Any]]) -> int:
+    """Record the digests of judge task ``lines`` in ``judge_digests.json`` when ``out`` is
+    the run's own judge_tasks.jsonl (tasks written elsewhere, another model's or a retry round,
+    leave the record alone); the caller holds the run's lock and writes the tasks after. Ids
+    not in ``lines`` keep theirs. Returns how many ids were asked about another text before."""
+    if Path(os.path.abspath(out)) != Path(os.path.abspath(run.path(JUDGE_TASKS))):
+        return 0
     if run.path(JUDGE_DIGESTS).is_file():
         asked = _asked(run)
     else:  # a run from before the file: what its judge tasks asked, when they can be read
         try:
-            asked = {i: [d] for i, d in judge_task_digests(run.path(JUDGE_TASKS)).items()}
+            asked = judge_task_digests(run.path(JUDGE_TASKS))
         except InputError:
             asked = {}
     changed = 0
     for line in lines:
-        known = asked.setdefault(line["id"], [])
-        if line[DIGEST_FIELD] not in known:
-            changed += bool(known)
-            known.append(line[DIGEST_FIELD])
+        ident, digest = line["id"], line[DIGEST_FIELD]
+        changed += ident in asked and asked[ident] != digest
+        asked[ident] = digest
     jsonio.write_bytes_atomic(run.path(JUDGE_DIGESTS), orjson.dumps(asked) + b"\n")
     return changed
 
 
-def _asked(run: RunDir) -> dict[str, list[str]]:
+def _asked(run: RunDir) -> dict[str, str]:
     path = run.path(JUDGE_DIGESTS)
     asked = jsonio.read_json(path)
-    if not isinstance(asked, dict) or not all(
-        isinstance(d, list) and d and all(is_digest(x) for x in d) for d in asked.values()
-    ):
+    if not isinstance(asked, dict) or not all(is_digest(d) for d in asked.values()):
         raise InputError(
             "is not the map of judge task ids to response digests make-judge-tasks writes",
             path,
@@ -90,13 +91,13 @@ def _asked(run: RunDir) -> dict[str, list[str]]:
 
 def changed_note(changed: int) -> str | None:
     """What ``make-judge-tasks`` says when ``changed`` judge tasks ask about another response
-    text than before."""
+    text than the run's judge tasks did before."""
     if not changed:
         return None
     return (
         f"{changed} judge task(s) ask about a response that changed since the judge was asked "
-        "about it: a native judge line without response_digest for one of them cannot be told "
-        "from the earlier verdict and counts as stale (send and batch runners carry the digest)"
+        "about it: from now on a native judge line without response_digest for one of them "
+        "counts for the new text, so judge them again (send and batch runners carry the digest)"
     )
 
 

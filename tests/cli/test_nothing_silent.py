@@ -353,39 +353,51 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(len(tasks), 15)
         self.assertEqual({t["vlm_response"] for t in tasks}, {"WRONG"})
 
-    def test_new_judge_tasks_never_make_an_old_verdict_without_digest_count(self) -> None:
-        # The sample verdicts carry no response_digest. New judge tasks for a changed response
-        # used to tie its old verdict to the new text (0 stale), and --skip-done's tasks, which
-        # leave the judged samples out, untied theirs (a later change went unseen).
+    def test_verdicts_left_out_by_skip_done_stay_tied_to_what_they_judged(self) -> None:
+        # The sample verdicts carry no response_digest: they are checked against what the
+        # run's judge tasks asked. --skip-done's tasks leave the judged samples out, and their
+        # verdicts lost that tie: a later change of their response went unseen (0 stale).
         changed, later = self.judge_ids[0], self.judge_ids[1]
-        work = self.work("stale-regenerated")
+        work = self.work("skip-done-ties")
         lines = self.replaced({changed: {"id": changed, "raw_output": "Answer: 2018"}})
         write_lines(work / "responses.jsonl", lines)
-        skip_done = ("--skip-done", str(work / "judge_responses.jsonl"))
-        said: list[str] = []  # the first new tasks say it; the second, of the same text, not
-        for extra in ((), skip_done):
-            result = run_cli("make-judge-tasks", "-d", str(work), *extra)
-            self.assertEqual(result.exit_code, 0, result.stderr)
-            said.append(" ".join(result.stderr.split()))
-            self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 1, extra)
-        self.assertIn("1 judge task(s) ask about a response that changed", said[0])
-        self.assertNotIn("changed", said[1])
-        self.assertNotIn(later, {t["id"] for t in read_lines(work / "judge_tasks.jsonl")})
-        lines = self.replaced(
-            {
-                changed: {"id": changed, "raw_output": "Answer: 2018"},
-                later: {"id": later, "raw_output": "Answer: 7"},
-            }
+        result = run_cli(
+            "make-judge-tasks", "-d", str(work), "--skip-done", str(work / "judge_responses.jsonl")
         )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        # Said when new tasks ask about a changed response: an old verdict without digest
+        # counts for the new text from now on.
+        self.assertIn(
+            "1 judge task(s) ask about a response that changed", " ".join(result.stderr.split())
+        )
+        self.assertEqual([t["id"] for t in read_lines(work / "judge_tasks.jsonl")][:1], [changed])
+        lines[[r["id"] for r in lines].index(later)] = {"id": later, "raw_output": "Answer: 7"}
         write_lines(work / "responses.jsonl", lines)
-        self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 2)
-        # A verdict carrying the digest of the new response counts.
-        task = next(t for t in read_lines(work / "judge_tasks.jsonl") if t["id"] == changed)
-        with (work / "judge_responses.jsonl").open("a") as handle:
-            verdict = {"id": changed, "raw_judge_output": "true"}
-            handle.write(json.dumps({**verdict, "response_digest": task["response_digest"]}))
-            handle.write("\n")
         self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 1)
+        # Judge tasks written elsewhere (another model's answers, -o) leave the record alone.
+        other = self.replaced({r["id"]: {"id": r["id"], "raw_output": "B"} for r in lines})
+        write_lines(work / "b.jsonl", other)
+        result = run_cli(
+            "make-judge-tasks", str(work / "b.jsonl"), "-d", str(work), "-o", str(work / "b.jt")
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("changed", result.stderr)
+        self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 1)
+
+    def test_a_copied_run_judged_again_for_another_model_counts_its_verdicts(self) -> None:
+        # cp -r run run-b, another model's answers, new judge tasks, the judge's lines without
+        # digest: they judged the new tasks and count (none stale).
+        work = self.work("copied-run")
+        other = [{"id": r["id"], "raw_output": "B " + r["id"]} for r in self.responses]
+        write_lines(work / "responses.jsonl", other)
+        self.assertEqual(run_cli("make-judge-tasks", "-d", str(work), "-q").exit_code, 0)
+        tasks = read_lines(work / "judge_tasks.jsonl")
+        write_lines(
+            work / "judge_responses.jsonl",
+            [{"id": t["id"], "raw_judge_output": "true"} for t in tasks],
+        )
+        summary = self.score(work)[1]
+        self.assertEqual((summary["judge_stale_verdicts"], summary["judge_accuracy"]), (0, 1.0))
 
     def test_batch_verdicts_carry_their_digest_in_the_custom_id(self) -> None:
         work = self.work("stale-batch")

@@ -231,7 +231,7 @@ def _make_judge_tasks(
         for task in judge_tasks
         if task.id not in done
     ]
-    if note := changed_note(record_asked(run, lines)):
+    if note := changed_note(record_asked(run, out, lines)):
         warn(note)
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, lines))
     written.skipped_done = len(judge_tasks) - len(lines)

@@ -397,7 +397,7 @@ def _make_judge_tasks(
         warn,
     )
     kept = [line for line in lines if line["id"] not in done]
-    if note := changed_note(record_asked(run, kept)):
+    if note := changed_note(record_asked(run, out, kept)):
         warn(note)
     written = JudgeTasksWritten(jsonio.write_jsonl_atomic(out, kept), len(lines) - len(kept))
     written.request_files = write_judge_requests(
