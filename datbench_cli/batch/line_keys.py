@@ -17,8 +17,9 @@ from datbench_cli.files.jsonio import iter_jsonl_lines, open_jsonl
 
 Line = TypeVar("Line")
 
-# Fields a runner may add that carry no meaning for scoring.
-_TOLERATED = frozenset({"model", "usage", "created", "latency", "metadata"})
+# Fields a runner may add that carry no meaning for scoring (``manifest_sha256``, the export a
+# line was made against, is read by the report's provenance: docs/guide.md).
+_TOLERATED = frozenset({"model", "usage", "created", "latency", "metadata", "manifest_sha256"})
 RESPONSE_KEYS = frozenset(
     {"id", "raw_output", "parsed_answer", "error", "finish_reason", "refusal", "turns"}
 )

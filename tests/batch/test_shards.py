@@ -13,6 +13,7 @@ from pathlib import Path
 from datbench_cli.batch.shards import Shard, shard_of
 from datbench_cli.errors import UsageError
 from tests.cli_helpers import make_dataset, make_row, run_cli
+from tests.page_records import page_records
 
 K = 3
 
@@ -158,6 +159,21 @@ class ShardExportTests(unittest.TestCase):
         self.assertEqual(table.stderr.count("samples are unanswered"), 1, table.stderr)
         self.assertIn(gap, table.stderr)
         self.assertNotIn("no VLM response", table.stderr)
+
+    def test_the_page_of_a_shard_shows_every_sample_as_the_unsharded_page_does(self) -> None:
+        """A shard's tasks.jsonl holds only its samples: the page listed no other unanswered
+        sample and showed other shards' prompts without their prompt format."""
+        responses = responses_for(self.shards[0]) + responses_for(self.shards[1])
+        pages = []
+        for name, source in (("page_full", self.full), ("page_shard", self.shards[2])):
+            work = self.tmp / name
+            shutil.copytree(source, work)
+            (work / "responses.jsonl").write_text(responses)
+            result = run_cli("score", "-d", str(work), "--allow-missing", "-q")
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            pages.append(page_records(work))
+        self.assertEqual(len(pages[0]), 14)
+        self.assertEqual(pages[1], pages[0])
 
     def test_bad_shard_options_write_nothing(self) -> None:
         target = self.tmp / "bad"

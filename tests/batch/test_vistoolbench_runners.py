@@ -17,6 +17,7 @@ from datbench_cli.batch.requests import JSON_OUTPUT, RequestSettings, judge_requ
 from datbench_cli.batch.shards import shard_of
 from tests.batch.test_openai_requests import assert_batch_request, request_lines
 from tests.cli_helpers import run_cli
+from tests.page_records import page_records
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES, read_jsonl, write_jsonl
 
 A, B, C, D = "vtb-a-medical-001", "vtb-b-maths-002", "finance/vtb-c-003", "vtb-d-sports-004"
@@ -374,6 +375,21 @@ class ShardTests(unittest.TestCase):
         self.assertIn(missing[0]["id"], table.stderr)
         self.assertIn("the last one is used", table.stderr)
         self.assertNotIn("responses: ", table.stderr)
+
+    def test_the_page_of_a_shard_shows_every_task_as_the_unsharded_page_does(self) -> None:
+        """A shard's tasks.jsonl holds only its tasks: the page listed no other unanswered
+        task and showed other shards' turns without their prompts."""
+        responses = answers_for(self.shards[0]) + answers_for(self.shards[1])[:1]
+        pages = []
+        for name, source in (("page_full", self.full), ("page_shard", self.shards[0])):
+            work = self.tmp / name
+            shutil.copytree(source, work)
+            write_jsonl(work / "responses.jsonl", responses)
+            result = run_cli("score", "-d", str(work), "--allow-missing", "-q")
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            pages.append(page_records(work))
+        self.assertEqual(len(pages[0]), 6)
+        self.assertEqual(pages[1], pages[0])
 
     def test_a_retried_errored_line_is_neither_a_duplicate_nor_a_gap(self) -> None:
         lines = answers_for(self.full)

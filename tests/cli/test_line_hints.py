@@ -56,6 +56,22 @@ class LineHintTests(unittest.TestCase):
         result = run_cli("score", "-d", str(run), "-o", str(run / "r.json"))
         self.assertNotIn("unknown key", result.stderr)
 
+    def test_the_documented_manifest_digest_is_not_an_unknown_key(self) -> None:
+        """Response and judge lines may carry "manifest_sha256" (docs/guide.md); provenance
+        reads it, so it is no unknown key (it was warned about as one)."""
+        for name, (run, sample) in self.runs.items():
+            with self.subTest(benchmark=name):
+                for file in ("responses.jsonl", "judge_responses.jsonl"):
+                    shutil.copy(sample / file, run / file)
+                    rewrite(run / file, lambda line: {**line, "manifest_sha256": "ab" * 32})
+                result = run_cli(
+                    "score", "-d", str(run), "--allow-missing", "-o", str(run / "r.json")
+                )
+                (run / "judge_responses.jsonl").unlink()
+                shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
+                self.assertIn("made against another export", result.stderr)
+                self.assertNotIn("unknown key", result.stderr)
+
     def test_a_judge_file_given_as_responses_gets_a_hint(self) -> None:
         for name, (run, sample) in self.runs.items():
             with self.subTest(benchmark=name):

@@ -222,10 +222,27 @@ def _result(sample: dict[str, Any]) -> str:
     return "unscored"
 
 
+def _task_from_reference(reference: dict[str, Any]) -> dict[str, Any]:
+    """A sample's task as its reference line tells it (the prompt as sent, no image)."""
+    question = reference.get("question")
+    if isinstance(question, str):
+        fmt = mapping(reference.get("prompt_format"))
+        question = f"{text(fmt.get('prefix', ''))}{question}{text(fmt.get('suffix', ''))}"
+    return {
+        "capability": reference.get("capability"),
+        "eval_mode": reference.get("eval_mode"),
+        "question": question,
+    }
+
+
 def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
-    """One browser record per result of the report."""
+    """One browser record per result of the report, and one per exported sample without."""
     tasks = by_id(files.run_dir, TASKS)
     references = by_id(files.run_dir, REFERENCES)
+    # A shard's tasks.jsonl holds only its shard; references.jsonl holds every sample.
+    for sid, reference in references.items():
+        if sid not in tasks:
+            tasks[sid] = _task_from_reference(reference)
     judge_tasks = by_id(files.run_dir, JUDGE_TASKS)
     out = []
     for sample in files.report["results"]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED
-from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
+from datbench_cli.files.rundir import JUDGE_TASKS, REFERENCES, TASKS
 from datbench_cli.report_html.blocks import (
     block,
     compact,
@@ -226,8 +226,13 @@ def _turn(
 
 
 def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
-    """One browser record per task of the report."""
+    """One browser record per task of the report, and one per exported task without."""
     tasks = by_id(files.run_dir, TASKS)
+    # A shard's tasks.jsonl holds only its shard; references.jsonl holds every task, with
+    # each turn's index and prompt (no images).
+    for tid, reference in by_id(files.run_dir, REFERENCES).items():
+        if tid not in tasks:
+            tasks[tid] = reference
     answers, rubric_text = _answers(files.run_dir)
     out = []
     for result in files.report["results"]:
