@@ -198,5 +198,8 @@ def export_tasks(
         no_image=no_image,
     )
     manifest = bench.export(run, request, events(out))
-    for name in manifest["options"].get("openai_requests", {}).get("files", []):
+    request_files = manifest["options"].get("openai_requests", {}).get("files", [])
+    for name in request_files:
         out.info(f"wrote {run.root / name}")
+    if settings is not None and not request_files:  # a shard, or a --limit, with no task
+        out.info("no task was exported, so no request file was written: nothing to send")

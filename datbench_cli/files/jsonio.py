@@ -158,7 +158,8 @@ def _open_jsonl(path: Path) -> IO[bytes]:
     try:
         return path.open("rb")
     except FileNotFoundError:
-        raise InputError("file not found", path) from None
+        hint = "standard input is read as /dev/stdin" if str(path) == "-" else None
+        raise InputError("file not found", path, hint=hint) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a JSONL file", path) from None
     except OSError as exc:

@@ -92,6 +92,21 @@ class ShardExportTests(unittest.TestCase):
     def shard_ids(self, index: int) -> list[str]:
         return [t["id"] for t in lines(self.shards[index] / "tasks.jsonl")]
 
+    def test_a_shard_without_tasks_says_it_wrote_no_request_file(self) -> None:
+        # The documented next step sends requests/tasks.openai.*.jsonl: it failed with "file
+        # not found" and nothing had said why.
+        target = self.tmp / "empty-shard"
+        options = ("--limit", "1", "--num-shards", "50", "--format", "openai", "--model", "m")
+        for index in range(50):
+            shutil.rmtree(target, ignore_errors=True)
+            result = self.export(target, *options, "--shard-index", str(index))
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            if not lines(target / "tasks.jsonl"):
+                break
+        self.assertEqual(lines(target / "tasks.jsonl"), [])
+        self.assertIn("no request file was written: nothing to send", result.stderr)
+        self.assertEqual(list((target / "requests").glob("tasks.openai.*")), [])
+
     def test_shards_are_disjoint_complete_and_in_dataset_order(self) -> None:
         every = [t["id"] for t in lines(self.full / "tasks.jsonl")]
         seen: list[str] = []

@@ -72,6 +72,15 @@ class LineHintTests(unittest.TestCase):
                 self.assertIn("made against another export", result.stderr)
                 self.assertNotIn("unknown key", result.stderr)
 
+    def test_a_dash_for_standard_input_gets_a_hint(self) -> None:
+        run, _ = self.runs["dat"]
+        result = run_cli("score", "-", "-d", str(run), "-q")
+        self.assertEqual(result.exit_code, 2)
+        self.assertEqual(
+            result.stderr.splitlines(),
+            ["error: -: file not found", "hint: standard input is read as /dev/stdin"],
+        )
+
     def test_a_judge_file_given_as_responses_gets_a_hint(self) -> None:
         for name, (run, sample) in self.runs.items():
             with self.subTest(benchmark=name):
