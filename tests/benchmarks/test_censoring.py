@@ -126,6 +126,21 @@ class VisToolBenchCensoringTest(unittest.TestCase):
         self.assertEqual(got["by_turncase"]["multi-turn"]["completed"], 0)
         self.assertIsNone(got["by_turncase"]["multi-turn"]["ars_completed"])
 
+    def test_an_errored_judge_call_censors_its_task(self) -> None:
+        # A rubric whose judge line errored has no verdict (scored not met, as a missing one):
+        # its task once counted as completed, in ars_completed and apr_completed.
+        results = [
+            self._task("a", 1.0, 1, ["met"]),
+            self._task("b", 0.3, 0, ["errored", "not_met", "met"]),
+        ]
+        overall = vtb_censoring(results)["overall"]
+        self.assertEqual(overall["judge_missing"], 1)
+        self.assertEqual((overall["censored"], overall["completed"]), (1, 1))
+        self.assertEqual((overall["ars_completed"], overall["apr_completed"]), (1.0, 1.0))
+        self.assertEqual(
+            list(overall)[5:9], ["unanswered", "judge_unparsed", "judge_missing", "judge_stale"]
+        )
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -438,6 +438,35 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         )
         self.assertEqual([t["id"] for t in read_lines(rest)], [changed])
 
+    def test_skip_done_reads_the_last_line_of_an_id_as_score_does(self) -> None:
+        # A re-judged sample whose new verdict is unparsed (or stale): score uses the last
+        # line, so --skip-done must ask it again, not skip it for its earlier parsed line.
+        work = self.work("rejudged-last-line")
+        unparsed, stale = self.judge_ids[0], self.judge_ids[1]
+        with (work / "judge_responses.jsonl").open("a") as handle:
+            for line in (
+                {"id": unparsed, "raw_judge_output": "maybe"},
+                {"id": stale, "raw_judge_output": "true", "response_digest": "0" * 16},
+            ):
+                handle.write(json.dumps(line) + "\n")
+        result = run_cli("check-judge", "-d", str(work))
+        self.assertEqual(result.exit_code, 1)
+        self.assertIn(f"unparsed: {unparsed}", result.stderr)
+        self.assertIn(f"stale: {stale}", result.stderr)
+        rest = self.tmp / "rejudged-last-line.jsonl"
+        result = run_cli(
+            "make-judge-tasks",
+            "-d",
+            str(work),
+            "--skip-done",
+            str(work / "judge_responses.jsonl"),
+            "-o",
+            str(rest),
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        asked = {t["id"] for t in read_lines(rest)}
+        self.assertEqual(asked, {unparsed, stale, "db_math_judge_008", "db_math_judge_009"})
+
     # ------------------------------------------------------------------ 4. no stale report
 
     def test_a_failed_check_never_leaves_an_older_report(self) -> None:

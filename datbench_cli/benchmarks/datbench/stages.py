@@ -146,12 +146,15 @@ def verdict_ids(
 ) -> set[str]:
     """Ids that have a parsed verdict (true or false) in a judge-response file, for the text
     it judged: with ``current`` (id -> current judged text), a stale verdict does not count.
-    ``warn`` hears of the lines reading set aside (a torn last line, unknown keys)."""
+    As in scoring, the last answered line of an id is its verdict (an earlier parsed line does
+    not make a later unparsed or stale one count). ``warn`` hears of the lines reading set
+    aside (a torn last line, unknown keys)."""
     loaded = read_judge_responses(path, task_digests or {})
     _report_set_aside(loaded, "judge responses", path, warn)
+    last = {r.id: r for r in loaded.judge}
     return {
         r.id
-        for r in loaded.judge
+        for r in last.values()
         if parse_judge_verdict(r.verdict, r.raw_judge_output) is not None
         and not (current is not None and is_stale(r.response_digest, current.get(r.id, "")))
     }

@@ -3,7 +3,8 @@ scored tasks lack a complete answer or verdict, and ARS/APR over the rest.
 
 A task is *censored* when a turn's answer was truncated, empty, refused or errored (the turn's
 ``response_status`` where the report carries it), a turn has no answer (rubric status
-``missing_answer``), or a rubric's verdict is unparsed, missing or stale. Each count is of
+``missing_answer``), or a rubric's verdict is unparsed, missing (an errored judge call too, as
+for DatBench) or stale. Each count is of
 tasks; ``ars_completed`` / ``apr_completed`` are the means over the uncensored tasks, extra
 numbers that never replace the official ones.
 """
@@ -20,9 +21,10 @@ _RUBRICS = {
     "missing_answer": "unanswered",
     "unparsed": "judge_unparsed",
     "missing": "judge_missing",
+    "errored": "judge_missing",  # a failed judge call gave no verdict (DatBench counts it so)
     "stale": "judge_stale",
 }
-KEYS = (*_STATUSES, *_RUBRICS.values())
+KEYS = (*_STATUSES, *dict.fromkeys(_RUBRICS.values()))
 _GROUPS = ("turncase", "domain", "eval_focus")
 
 
