@@ -22,6 +22,12 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> Any:
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
+def retry_judge_tasks(run: Path, out: Path) -> Any:
+    """``make-judge-tasks --skip-done`` of the run's own judge responses, written to ``out``."""
+    skip_done = str(run / "judge_responses.jsonl")
+    return run_cli("make-judge-tasks", "-d", str(run), "--skip-done", skip_done, "-o", str(out))
+
+
 def sample_capabilities() -> list[str]:
     """The capabilities present in the bundled sample dataset (from its configs block)."""
     text = (SAMPLE / "README.md").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import SAMPLE, run_cli
+from tests.cli_helpers import SAMPLE, retry_judge_tasks, run_cli
 from tests.runner_lines import (
     openai_error_file_line,
     openai_http_error,
@@ -427,15 +427,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 1)
         self.assertIn("1 stale", result.stdout)
         rest = self.tmp / "rest.jsonl"
-        result = run_cli(
-            "make-judge-tasks",
-            "-d",
-            str(work),
-            "--skip-done",
-            str(work / "judge_responses.jsonl"),
-            "-o",
-            str(rest),
-        )
+        result = retry_judge_tasks(work, rest)
         self.assertEqual([t["id"] for t in read_lines(rest)], [changed])
 
     def test_skip_done_reads_the_last_line_of_an_id_as_score_does(self) -> None:
@@ -454,15 +446,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertIn(f"unparsed: {unparsed}", result.stderr)
         self.assertIn(f"stale: {stale}", result.stderr)
         rest = self.tmp / "rejudged-last-line.jsonl"
-        result = run_cli(
-            "make-judge-tasks",
-            "-d",
-            str(work),
-            "--skip-done",
-            str(work / "judge_responses.jsonl"),
-            "-o",
-            str(rest),
-        )
+        result = retry_judge_tasks(work, rest)
         self.assertEqual(result.exit_code, 0, result.stderr)
         asked = {t["id"] for t in read_lines(rest)}
         self.assertEqual(asked, {unparsed, stale, "db_math_judge_008", "db_math_judge_009"})

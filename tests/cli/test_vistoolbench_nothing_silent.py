@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import retry_judge_tasks, run_cli
 from tests.runner_lines import (
     openai_error_file_line,
     openai_ok,
@@ -150,15 +150,7 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(stale, sum(1 for t in self.tasks if t["id"].startswith(B1 + "::")))
         self.assertLess(report["summary"]["ars"], 1.0)
         rest = self.tmp / "rest.jsonl"
-        result = run_cli(
-            "make-judge-tasks",
-            "-d",
-            str(work),
-            "--skip-done",
-            str(work / "judge_responses.jsonl"),
-            "-o",
-            str(rest),
-        )
+        result = retry_judge_tasks(work, rest)
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertEqual({t["id"].rsplit("::", 1)[0] for t in read_lines(rest)}, {B1})
         self.assertEqual({t["vlm_response"] for t in read_lines(rest)}, {"WRONG"})
