@@ -132,6 +132,23 @@ class ImportResponsesTests(TempDirCase):
             self.assertNotIn("Traceback", result.stderr)
             self.assertFalse((self.root / "responses.jsonl").exists())
 
+    def test_a_broken_json_array_is_named_at_its_line(self) -> None:
+        # The official file is an indented JSON array: a bad byte or a cut end deep inside it is
+        # named at its own line, not as "line 1: malformed JSON line" of a JSONL reading.
+        text = json.dumps(SINGLE[:2], indent=2).encode()
+        cases = (
+            (text.replace(b"Upper left.", b"caf\xe9"), ":6: not valid UTF-8 (byte 0xe9)"),
+            (text[:-20], ":14: not a valid JSON array (unexpected end of data"),
+        )
+        for data, expected in cases:
+            path = self.tmp / "broken.json"
+            path.write_bytes(data)
+            result = run_cli("import-responses", str(path), "-d", str(self.root))
+            self.assertEqual(result.exit_code, 2, result.stderr)
+            self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+            self.assertIn(f"{path}{expected}", result.stderr)
+            self.assertFalse((self.root / "responses.jsonl").exists())
+
     def test_only_the_last_record_of_a_task_is_warned_about(self) -> None:
         records = [
             {"task_id": "vtb-a-medical-001", "model_answer": "API Error: boom"},

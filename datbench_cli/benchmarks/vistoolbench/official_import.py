@@ -42,10 +42,13 @@ class ImportResult:
 
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, record)`` from a JSON array (the official shape) or a JSONL file."""
-    data = jsonio.read_bounded(path)
+    data = jsonio.read_bounded(path).removeprefix(b"\xef\xbb\xbf")
     try:
-        document = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if data.lstrip().startswith(b"["):
+            # A JSON array (the official shape) is one document, never JSONL: name where it breaks.
+            raise _bad_array(data, exc, path) from None
         for number, obj in jsonio.iter_jsonl_data(data, path):
             yield f"{path}:{number}", obj
         return
@@ -57,6 +60,15 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         raise InputError("expected a JSON array of task records (the official results file)", path)
     for position, record in enumerate(document):
         yield f"{path}: record {position}", record
+
+
+def _bad_array(data: bytes | bytearray, exc: orjson.JSONDecodeError, path: Path) -> InputError:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = data.count(b"\n", 0, bad.start) + 1
+        return InputError(f"not valid UTF-8 (byte 0x{data[bad.start]:02x})", path, line)
+    return InputError(f"not a valid JSON array ({exc.msg}, column {exc.colno})", path, exc.lineno)
 
 
 def _answer(value: Any, where: str) -> str | None:
