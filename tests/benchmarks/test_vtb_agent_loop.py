@@ -217,6 +217,34 @@ class AgentLoopTests(TempDirCase):
             self.assertEqual(dict(server.requests), {})
         self.assertEqual((self.root / "responses.jsonl").read_bytes(), before)
 
+    def _import_official(self) -> None:
+        """The official runner's answers for every turn, over the agent's responses.jsonl."""
+        records = [
+            {"task_id": task["id"], "turns": [
+                {"turn_number": turn["index"], "model_answer": f"official {turn['id']}"}
+                for turn in task["turns"]
+            ]}
+            for task in read_jsonl(self.root / "tasks.jsonl")
+        ]  # fmt: skip
+        official = self.tmp / "results.json"
+        official.write_text(json.dumps(records), encoding="utf-8")
+        imported = run_cli("import-responses", str(official), "-d", str(self.root), "--overwrite")
+        self.assertEqual(imported.exit_code, 0, imported.stderr)
+
+    def test_a_rerun_after_an_import_counts_the_imported_answers_as_another_runners(self) -> None:
+        # After import-responses --overwrite replaced the agent's answers, a rerun said
+        # "9 already answered by this agent, 0 by another runner".
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+            self._import_official()
+            before = (self.root / "responses.jsonl").read_bytes()
+            server.requests.clear()
+            again = self._agent(server, "--no-code-tools")
+            self.assertEqual(dict(server.requests), {})
+        self.assertEqual(again.exit_code, 0, again.stderr)
+        self.assertIn("0 already answered by this agent, 9 by another runner", again.stderr)
+        self.assertEqual((self.root / "responses.jsonl").read_bytes(), before)
+
     def test_changed_settings_are_refused(self) -> None:
         with ToolChatServer() as server:
             self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)

@@ -314,12 +314,14 @@ def _run_agent(
         units: list[list[TurnInput]] = []
         for task in tasks:
             for turn in task.turns:
-                if turn.id in done:
-                    result.already_done += 1
-                elif turn.id in elsewhere:
+                # The responses file decides whose answer a turn has: one that replaced this
+                # agent's answer there (import-responses, send) is another runner's.
+                if turn.id in elsewhere and elsewhere[turn.id] != done.get(turn.id):
                     result.answered_elsewhere += 1
                     # Answered by another runner: never rerun; model history shows its answer.
                     done[turn.id] = elsewhere[turn.id]
+                elif turn.id in done:
+                    result.already_done += 1
             pending = [turn for turn in task.turns if turn.id not in done]
             if not pending:
                 continue
