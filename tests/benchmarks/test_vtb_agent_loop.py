@@ -245,6 +245,20 @@ class AgentLoopTests(TempDirCase):
         self.assertIn("0 already answered by this agent, 9 by another runner", again.stderr)
         self.assertEqual((self.root / "responses.jsonl").read_bytes(), before)
 
+    def test_imported_answers_are_not_scored_as_the_agents(self) -> None:
+        # After import-responses --overwrite, score still put the agent's model, tools and
+        # "not comparable" warning on the official answers (summary.agent from agent.json).
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+        agent_run = run_cli("score", "-d", str(self.root), "--json", "--allow-missing")
+        self.assertIn("agent", json.loads(agent_run.stdout.strip().splitlines()[-1]))
+        self._import_official()
+        scored = run_cli("score", "-d", str(self.root), "--json", "--allow-missing")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        self.assertNotIn("agent", json.loads(scored.stdout.strip().splitlines()[-1]))
+        self.assertIn("summary.agent left out", scored.stderr)
+        self.assertNotIn("agent run not comparable", scored.stderr)
+
     def test_changed_settings_are_refused(self) -> None:
         with ToolChatServer() as server:
             self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)

@@ -28,7 +28,12 @@ from datbench_cli.benchmarks.common import (
     done_judge_ids,
     record_asked,
 )
-from datbench_cli.benchmarks.vistoolbench.agent.settings import NOT_ISOLATED, protocol_summary
+from datbench_cli.benchmarks.vistoolbench.agent.settings import (
+    AGENT_FILE,
+    NOT_ISOLATED,
+    holds_agent_answers,
+    protocol_summary,
+)
 from datbench_cli.benchmarks.vistoolbench.answers import read_answer_lines
 from datbench_cli.benchmarks.vistoolbench.checks import judge_check, judge_counts_line, run_checks
 from datbench_cli.benchmarks.vistoolbench.evaluator import (
@@ -475,6 +480,12 @@ def score(
     report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
     report.provenance = provenance
     agent = protocol_summary(run.root) if responses == run.path(RESPONSES) else None
+    if agent is not None and answers.by_turn and not holds_agent_answers(run.root, answers.by_turn):
+        warn(
+            f"{run.path(AGENT_FILE)} describes an agent run none of whose answers {responses} "
+            "holds (replaced by import-responses or send?): summary.agent left out"
+        )
+        agent = None
     if agent is not None:
         report.summary["agent"] = agent
         if not agent["comparable"]:

@@ -11,12 +11,14 @@ settings that decide answers (model, tools, prompt, rounds, images, temperature,
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.agent import images, protocol
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import TRAJECTORIES
 
 AGENT_FILE = "agent.json"
 # Said by score and the page of a run whose code tools ran with --unsafe-sandbox.
@@ -152,3 +154,17 @@ def protocol_summary(run_dir: Path) -> dict[str, Any] | None:
         "code_isolated": isolation.get("isolated") if isolation else None,
         **record["protocol"],
     }
+
+
+def holds_agent_answers(run_dir: Path, by_turn: Mapping[tuple[str, int], str]) -> bool:
+    """Whether any answer of ``by_turn`` (by task id and turn index) is one the agent of
+    ``run_dir`` committed: after ``import-responses --overwrite`` none is, and ``agent.json``
+    no longer describes the answers scored."""
+    path = run_dir / TRAJECTORIES
+    if not path.is_file():
+        return False
+    for _, line in jsonio.iter_jsonl(path, on_torn_tail=lambda _: None):
+        key: tuple[Any, Any] = (line.get("task_id"), line.get("turn_index"))
+        if line.get("status") == "answered" and by_turn.get(key) == line.get("answer"):
+            return True
+    return False
