@@ -250,7 +250,8 @@ def agent(
         out.warn(message)
     if result.recovered:
         out.info(
-            f"{result.recovered} committed answer(s) copied to responses.jsonl (the last run stopped between the two writes)"
+            f"{result.recovered} committed answer(s) of this agent copied to responses.jsonl, "
+            "which lacked them (a run stopped between the two writes, or the file was replaced)"
         )
     if not quiet:
         out.data(

@@ -259,6 +259,24 @@ class AgentLoopTests(TempDirCase):
         self.assertIn("summary.agent left out", scored.stderr)
         self.assertNotIn("agent run not comparable", scored.stderr)
 
+    def test_answers_put_back_after_a_partial_import_are_not_blamed_on_a_stopped_run(
+        self,
+    ) -> None:
+        # Rerunning after an import that lacks some turns puts the agent's committed answers
+        # back; the note said "the last run stopped between the two writes", which it had not.
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+            official = self.tmp / "partial.json"
+            official.write_text(json.dumps([{"task_id": "vtb-a-medical-001", "model_answer": "x"}]))
+            imported = run_cli(
+                "import-responses", str(official), "-d", str(self.root), "--overwrite"
+            )
+            self.assertEqual(imported.exit_code, 0, imported.stderr)
+            again = self._agent(server, "--no-code-tools")
+        self.assertEqual(again.exit_code, 0, again.stderr)
+        self.assertIn("8 committed answer(s) of this agent copied to responses.jsonl", again.stderr)
+        self.assertIn("or the file was replaced", again.stderr)
+
     def test_changed_settings_are_refused(self) -> None:
         with ToolChatServer() as server:
             self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)

@@ -152,7 +152,7 @@ class AgentKillTests(TempDirCase):
             self.assertEqual(again.exit_code, 0, again.stderr)
             self.assertEqual(dict(server.requests), {})
         self.assertIn("dropped an incomplete last line", again.stderr)
-        self.assertIn("2 committed answer(s) copied", again.stderr)
+        self.assertIn("2 committed answer(s) of this agent copied", again.stderr)
         self.assertEqual(_answers(run.root), expected)
         self.assertEqual(len(read_jsonl(run.root / "trajectories.jsonl")), 9)
         json.loads((run.root / "agent.json").read_text())
