@@ -59,10 +59,15 @@ def import_responses(
 def _import(out: Output, official: Path, run: RunDir, target: Path) -> None:
     result = import_official_results(official, run)
     if not result.lines:
+        matched = result.records - len(result.unknown_ids)
+        why = (
+            f"its {matched} record(s) for this run's tasks have {len(result.null_answers)} null "
+            f"answer(s) and {len(result.extra_turns)} for turns the tasks do not have"
+            if matched
+            else f"{result.records} record(s) read; results of another run?"
+        )
         raise InputError(
-            f"gives no answer for any task of this run ({result.records} record(s) read; "
-            "results of another run?); nothing written",
-            official,
+            f"gives no answer for any task of this run ({why}); nothing written", official
         )
     for ids, text in (
         (result.unknown_ids, "record(s) match no task of the run and were ignored"),

@@ -149,6 +149,25 @@ class ImportResponsesTests(TempDirCase):
             self.assertIn(f"{path}{expected}", result.stderr)
             self.assertFalse((self.root / "responses.jsonl").exists())
 
+    def test_a_file_of_null_answers_is_not_called_another_runs(self) -> None:
+        # Every record named a task of the run, yet the error asked "results of another run?".
+        records = [
+            {"task_id": "vtb-a-medical-001", "model_answer": None},
+            {"task_id": "vtb-b-maths-002", "turns": [{"turn_number": 2, "model_answer": "x"}]},
+            SINGLE[3],
+        ]
+        result = run_cli(
+            "import-responses", str(self.official(records, "nulls.json")), "-d", str(self.root)
+        )
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn(
+            "its 2 record(s) for this run's tasks have 1 null answer(s) and 1 for turns the "
+            "tasks do not have",
+            result.stderr,
+        )
+        self.assertNotIn("another run", result.stderr)
+        self.assertFalse((self.root / "responses.jsonl").exists())
+
     def test_only_the_last_record_of_a_task_is_warned_about(self) -> None:
         records = [
             {"task_id": "vtb-a-medical-001", "model_answer": "API Error: boom"},
