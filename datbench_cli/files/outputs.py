@@ -95,7 +95,7 @@ def _linked_run_file(path: Path, inputs: Iterable[Path | None]) -> tuple[Path, s
     roots = {run_root_of(p) for p in inputs if p is not None}
     for root in sorted(r for r in roots if r is not None):
         for name in _OWNERS:
-            if name not in (IMAGES, REQUESTS) and _same_file(path, root / name):
+            if name not in (IMAGES, REQUESTS) and same_file(path, root / name):
                 return root, name
     return None
 
@@ -105,7 +105,8 @@ def _is_descriptor_link(path: Path) -> bool:
     return os.path.abspath(path).startswith(("/dev/", "/proc/"))
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (a link or second name counts)."""
     try:
         return os.path.samefile(a, b)
     except OSError:
@@ -138,7 +139,7 @@ def guard_output(
     if target is not None and stat.S_ISDIR(target):
         raise UsageError(f"{option} {path} is a directory; name a file")
     for candidate in inputs:
-        if candidate is not None and _same_file(path, candidate):
+        if candidate is not None and same_file(path, candidate):
             raise UsageError(
                 f"{option} {path} is an input of this command ({candidate}); writing it "
                 "would replace that input: name another output file"
@@ -166,7 +167,7 @@ def guard_outputs(command: str, inputs: Iterable[Path | None], **outputs: Path |
     for index, (option, path) in enumerate(given):
         guard_output(path, command, listed, option=option)
         for other_option, other in given[index + 1 :]:
-            if _same_file(path, other) and not jsonio.is_stream_output(path):
+            if same_file(path, other) and not jsonio.is_stream_output(path):
                 raise UsageError(
                     f"{option} and {other_option} both name {path}; give each its own file"
                 )

@@ -277,6 +277,19 @@ class AgentLoopTests(TempDirCase):
         self.assertIn("8 committed answer(s) of this agent copied to responses.jsonl", again.stderr)
         self.assertIn("or the file was replaced", again.stderr)
 
+    def test_the_runs_responses_named_another_way_are_still_the_agents(self) -> None:
+        # `score /abs/run/responses.jsonl -d run` compared the two paths as written: the
+        # agent summary and its "not comparable" warning were left out without a word.
+        with ToolChatServer() as server:
+            self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)
+        other_name = self.root / ".." / self.root.name / "responses.jsonl"
+        scored = run_cli(
+            "score", str(other_name), "-d", str(self.root), "--json", "--allow-missing"
+        )
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        self.assertIn("agent", json.loads(scored.stdout.strip().splitlines()[-1]))
+        self.assertIn("agent run not comparable", scored.stderr)
+
     def test_changed_settings_are_refused(self) -> None:
         with ToolChatServer() as server:
             self.assertEqual(self._agent(server, "--no-code-tools").exit_code, 0)

@@ -64,7 +64,7 @@ from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
 from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
-from datbench_cli.files.outputs import guard_output, locked_runs
+from datbench_cli.files.outputs import guard_output, locked_runs, same_file
 from datbench_cli.files.provenance import (
     InputScan,
     image_sizes,
@@ -479,7 +479,8 @@ def score(
     )
     report = evaluator.compute_metrics(answers, judge_lines, strict_judge, turncase=turncase)
     report.provenance = provenance
-    agent = protocol_summary(run.root) if responses == run.path(RESPONSES) else None
+    # The run's own responses however named (an absolute path beside a relative -d too).
+    agent = protocol_summary(run.root) if same_file(responses, run.path(RESPONSES)) else None
     if agent is not None and answers.by_turn and not holds_agent_answers(run.root, answers.by_turn):
         warn(
             f"{run.path(AGENT_FILE)} describes an agent run none of whose answers {responses} "
