@@ -60,12 +60,14 @@ def _import(out: Output, official: Path, run: RunDir, target: Path) -> None:
     result = import_official_results(official, run)
     if not result.lines:
         matched = result.records - len(result.unknown_ids)
-        why = (
-            f"its {matched} record(s) for this run's tasks have {len(result.null_answers)} null "
-            f"answer(s) and {len(result.extra_turns)} for turns the tasks do not have"
-            if matched
-            else f"{result.records} record(s) read; results of another run?"
-        )
+        why = f"{result.records} record(s) read; results of another run?"
+        if not result.records:
+            why = "it holds no record: an empty file or array"
+        elif matched:
+            why = (
+                f"its {matched} record(s) for this run's tasks have {len(result.null_answers)} "
+                f"null answer(s) and {len(result.extra_turns)} for turns the tasks do not have"
+            )
         raise InputError(
             f"gives no answer for any task of this run ({why}); nothing written", official
         )

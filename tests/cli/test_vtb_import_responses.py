@@ -168,6 +168,15 @@ class ImportResponsesTests(TempDirCase):
         self.assertNotIn("another run", result.stderr)
         self.assertFalse((self.root / "responses.jsonl").exists())
 
+    def test_an_empty_file_is_not_called_another_runs(self) -> None:
+        for text in ("", "[]", "\n"):
+            path = self.tmp / "empty.json"
+            path.write_text(text)
+            result = run_cli("import-responses", str(path), "-d", str(self.root))
+            self.assertEqual(result.exit_code, 2, result.stderr)
+            self.assertIn("it holds no record: an empty file or array", result.stderr)
+            self.assertNotIn("another run", result.stderr)
+
     def test_only_the_last_record_of_a_task_is_warned_about(self) -> None:
         records = [
             {"task_id": "vtb-a-medical-001", "model_answer": "API Error: boom"},
