@@ -82,6 +82,11 @@ def _import(out: Output, official: Path, run: RunDir, target: Path) -> None:
     ):
         if ids:
             out.warn(f"{len(ids)} {text}: {name_ids(ids)}")
+    if result.absent_tasks:
+        out.warn(
+            f"{len(result.absent_tasks)} task(s) of the run are in no record, so their "
+            f"{result.absent_turns} turn(s) have no answer: {name_ids(result.absent_tasks)}"
+        )
     jsonio.write_jsonl_atomic(target, result.lines)
     out.info(
         f"{result.records} record(s) read; {len(result.lines)} turn answer(s) written to {target}"

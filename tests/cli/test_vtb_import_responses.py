@@ -177,6 +177,19 @@ class ImportResponsesTests(TempDirCase):
             self.assertIn("it holds no record: an empty file or array", result.stderr)
             self.assertNotIn("another run", result.stderr)
 
+    def test_tasks_no_record_names_are_counted(self) -> None:
+        # The official runs write single-turn and multi-turn results to separate files: importing
+        # one said nothing of the run's tasks the file does not hold.
+        result = run_cli(
+            "import-responses", str(self.official(MULTI, "m.json")), "-d", str(self.root)
+        )
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn(
+            "4 task(s) of the run are in no record, so their 5 turn(s) have no answer: "
+            "vtb-a-medical-001, vtb-d-sports-004, vtb-e-generalist-005, vtb-f-physics-006",
+            result.stderr,
+        )
+
     def test_only_the_last_record_of_a_task_is_warned_about(self) -> None:
         records = [
             {"task_id": "vtb-a-medical-001", "model_answer": "API Error: boom"},

@@ -6,7 +6,8 @@ answer in ``model_answer``; a multi-turn record has ``turns``, a list of objects
 (else ``id``). A string answer, even an official error text such as ``API Error: ...``, is kept
 as is (officially it is judged); a null answer is missing. Unknown task ids, duplicate records
 (the last wins: only it is imported and warned about), turns given twice in one record (the
-last wins) and turns a task does not have are counted, never silently dropped.
+last wins) and turns a task does not have are counted, never silently dropped; so are the
+run's tasks no record names (one official file holds only single-turn or only multi-turn tasks).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class ImportResult:
     error_answers: list[str] = field(default_factory=list)
     missing_turns: list[str] = field(default_factory=list)
     duplicate_turns: list[str] = field(default_factory=list)
+    absent_tasks: list[str] = field(default_factory=list)
+    absent_turns: int = 0
 
 
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
@@ -122,6 +125,8 @@ def import_official(path: Path, tasks: list[Task]) -> ImportResult:
     for task in tasks:
         answers = latest.get(task.id)
         if answers is None:
+            result.absent_tasks.append(task.id)
+            result.absent_turns += len(task.turns)
             continue
         found: dict[int, str | None] = {}
         for number, answer in answers:
