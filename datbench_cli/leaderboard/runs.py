@@ -104,9 +104,18 @@ def split_label(argument: str) -> tuple[str | None, Path]:
     """``LABEL=PATH`` -> (label, path); a bare PATH (or one that exists as written) ->
     (None, path)."""
     found = _LABEL.match(argument)
-    if found is None or Path(argument).exists():
+    if found is None or _exists(Path(argument)):
         return None, Path(argument)
     return found.group(1).strip() or None, Path(found.group(2))
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the system cannot look up (a long label makes the
+    whole ``LABEL=PATH`` longer than a file name may be) does not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def label_number(label: str) -> float | None:

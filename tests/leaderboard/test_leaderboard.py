@@ -392,6 +392,15 @@ class LeaderboardTest(unittest.TestCase):
         self.assertEqual(result.exit_code, 2)
         self.assertIn("more than one run", result.stderr)
 
+    def test_a_label_longer_than_a_file_name(self) -> None:
+        # `LABEL=PATH` as a whole was looked up as a path first: past 255 bytes the system
+        # refused the lookup and the run was refused as a file system error.
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        label = "checkpoint-" * 30
+        data = board(f"{label}={a}", b)
+        self.assertIn(label, {r["label"] for r in data["runs"]})
+
 
 if __name__ == "__main__":
     unittest.main()
