@@ -337,9 +337,12 @@ def differences(runs: list[Run]) -> list[str]:
 def check_comparable(runs: list[Run], allow_different_data: bool) -> list[str]:
     """Refuse runs of different benchmarks always, and runs over different data, profiles or
     judges unless allowed; returns the differences (marked in every output when allowed)."""
-    benchmarks = sorted({run.benchmark for run in runs})
-    if len(benchmarks) > 1:
-        raise UsageError(f"cannot rank runs of different benchmarks ({', '.join(benchmarks)})")
+    other = next((run for run in runs if run.benchmark != runs[0].benchmark), None)
+    if other is not None:
+        raise UsageError(
+            f"cannot rank runs of different benchmarks: {other.report_path} is a "
+            f"{other.benchmark} report, {runs[0].report_path} a {runs[0].benchmark} one"
+        )
     found = differences(runs)
     if found and not allow_different_data:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""

@@ -200,6 +200,7 @@ class LeaderboardTest(unittest.TestCase):
             result = run_cli("leaderboard", a, v, *extra)
             self.assertEqual(result.exit_code, 2)
             self.assertIn("different benchmarks", result.stderr)
+            self.assertIn(f"{v} is a vistoolbench report", result.stderr)  # which run
 
     def test_trend(self) -> None:
         worse = self.report("c1", flipped(BASE, 30, False))
