@@ -60,6 +60,44 @@ class LettersTest(unittest.TestCase):
         self.assertIsNone(label_number("final"))
 
 
+class PlotTest(unittest.TestCase):
+    """A capability without samples (``-`` in the table) is no point on the page's plots: it
+    was drawn at 0%, like a real score of 0."""
+
+    @staticmethod
+    def _board(second: float | None) -> dict[str, Any]:
+        def entry(score: float | None) -> dict[str, Any]:
+            if score is None:
+                return {"score": None, "low": None, "high": None, "n": 0}
+            return {"score": score, "low": score - 0.1, "high": score + 0.1, "n": 10}
+
+        runs = [
+            {
+                "label": f"step{step}",
+                "step": float(step),
+                "group": "a",
+                "better_than_every_earlier": False,
+                "overall": entry(0.5),
+                "capabilities": {"chart": entry(0.5 if step == 1 else second)},
+            }
+            for step in (1, 2)
+        ]
+        return {
+            "headline": {"label": "accuracy"},
+            "groups": ["chart"],
+            "runs": runs,
+            "trend": {"axis": [{"label": r["label"], "step": r["step"]} for r in runs]},
+        }
+
+    def test_no_score_is_no_point(self) -> None:
+        from datbench_cli.leaderboard.page import groups_plot, trend_plot
+
+        for plot in (groups_plot, trend_plot):
+            scored = plot(self._board(0.4)).count("<use")
+            unscored = plot(self._board(None)).count("<use")
+            self.assertLess(unscored, scored, plot.__name__)
+
+
 class RenderTest(unittest.TestCase):
     """On a terminal: per-group columns go (last first) before anything would be cut, and a
     line says so; a table that cannot fit is printed whole rather than cut."""
