@@ -431,6 +431,18 @@ class LeaderboardTest(unittest.TestCase):
         self.assertEqual(result.exit_code, 2)
         self.assertIn("more than one run", result.stderr)
 
+    def test_a_run_given_from_inside_is_named_by_its_folder(self) -> None:
+        # `.` was labelled "." and `report.json` "report.json": the folder name was taken
+        # from the path as given, which names no folder.
+        import contextlib
+
+        self.report("a", BASE)
+        b = self.report("b", BASE)
+        with contextlib.chdir(self.tmp / "a"):
+            for given in (".", "report.json"):
+                data = board(given, b)
+                self.assertEqual({r["label"] for r in data["runs"]}, {"a", "b"}, given)
+
     def test_a_label_longer_than_a_file_name(self) -> None:
         # `LABEL=PATH` as a whole was looked up as a path first: past 255 bytes the system
         # refused the lookup and the run was refused as a file system error.
