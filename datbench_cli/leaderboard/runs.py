@@ -312,27 +312,36 @@ def _unique_labels(runs: list[Run], arguments: list[str]) -> None:
 
 def differences(runs: list[Run]) -> list[str]:
     """Why the runs are not comparable, one phrase each (empty: comparable). Each run is
-    compared with the first."""
+    compared with what the runs before it recorded: the first value of each identity key and
+    the first judge models any run recorded, the profile of the first run, and the first
+    reference check of each sample id (so a run that records nothing, given first, hides no
+    difference between the others)."""
     first = runs[0]
+    known: dict[str, Any] = {}
+    judges: list[str] = []
+    size = max((int(run.index.max()) + 1 for run in runs if run.n), default=0)
+    checks = np.zeros(size, dtype=np.int64)
+    seen = np.zeros(size, dtype=bool)
     out: list[str] = []
-    for run in runs[1:]:
-        _, data = identity_differences(first.identity, run.identity)
+    for number, run in enumerate(runs):
+        _, data = identity_differences(known, run.identity)
+        known = {**run.identity, **known}
+        if judges and run.judge_models and run.judge_models != judges:
+            out.append(f"{run.label}: judge {', '.join(run.judge_models)} vs {', '.join(judges)}")
+        judges = judges or run.judge_models
+        shared = seen[run.index]
+        mismatched = int(np.count_nonzero(checks[run.index[shared]] != run.checks[shared]))
+        checks[run.index[~shared]] = run.checks[~shared]
+        seen[run.index] = True
+        if number == 0:
+            continue
         out += [f"{run.label}: {d}" for d in data]
         if run.profile != first.profile:
             out.append(f"{run.label}: profile {run.profile} vs {first.profile}")
-        if run.judge_models and first.judge_models and run.judge_models != first.judge_models:
-            out.append(
-                f"{run.label}: judge {', '.join(run.judge_models)} vs "
-                f"{', '.join(first.judge_models)}"
-            )
-        shared, at_first, at_run = np.intersect1d(
-            first.index, run.index, assume_unique=True, return_indices=True
-        )
-        mismatched = int(np.count_nonzero(first.checks[at_first] != run.checks[at_run]))
         if mismatched:
             out.append(
-                f"{run.label}: {mismatched} of {len(shared)} shared samples differ in their "
-                "reference answer or group"
+                f"{run.label}: {mismatched} of {int(np.count_nonzero(shared))} shared samples "
+                "differ in their reference answer or group"
             )
     return out
 

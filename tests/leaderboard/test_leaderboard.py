@@ -231,6 +231,26 @@ class LeaderboardTest(unittest.TestCase):
         self.assertFalse(data["comparable"])
         self.assertTrue(data["differences"])
 
+    def test_a_first_run_that_records_nothing_hides_no_difference(self) -> None:
+        # Each run was compared with the first only: a first run without a recorded revision
+        # (or judge, or with none of the others' sample ids) let the others differ unseen.
+        bare = self.report("bare", BASE, revision="")
+        a = self.report("a", BASE)
+        other = self.report("other", BASE, revision="rev-2")
+        refused = run_cli("leaderboard", bare, a, other)
+        self.assertEqual(refused.exit_code, 2, refused.stdout)
+        self.assertIn("revision differs (rev-1 vs rev-2)", refused.stderr)
+        ids = [f"x{i:04d}" for i in range(len(BASE))]
+        elsewhere = self.report("elsewhere", BASE, ids=ids)
+        reference = json.loads(Path(a).read_text())
+        reference["results"][0]["ground_truth"] = "another answer"
+        changed = self.tmp / "changed" / "report.json"
+        changed.parent.mkdir()
+        changed.write_text(json.dumps(reference))
+        refused = run_cli("leaderboard", elsewhere, a, str(changed))
+        self.assertEqual(refused.exit_code, 2, refused.stdout)
+        self.assertIn("1 of 150 shared samples differ", refused.stderr)
+
     def test_other_benchmark_always_refused(self) -> None:
         a = self.report("a", BASE)
         v = str(vistoolbench_report(self.tmp / "v" / "report.json", BASE))
