@@ -346,6 +346,18 @@ class LeaderboardTest(unittest.TestCase):
             self.assertIn("is an input of this command", onto.stderr)
         self.assertEqual(Path(a).read_bytes(), before)
 
+    def test_outputs_checked_before_any_report_is_read(self) -> None:
+        # A refused output costs nothing: the reports (minutes of reading for 50 large
+        # runs) were read before the output was checked.
+        a = self.report("a", BASE)
+        broken = self.tmp / "broken.json"
+        broken.write_text('{"summary": {}, "results": [')
+        link = self.tmp / "link.csv"
+        link.symlink_to(self.tmp / "elsewhere.csv")
+        result = run_cli("leaderboard", a, str(broken), "--csv", str(link))
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("is a symlink", result.stderr)
+
     def test_streamed_reading_equals_whole_reading(self) -> None:
         # Indented as `score` writes reports: read a slice of entries at a time (20,000
         # entries: several slices); compact JSON: read whole. Same leaderboard.
