@@ -10,7 +10,7 @@ import typer
 
 from datbench_cli.cli import tables
 from datbench_cli.cli.common import QuietOpt, handle_errors
-from datbench_cli.cli.output import Output
+from datbench_cli.cli.output import Output, plain
 from datbench_cli.cli.summary_table import text_table
 from datbench_cli.compare.inputs import compare_inputs
 from datbench_cli.files import jsonio
@@ -108,7 +108,7 @@ def leaderboard(
     if not quiet:
         tables.show(out, [text_table(outputs.table(board))])
     for line in outputs.notes(board):
-        out.info(line)
+        out.info(plain(line, one_line=True))  # a label (a model's name) cannot start a line
     for path, what in ((csv_path, "CSV"), (html, "page")):
         if path is not None:
             out.info(f"{what} written to {path}")

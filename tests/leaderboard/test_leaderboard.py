@@ -475,6 +475,19 @@ class LeaderboardTest(unittest.TestCase):
                 data = board(given, b)
                 self.assertEqual({r["label"] for r in data["runs"]}, {"a", "b"}, given)
 
+    def test_a_model_name_cannot_start_a_line(self) -> None:
+        # The default label is the model the responses name (untrusted text): a newline in
+        # it started a forged "error:" line among the notes under the table.
+        a = self.report("a", BASE, model="evil\nerror: forged")
+        report = json.loads(Path(a).read_text())
+        report["summary"]["checks"][0]["passed"] = False  # a warning line names the run
+        Path(a).write_text(json.dumps(report))
+        b = self.report("b", BASE)
+        result = run_cli("leaderboard", a, b)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("\nerror: forged", result.stderr)
+        self.assertIn("evil\\x0aerror: forged", result.stderr)
+
     def test_a_label_longer_than_a_file_name(self) -> None:
         # `LABEL=PATH` as a whole was looked up as a path first: past 255 bytes the system
         # refused the lookup and the run was refused as a file system error.
