@@ -103,7 +103,7 @@ def leaderboard(
 
             outputs.write(html, page(board))
     if as_json:
-        out.data(jsonio.dumps(board).decode())
+        out.json(jsonio.dumps(board))
         return
     if not quiet:
         tables.show(out, [text_table(outputs.table(board))])

@@ -488,6 +488,19 @@ class LeaderboardTest(unittest.TestCase):
         self.assertNotIn("\nerror: forged", result.stderr)
         self.assertIn("evil\\x0aerror: forged", result.stderr)
 
+    def test_json_holds_any_label(self) -> None:
+        # Control characters were escaped for the terminal as `\x85`, which is not JSON:
+        # `--json` was not valid JSON once a label (a model's name) held a C1 code or a
+        # bidirectional override. Now they are JSON escapes: the labels read back as given.
+        labels = ["a\u202eb", "c\x85d\x7f"]
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        result = run_cli("leaderboard", f"{labels[0]}={a}", f"{labels[1]}={b}", "--json")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("\u202e", result.stdout)  # nothing raw reaches the terminal
+        data = json.loads(result.stdout)
+        self.assertEqual(sorted(r["label"] for r in data["runs"]), labels)
+
     def test_a_label_longer_than_a_file_name(self) -> None:
         # `LABEL=PATH` as a whole was looked up as a path first: past 255 bytes the system
         # refused the lookup and the run was refused as a file system error.
