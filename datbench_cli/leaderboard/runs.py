@@ -251,8 +251,8 @@ def read_runs(arguments: list[str]) -> tuple[list[Run], str | None]:
     for run, sample_ids in _read_all(arguments):
         run.index = ids.code_all(sample_ids)
         runs.append(run)
+    _unique_reports(runs)  # first: one run given twice is not a matter of labels
     _unique_labels(runs, arguments)
-    _unique_reports(runs)
     return runs, _group_field(BENCHMARKS[runs[0].benchmark].pairing())
 
 
@@ -285,12 +285,13 @@ def _read_all(arguments: list[str]) -> Iterator[tuple[Run, list[str]]]:
 
 def _unique_reports(runs: list[Run]) -> None:
     """A usage error when two arguments name one report (a run ranked against itself)."""
-    first: dict[str, str] = {}
+    first: dict[str, Run] = {}
     for run in runs:
-        seen = first.setdefault(os.path.realpath(run.report_path), run.label)
-        if seen != run.label:
+        seen = first.setdefault(os.path.realpath(run.report_path), run)
+        if seen is not run:
             raise UsageError(
-                f"{run.report_path} is given twice (as {seen!r} and {run.label!r}); "
+                f"{run.report_path} is given twice (as {str(seen.given)!r} and "
+                f"{str(run.given)!r}); "
                 "a run ranked against itself says nothing",
                 hint="name each run once",
             )

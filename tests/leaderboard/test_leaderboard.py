@@ -205,9 +205,17 @@ class LeaderboardTest(unittest.TestCase):
 
     def test_one_report_given_twice_is_refused(self) -> None:
         a = self.report("a", BASE)
-        for second in (f"again={a}", str(Path(a).parent / "." / Path(a).name)):
+        # The same run twice, unlabelled, was told to "label runs explicitly" (then refused
+        # as given twice): it is refused as given twice at once.
+        cases = [
+            (f"first={a}", f"again={a}"),
+            (f"first={a}", str(Path(a).parent / "." / Path(a).name)),
+            (a, a),
+            (str(Path(a).parent), a),
+        ]
+        for first, second in cases:
             with self.subTest(second=second):
-                result = run_cli("leaderboard", f"first={a}", second, "--json")
+                result = run_cli("leaderboard", first, second, "--json")
                 self.assertEqual(result.exit_code, 2, result.stderr)
                 self.assertIn("is given twice", result.stderr)
                 self.assertEqual(result.stdout, "")
