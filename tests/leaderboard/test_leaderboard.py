@@ -366,6 +366,27 @@ class LeaderboardTest(unittest.TestCase):
         self.assertEqual(result.exit_code, 2)
         self.assertIn("is a symlink", result.stderr)
 
+    def test_a_report_through_a_pipe(self) -> None:
+        # A user-named input is read once, front to back (docs/guarantees.md): a report
+        # through a pipe was refused as "file system error: File or stream is not seekable".
+        import os
+        import threading
+
+        a = self.report("a", BASE)
+        b = self.report("b", flipped(BASE, 30, False))
+        fifo = self.tmp / "report.fifo"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(Path(a).read_bytes(),))
+        writer.start()
+        try:
+            data = board(f"piped={fifo}", b)
+        finally:
+            if writer.is_alive():  # never opened by the command: let the writer finish
+                fifo.read_bytes()
+            writer.join()
+        self.assertEqual([r["label"] for r in data["runs"]], ["piped", "b"])
+        self.assertEqual(data["runs"][0]["overall"]["score"], 100 / 150)
+
     def test_streamed_reading_equals_whole_reading(self) -> None:
         # Indented as `score` writes reports: read a slice of entries at a time (20,000
         # entries: several slices); compact JSON: read whole. Same leaderboard.
