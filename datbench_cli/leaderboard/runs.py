@@ -312,7 +312,13 @@ def _unique_labels(runs: list[Run], arguments: list[str]) -> None:
 
 
 def differences(runs: list[Run]) -> list[str]:
-    """Why the runs are not comparable, one phrase each (empty: comparable). Each run is
+    """Why the runs are not comparable, one phrase each, led by the run's label (empty:
+    comparable)."""
+    return [f"{run.label}: {phrase}" for run, phrase in _differences(runs)]
+
+
+def _differences(runs: list[Run]) -> list[tuple[Run, str]]:
+    """Each run that is not comparable, with why (one phrase a reason). Each run is
     compared with what the runs before it recorded: the first value of each identity key and
     the first judge models any run recorded, the profile of the first run, and the first
     reference check of each sample id (so a run that records nothing, given first, hides no
@@ -323,12 +329,12 @@ def differences(runs: list[Run]) -> list[str]:
     size = max((int(run.index.max()) + 1 for run in runs if run.n), default=0)
     checks = np.zeros(size, dtype=np.int64)
     seen = np.zeros(size, dtype=bool)
-    out: list[str] = []
+    out: list[tuple[Run, str]] = []
     for number, run in enumerate(runs):
         _, data = identity_differences(known, run.identity)
         known = {**run.identity, **known}
         if judges and run.judge_models and run.judge_models != judges:
-            out.append(f"{run.label}: judge {', '.join(run.judge_models)} vs {', '.join(judges)}")
+            out.append((run, f"judge {', '.join(run.judge_models)} vs {', '.join(judges)}"))
         judges = judges or run.judge_models
         shared = seen[run.index]
         mismatched = int(np.count_nonzero(checks[run.index[shared]] != run.checks[shared]))
@@ -336,13 +342,16 @@ def differences(runs: list[Run]) -> list[str]:
         seen[run.index] = True
         if number == 0:
             continue
-        out += [f"{run.label}: {d}" for d in data]
+        out += [(run, d) for d in data]
         if run.profile != first.profile:
-            out.append(f"{run.label}: profile {run.profile} vs {first.profile}")
+            out.append((run, f"profile {run.profile} vs {first.profile}"))
         if mismatched:
             out.append(
-                f"{run.label}: {mismatched} of {int(np.count_nonzero(shared))} shared samples "
-                "differ in their reference answer or group"
+                (
+                    run,
+                    f"{mismatched} of {int(np.count_nonzero(shared))} shared samples differ "
+                    "in their reference answer or group",
+                )
             )
     return out
 
@@ -356,11 +365,12 @@ def check_comparable(runs: list[Run], allow_different_data: bool) -> list[str]:
             f"cannot rank runs of different benchmarks: {other.report_path} is a "
             f"{other.benchmark} report, {runs[0].report_path} a {runs[0].benchmark} one"
         )
-    found = differences(runs)
+    found = _differences(runs)
     if found and not allow_different_data:
+        run, phrase = found[0]
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise UsageError(
-            f"the runs are not comparable: {found[0]}{more}",
+            f"the runs are not comparable: {run.label} ({run.report_path}): {phrase}{more}",
             hint="pass --allow-different-data to rank them anyway (every output marks it)",
         )
-    return found
+    return [f"{run.label}: {phrase}" for run, phrase in found]

@@ -228,6 +228,7 @@ class LeaderboardTest(unittest.TestCase):
         error = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
         self.assertEqual(len(error), 1)
         self.assertIn("revision differs", error[0])
+        self.assertIn(f"other ({other}): ", error[0])  # the run and its file
         self.assertIn("--allow-different-data", refused.stderr)
         out = self.tmp / "out.csv"
         allowed = run_cli("leaderboard", a, other, "--allow-different-data", "--csv", str(out))
