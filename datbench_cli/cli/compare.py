@@ -113,7 +113,7 @@ def compare(
             page = compare_page(run_a, run_b, html, comparison, embed_images=embed_images)
             write_page(html, page)
     if as_json:
-        out.data(jsonio.dumps(comparison).decode())
+        out.json(jsonio.dumps(comparison))
     else:
         show(out, comparison_tables(comparison))
         for note in comparison_notes(comparison):

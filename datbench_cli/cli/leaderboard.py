@@ -10,8 +10,9 @@ import typer
 
 from datbench_cli.cli import tables
 from datbench_cli.cli.common import QuietOpt, handle_errors
-from datbench_cli.cli.output import Output
+from datbench_cli.cli.output import Output, plain
 from datbench_cli.cli.summary_table import text_table
+from datbench_cli.compare.inputs import compare_inputs
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_outputs, locked_runs
 from datbench_cli.leaderboard import board as boards
@@ -79,11 +80,13 @@ def leaderboard(
     profiles or judges are refused unless --allow-different-data.
     """
     out = Output(quiet)
-    read, group_by = runs.read_runs(paths)
-    inputs = [r.given for r in read] + [r.report_path for r in read]
+    # Outputs are checked before any report is read: a refused one costs nothing.
+    given = [runs.split_label(argument)[1] for argument in paths]
+    inputs = given + compare_inputs(*given)
     guard_outputs("leaderboard", inputs, csv=csv_path, html=html)
     if html is not None:
         check_target(html, "leaderboard", inputs)  # a file that is not a datbench page: refused
+    read, group_by = runs.read_runs(paths)
     differences = runs.check_comparable(read, allow_different_data)
     board = boards.build(
         read,
@@ -100,12 +103,12 @@ def leaderboard(
 
             outputs.write(html, page(board))
     if as_json:
-        out.data(jsonio.dumps(board).decode())
+        out.json(jsonio.dumps(board))
         return
     if not quiet:
         tables.show(out, [text_table(outputs.table(board))])
     for line in outputs.notes(board):
-        out.info(line)
+        out.info(plain(line, one_line=True))  # a label (a model's name) cannot start a line
     for path, what in ((csv_path, "CSV"), (html, "page")):
         if path is not None:
             out.info(f"{what} written to {path}")

@@ -108,6 +108,15 @@ class Output:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
 
+    def json(self, document: bytes) -> None:
+        """A JSON document on stdout. The control characters JSON allows raw in a string (C1
+        codes, bidirectional marks, line separators) are written as ``\\u`` escapes: the
+        document reads back the same and shows nothing on a terminal (``\\x`` escapes, as
+        :meth:`data` writes them, are not JSON)."""
+        text = _CONTROL_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", document.decode())
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
     @property
     def width(self) -> int:
         """The width tables on stdout are laid out for (80 when piped without ``COLUMNS``)."""

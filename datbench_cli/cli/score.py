@@ -196,7 +196,7 @@ def score(
                     "`datbench view` writes it from the report"
                 ) from None
     if as_json:
-        out.data(jsonio.dumps(report.summary).decode())
+        out.json(jsonio.dumps(report.summary))
     else:
         show(out, [text_table(bench.summary_table(report))])
         for note in bench.summary_notes(report):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import io
+import math
 import re
 from typing import Any
 
@@ -43,10 +44,16 @@ def _figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height))
 
 
+def _percent(value: float | None) -> float:
+    """A fraction in percent; no score (no samples: ``-`` in the table) is NaN, which
+    matplotlib leaves out, never a point at 0%."""
+    return math.nan if value is None else 100 * value
+
+
 def _errors(entries: list[dict[str, Any]]) -> tuple[list[float], list[list[float]]]:
-    scores = [100 * (e["score"] or 0.0) for e in entries]
-    below = [100 * ((e["score"] or 0.0) - (e["low"] or 0.0)) for e in entries]
-    above = [100 * ((e["high"] or 0.0) - (e["score"] or 0.0)) for e in entries]
+    scores = [_percent(e["score"]) for e in entries]
+    below = [score - _percent(e["low"]) for score, e in zip(scores, entries, strict=True)]
+    above = [_percent(e["high"]) - score for score, e in zip(scores, entries, strict=True)]
     return scores, [below, above]
 
 
@@ -98,9 +105,9 @@ def trend_plot(board: dict[str, Any]) -> str:
     panels = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
     for k, (name, entries) in enumerate(series):
         axes = panels[k // columns][k % columns]
-        scores = [100 * (e["score"] or 0.0) for e in entries]
-        lows = [100 * (e["low"] or 0.0) for e in entries]
-        highs = [100 * (e["high"] or 0.0) for e in entries]
+        scores = [_percent(e["score"]) for e in entries]
+        lows = [_percent(e["low"]) for e in entries]
+        highs = [_percent(e["high"]) for e in entries]
         color = "#1f5fa8" if name == "overall" else "#555555"
         axes.plot(steps, scores, marker="o", color=color)
         axes.fill_between(steps, lows, highs, color=color, alpha=0.15)

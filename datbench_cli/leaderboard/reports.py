@@ -41,6 +41,8 @@ def streamed(given: Path) -> tuple[RunReport, Iterator[bytes | list[Any]]]:
     JSON array of entries); raises :class:`NotStreamable` for another layout (before any
     slice)."""
     report_path, manifest = locate(given)
+    if not report_path.is_file():  # a pipe or device: read once, front to back, whole
+        raise NotStreamable
     with report_path.open("rb") as handle:
         if handle.seek(0, 2) == 0:
             raise NotStreamable

@@ -104,9 +104,18 @@ def split_label(argument: str) -> tuple[str | None, Path]:
     """``LABEL=PATH`` -> (label, path); a bare PATH (or one that exists as written) ->
     (None, path)."""
     found = _LABEL.match(argument)
-    if found is None or Path(argument).exists():
+    if found is None or _exists(Path(argument)):
         return None, Path(argument)
     return found.group(1).strip() or None, Path(found.group(2))
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the system cannot look up (a long label makes the
+    whole ``LABEL=PATH`` longer than a file name may be) does not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def label_number(label: str) -> float | None:
@@ -200,7 +209,10 @@ def read_run(argument: str) -> tuple[Run, list[str]]:
     responders = _models(loaded.report, "responses")
     model = responders.most_common(1)[0][0] if responders else None
     coverage, warnings = coverage_and_warnings(loaded.report["summary"])
-    folder = loaded.report_path.parent.name if path.is_file() else path.name
+    # The absolute path's: a run given as `.` or `report.json` is named by its folder too.
+    folder = os.path.basename(
+        os.path.abspath(loaded.report_path.parent if path.is_file() else path)
+    )
     run = Run(
         label=label or model or folder or str(path),
         given=path,
@@ -239,8 +251,8 @@ def read_runs(arguments: list[str]) -> tuple[list[Run], str | None]:
     for run, sample_ids in _read_all(arguments):
         run.index = ids.code_all(sample_ids)
         runs.append(run)
+    _unique_reports(runs)  # first: one run given twice is not a matter of labels
     _unique_labels(runs, arguments)
-    _unique_reports(runs)
     return runs, _group_field(BENCHMARKS[runs[0].benchmark].pairing())
 
 
@@ -273,12 +285,13 @@ def _read_all(arguments: list[str]) -> Iterator[tuple[Run, list[str]]]:
 
 def _unique_reports(runs: list[Run]) -> None:
     """A usage error when two arguments name one report (a run ranked against itself)."""
-    first: dict[str, str] = {}
+    first: dict[str, Run] = {}
     for run in runs:
-        seen = first.setdefault(os.path.realpath(run.report_path), run.label)
-        if seen != run.label:
+        seen = first.setdefault(os.path.realpath(run.report_path), run)
+        if seen is not run:
             raise UsageError(
-                f"{run.report_path} is given twice (as {seen!r} and {run.label!r}); "
+                f"{run.report_path} is given twice (as {str(seen.given)!r} and "
+                f"{str(run.given)!r}); "
                 "a run ranked against itself says nothing",
                 hint="name each run once",
             )
@@ -299,28 +312,46 @@ def _unique_labels(runs: list[Run], arguments: list[str]) -> None:
 
 
 def differences(runs: list[Run]) -> list[str]:
-    """Why the runs are not comparable, one phrase each (empty: comparable). Each run is
-    compared with the first."""
+    """Why the runs are not comparable, one phrase each, led by the run's label (empty:
+    comparable)."""
+    return [f"{run.label}: {phrase}" for run, phrase in _differences(runs)]
+
+
+def _differences(runs: list[Run]) -> list[tuple[Run, str]]:
+    """Each run that is not comparable, with why (one phrase a reason). Each run is
+    compared with what the runs before it recorded: the first value of each identity key and
+    the first judge models any run recorded, the profile of the first run, and the first
+    reference check of each sample id (so a run that records nothing, given first, hides no
+    difference between the others)."""
     first = runs[0]
-    out: list[str] = []
-    for run in runs[1:]:
-        _, data = identity_differences(first.identity, run.identity)
-        out += [f"{run.label}: {d}" for d in data]
+    known: dict[str, Any] = {}
+    judges: list[str] = []
+    size = max((int(run.index.max()) + 1 for run in runs if run.n), default=0)
+    checks = np.zeros(size, dtype=np.int64)
+    seen = np.zeros(size, dtype=bool)
+    out: list[tuple[Run, str]] = []
+    for number, run in enumerate(runs):
+        _, data = identity_differences(known, run.identity)
+        known = {**run.identity, **known}
+        if judges and run.judge_models and run.judge_models != judges:
+            out.append((run, f"judge {', '.join(run.judge_models)} vs {', '.join(judges)}"))
+        judges = judges or run.judge_models
+        shared = seen[run.index]
+        mismatched = int(np.count_nonzero(checks[run.index[shared]] != run.checks[shared]))
+        checks[run.index[~shared]] = run.checks[~shared]
+        seen[run.index] = True
+        if number == 0:
+            continue
+        out += [(run, d) for d in data]
         if run.profile != first.profile:
-            out.append(f"{run.label}: profile {run.profile} vs {first.profile}")
-        if run.judge_models and first.judge_models and run.judge_models != first.judge_models:
-            out.append(
-                f"{run.label}: judge {', '.join(run.judge_models)} vs "
-                f"{', '.join(first.judge_models)}"
-            )
-        shared, at_first, at_run = np.intersect1d(
-            first.index, run.index, assume_unique=True, return_indices=True
-        )
-        mismatched = int(np.count_nonzero(first.checks[at_first] != run.checks[at_run]))
+            out.append((run, f"profile {run.profile} vs {first.profile}"))
         if mismatched:
             out.append(
-                f"{run.label}: {mismatched} of {len(shared)} shared samples differ in their "
-                "reference answer or group"
+                (
+                    run,
+                    f"{mismatched} of {int(np.count_nonzero(shared))} shared samples differ "
+                    "in their reference answer or group",
+                )
             )
     return out
 
@@ -328,14 +359,18 @@ def differences(runs: list[Run]) -> list[str]:
 def check_comparable(runs: list[Run], allow_different_data: bool) -> list[str]:
     """Refuse runs of different benchmarks always, and runs over different data, profiles or
     judges unless allowed; returns the differences (marked in every output when allowed)."""
-    benchmarks = sorted({run.benchmark for run in runs})
-    if len(benchmarks) > 1:
-        raise UsageError(f"cannot rank runs of different benchmarks ({', '.join(benchmarks)})")
-    found = differences(runs)
+    other = next((run for run in runs if run.benchmark != runs[0].benchmark), None)
+    if other is not None:
+        raise UsageError(
+            f"cannot rank runs of different benchmarks: {other.report_path} is a "
+            f"{other.benchmark} report, {runs[0].report_path} a {runs[0].benchmark} one"
+        )
+    found = _differences(runs)
     if found and not allow_different_data:
+        run, phrase = found[0]
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise UsageError(
-            f"the runs are not comparable: {found[0]}{more}",
+            f"the runs are not comparable: {run.label} ({run.report_path}): {phrase}{more}",
             hint="pass --allow-different-data to rank them anyway (every output marks it)",
         )
-    return found
+    return [f"{run.label}: {phrase}" for run, phrase in found]

@@ -60,6 +60,44 @@ class LettersTest(unittest.TestCase):
         self.assertIsNone(label_number("final"))
 
 
+class PlotTest(unittest.TestCase):
+    """A capability without samples (``-`` in the table) is no point on the page's plots: it
+    was drawn at 0%, like a real score of 0."""
+
+    @staticmethod
+    def _board(second: float | None) -> dict[str, Any]:
+        def entry(score: float | None) -> dict[str, Any]:
+            if score is None:
+                return {"score": None, "low": None, "high": None, "n": 0}
+            return {"score": score, "low": score - 0.1, "high": score + 0.1, "n": 10}
+
+        runs = [
+            {
+                "label": f"step{step}",
+                "step": float(step),
+                "group": "a",
+                "better_than_every_earlier": False,
+                "overall": entry(0.5),
+                "capabilities": {"chart": entry(0.5 if step == 1 else second)},
+            }
+            for step in (1, 2)
+        ]
+        return {
+            "headline": {"label": "accuracy"},
+            "groups": ["chart"],
+            "runs": runs,
+            "trend": {"axis": [{"label": r["label"], "step": r["step"]} for r in runs]},
+        }
+
+    def test_no_score_is_no_point(self) -> None:
+        from datbench_cli.leaderboard.page import groups_plot, trend_plot
+
+        for plot in (groups_plot, trend_plot):
+            scored = plot(self._board(0.4)).count("<use")
+            unscored = plot(self._board(None)).count("<use")
+            self.assertLess(unscored, scored, plot.__name__)
+
+
 class RenderTest(unittest.TestCase):
     """On a terminal: per-group columns go (last first) before anything would be cut, and a
     line says so; a table that cannot fit is printed whole rather than cut."""
@@ -167,9 +205,17 @@ class LeaderboardTest(unittest.TestCase):
 
     def test_one_report_given_twice_is_refused(self) -> None:
         a = self.report("a", BASE)
-        for second in (f"again={a}", str(Path(a).parent / "." / Path(a).name)):
+        # The same run twice, unlabelled, was told to "label runs explicitly" (then refused
+        # as given twice): it is refused as given twice at once.
+        cases = [
+            (f"first={a}", f"again={a}"),
+            (f"first={a}", str(Path(a).parent / "." / Path(a).name)),
+            (a, a),
+            (str(Path(a).parent), a),
+        ]
+        for first, second in cases:
             with self.subTest(second=second):
-                result = run_cli("leaderboard", f"first={a}", second, "--json")
+                result = run_cli("leaderboard", first, second, "--json")
                 self.assertEqual(result.exit_code, 2, result.stderr)
                 self.assertIn("is given twice", result.stderr)
                 self.assertEqual(result.stdout, "")
@@ -182,6 +228,7 @@ class LeaderboardTest(unittest.TestCase):
         error = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
         self.assertEqual(len(error), 1)
         self.assertIn("revision differs", error[0])
+        self.assertIn(f"other ({other}): ", error[0])  # the run and its file
         self.assertIn("--allow-different-data", refused.stderr)
         out = self.tmp / "out.csv"
         allowed = run_cli("leaderboard", a, other, "--allow-different-data", "--csv", str(out))
@@ -193,6 +240,26 @@ class LeaderboardTest(unittest.TestCase):
         self.assertFalse(data["comparable"])
         self.assertTrue(data["differences"])
 
+    def test_a_first_run_that_records_nothing_hides_no_difference(self) -> None:
+        # Each run was compared with the first only: a first run without a recorded revision
+        # (or judge, or with none of the others' sample ids) let the others differ unseen.
+        bare = self.report("bare", BASE, revision="")
+        a = self.report("a", BASE)
+        other = self.report("other", BASE, revision="rev-2")
+        refused = run_cli("leaderboard", bare, a, other)
+        self.assertEqual(refused.exit_code, 2, refused.stdout)
+        self.assertIn("revision differs (rev-1 vs rev-2)", refused.stderr)
+        ids = [f"x{i:04d}" for i in range(len(BASE))]
+        elsewhere = self.report("elsewhere", BASE, ids=ids)
+        reference = json.loads(Path(a).read_text())
+        reference["results"][0]["ground_truth"] = "another answer"
+        changed = self.tmp / "changed" / "report.json"
+        changed.parent.mkdir()
+        changed.write_text(json.dumps(reference))
+        refused = run_cli("leaderboard", elsewhere, a, str(changed))
+        self.assertEqual(refused.exit_code, 2, refused.stdout)
+        self.assertIn("1 of 150 shared samples differ", refused.stderr)
+
     def test_other_benchmark_always_refused(self) -> None:
         a = self.report("a", BASE)
         v = str(vistoolbench_report(self.tmp / "v" / "report.json", BASE))
@@ -200,6 +267,7 @@ class LeaderboardTest(unittest.TestCase):
             result = run_cli("leaderboard", a, v, *extra)
             self.assertEqual(result.exit_code, 2)
             self.assertIn("different benchmarks", result.stderr)
+            self.assertIn(f"{v} is a vistoolbench report", result.stderr)  # which run
 
     def test_trend(self) -> None:
         worse = self.report("c1", flipped(BASE, 30, False))
@@ -286,6 +354,39 @@ class LeaderboardTest(unittest.TestCase):
             self.assertEqual(onto.exit_code, 2, option)
             self.assertIn("is an input of this command", onto.stderr)
         self.assertEqual(Path(a).read_bytes(), before)
+
+    def test_outputs_checked_before_any_report_is_read(self) -> None:
+        # A refused output costs nothing: the reports (minutes of reading for 50 large
+        # runs) were read before the output was checked.
+        a = self.report("a", BASE)
+        broken = self.tmp / "broken.json"
+        broken.write_text('{"summary": {}, "results": [')
+        link = self.tmp / "link.csv"
+        link.symlink_to(self.tmp / "elsewhere.csv")
+        result = run_cli("leaderboard", a, str(broken), "--csv", str(link))
+        self.assertEqual(result.exit_code, 2)
+        self.assertIn("is a symlink", result.stderr)
+
+    def test_a_report_through_a_pipe(self) -> None:
+        # A user-named input is read once, front to back (docs/guarantees.md): a report
+        # through a pipe was refused as "file system error: File or stream is not seekable".
+        import os
+        import threading
+
+        a = self.report("a", BASE)
+        b = self.report("b", flipped(BASE, 30, False))
+        fifo = self.tmp / "report.fifo"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(Path(a).read_bytes(),))
+        writer.start()
+        try:
+            data = board(f"piped={fifo}", b)
+        finally:
+            if writer.is_alive():  # never opened by the command: let the writer finish
+                fifo.read_bytes()
+            writer.join()
+        self.assertEqual([r["label"] for r in data["runs"]], ["piped", "b"])
+        self.assertEqual(data["runs"][0]["overall"]["score"], 100 / 150)
 
     def test_streamed_reading_equals_whole_reading(self) -> None:
         # Indented as `score` writes reports: read a slice of entries at a time (20,000
@@ -391,6 +492,53 @@ class LeaderboardTest(unittest.TestCase):
         result = run_cli("leaderboard", f"x={a}", f"x={b}")
         self.assertEqual(result.exit_code, 2)
         self.assertIn("more than one run", result.stderr)
+
+    def test_a_run_given_from_inside_is_named_by_its_folder(self) -> None:
+        # `.` was labelled "." and `report.json` "report.json": the folder name was taken
+        # from the path as given, which names no folder.
+        import contextlib
+
+        self.report("a", BASE)
+        b = self.report("b", BASE)
+        with contextlib.chdir(self.tmp / "a"):
+            for given in (".", "report.json"):
+                data = board(given, b)
+                self.assertEqual({r["label"] for r in data["runs"]}, {"a", "b"}, given)
+
+    def test_a_model_name_cannot_start_a_line(self) -> None:
+        # The default label is the model the responses name (untrusted text): a newline in
+        # it started a forged "error:" line among the notes under the table.
+        a = self.report("a", BASE, model="evil\nerror: forged")
+        report = json.loads(Path(a).read_text())
+        report["summary"]["checks"][0]["passed"] = False  # a warning line names the run
+        Path(a).write_text(json.dumps(report))
+        b = self.report("b", BASE)
+        result = run_cli("leaderboard", a, b)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("\nerror: forged", result.stderr)
+        self.assertIn("evil\\x0aerror: forged", result.stderr)
+
+    def test_json_holds_any_label(self) -> None:
+        # Control characters were escaped for the terminal as `\x85`, which is not JSON:
+        # `--json` was not valid JSON once a label (a model's name) held a C1 code or a
+        # bidirectional override. Now they are JSON escapes: the labels read back as given.
+        labels = ["a\u202eb", "c\x85d\x7f"]
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        result = run_cli("leaderboard", f"{labels[0]}={a}", f"{labels[1]}={b}", "--json")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertNotIn("\u202e", result.stdout)  # nothing raw reaches the terminal
+        data = json.loads(result.stdout)
+        self.assertEqual(sorted(r["label"] for r in data["runs"]), labels)
+
+    def test_a_label_longer_than_a_file_name(self) -> None:
+        # `LABEL=PATH` as a whole was looked up as a path first: past 255 bytes the system
+        # refused the lookup and the run was refused as a file system error.
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        label = "checkpoint-" * 30
+        data = board(f"{label}={a}", b)
+        self.assertIn(label, {r["label"] for r in data["runs"]})
 
 
 if __name__ == "__main__":
