@@ -203,6 +203,16 @@ class RowDefectTests(_ExportCase):
             self.export_source(source, ["math"], "--split", "validation"), "'validation'"
         )
 
+    def test_a_dataset_card_that_is_not_valid_yaml(self) -> None:
+        # It was "cannot load ... : while parsing a flow node": datasets' first line, no file.
+        source = make_dataset(self.tmp / "bad-card", {"math": [make_row("m1")]})
+        card = source / "README.md"
+        card.write_text("---\nconfigs:\n- config_name: math\n  data_files: [\n---\n")
+        self.assert_refused(
+            self.export_source(source, ["math"]),
+            f"{card}:4: the dataset card's YAML header is not valid YAML", "expected",
+        )  # fmt: skip
+
     def test_a_later_bad_row_writes_nothing_either(self) -> None:
         rows = [make_row(f"r{i}") for i in range(150)] + [make_row("bad/id")]
         self.assert_refused(self.export({"math": rows}), "math row 150")
