@@ -213,6 +213,19 @@ class RowDefectTests(_ExportCase):
             f"{card}:4: the dataset card's YAML header is not valid YAML", "expected",
         )  # fmt: skip
 
+    def test_a_truncated_second_data_file_is_named(self) -> None:
+        # It was an internal error (exit 3): the footers counted for the progress total.
+        source = make_dataset(self.tmp / "two-files", {"math": [make_row("m1")]})
+        first = source / "math" / "test-00000-of-00001.parquet"
+        second = source / "math" / "test-00001-of-00001.parquet"
+        second.write_bytes(first.read_bytes()[:300])
+        card = source / "README.md"
+        card.write_text(card.read_text().replace(first.name, "*.parquet"))
+        self.assert_refused(
+            self.export_source(source, ["math"]),
+            f"{second}: a data file is corrupt or truncated",
+        )
+
     def test_a_later_bad_row_writes_nothing_either(self) -> None:
         rows = [make_row(f"r{i}") for i in range(150)] + [make_row("bad/id")]
         self.assert_refused(self.export({"math": rows}), "math row 150")
