@@ -213,6 +213,21 @@ class RowDefectTests(_ExportCase):
             f"{card}:4: the dataset card's YAML header is not valid YAML", "expected",
         )  # fmt: skip
 
+    def test_a_capability_with_no_rows_is_named(self) -> None:
+        # It was exported as zero samples without a word (the summary line gives one total).
+        import pyarrow.parquet as pq
+
+        rows = {"chart": [make_row("c1")], "math": [make_row("m1")]}
+        data = make_dataset(self.tmp / "empty-math", rows) / "math" / "test-00000-of-00001.parquet"
+        pq.write_table(pq.read_table(data).slice(0, 0), data)
+        source = data.parent.parent
+        result = self.export_source(source, ["chart", "math"])
+        warnings = self.warnings_of(result)
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("1 capability(ies) have no rows in split 'test'", warnings[0])
+        self.assertTrue(warnings[0].endswith(": math"), warnings[0])
+        self.assertEqual([t["id"] for t in lines(self.run_dir / "tasks.jsonl")], ["c1"])
+
     def test_a_truncated_second_data_file_is_named(self) -> None:
         # It was an internal error (exit 3): the footers counted for the progress total.
         source = make_dataset(self.tmp / "two-files", {"math": [make_row("m1")]})

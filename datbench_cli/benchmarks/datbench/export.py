@@ -418,6 +418,12 @@ def _export(
                 task_count += 1
         digests.fill(rows, written)
         pinned = plan.pinned_source()
+    empty = [capability for capability, count in counts.items() if count == 0]
+    if empty:
+        warn(
+            f"{len(empty)} capability(ies) have no rows in split {plan.split!r}, so no sample "
+            f"of them is exported: {', '.join(empty)}"
+        )
     if outside:
         warn(
             f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "
