@@ -12,7 +12,7 @@ import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 # (magic prefix, extension); WEBP is checked separately (RIFF....WEBP).
@@ -25,7 +25,6 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"II*\x00", "tiff"),
     (b"MM\x00*", "tiff"),
 )
-_KNOWN_SUFFIXES = frozenset({"png", "jpg", "jpeg", "gif", "webp", "bmp", "tif", "tiff"})
 
 
 def extension_from_bytes(data: bytes | None) -> str:
@@ -38,15 +37,6 @@ def extension_from_bytes(data: bytes | None) -> str:
         if data.startswith(magic):
             return ext
     return "bin"
-
-
-def extension_for(data: bytes | None, path_hint: str | None = None) -> str:
-    """Extension from the original file name when it is a known image suffix, else the bytes."""
-    if path_hint:
-        suffix = PurePosixPath(path_hint).suffix.lower().lstrip(".")
-        if suffix in _KNOWN_SUFFIXES:
-            return suffix
-    return extension_from_bytes(data)
 
 
 class ImageOutsideDataset(Exception):

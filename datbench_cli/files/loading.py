@@ -84,8 +84,15 @@ def _card_data_files(folder: Path) -> Iterator[tuple[str, str]]:
 
     try:
         meta = yaml.safe_load(text[3:].split("\n---", 1)[0])
-    except yaml.YAMLError:
-        return
+    except yaml.YAMLError as exc:
+        # datasets fails on it too, with the first line of a multi-line message and no file.
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise InputError(
+            f"the dataset card's YAML header is not valid YAML ({problem})",
+            card,
+            mark.line + 1 if mark is not None else None,
+        ) from None
     configs = meta.get("configs") if isinstance(meta, dict) else None
     for entry in configs if isinstance(configs, list) else []:
         if not isinstance(entry, dict):

@@ -239,13 +239,17 @@ def local_digest(path: str, configs: Iterable[str | None], split: str) -> str:
 
 
 def _files_digest(root: Path, files: list[Path]) -> str:
-    digest = hashlib.sha256()
+    # Names relative to the real folder, whatever the spelling of ``root`` (``datasets`` gives
+    # its files as real absolute paths, the card as given), so the same folder always pins
+    # the same and a copy elsewhere too.
+    base = Path(os.path.realpath(root))
+    named: dict[str, Path] = {}
     for file in files:
-        try:
-            name = file.relative_to(root).as_posix()
-        except ValueError:
-            name = file.as_posix()
-        digest.update(f"{name}\0{sha256_file(file)}\n".encode())
+        real = Path(os.path.realpath(file))
+        named[real.relative_to(base).as_posix() if real.is_relative_to(base) else str(real)] = file
+    digest = hashlib.sha256()
+    for name in sorted(named):
+        digest.update(f"{name}\0{sha256_file(named[name])}\n".encode())
     return "sha256:" + digest.hexdigest()
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import MANIFEST, REPORT
+from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT, TASKS, sha256_file
 
 # --embed-images: each image becomes a thumbnail of at most this many pixels a side, and the
 # page holds at most EMBED_BUDGET bytes of them (the rest stay relative links, counted).
@@ -59,8 +59,39 @@ def locate(path: Path) -> RunFiles:
     if (folder / MANIFEST).is_file():
         loaded = jsonio.read_json(folder / MANIFEST)
         manifest = loaded if isinstance(loaded, dict) else None
+        _check_scored_export(report, folder, manifest, report_path)
         run_dir = folder
     return RunFiles(report_path, run_dir, report, manifest)
+
+
+def _check_scored_export(
+    report: dict[str, Any], folder: Path, manifest: dict[str, Any] | None, report_path: Path
+) -> None:
+    """The page puts the run directory's prompts, images and references beside the report's
+    results: they must be the export the report was scored against, as it was written."""
+    dataset = (report.get("provenance") or {}).get("dataset")
+    scored = dataset.get("manifest_sha256") if isinstance(dataset, dict) else None
+    if isinstance(scored, str) and sha256_file(folder / MANIFEST) != scored:
+        raise InputError(
+            f"the report was scored against another export than this directory's {MANIFEST} "
+            "(exported again since?); run `datbench score` again, or view a copy of the report "
+            "kept outside the run directory",
+            report_path,
+        )
+    files = manifest.get("files") if manifest is not None else None
+    for name in (TASKS, REFERENCES):
+        recorded = files.get(name) if isinstance(files, dict) else None
+        path = folder / name
+        if (
+            isinstance(recorded, dict)
+            and path.is_file()
+            and sha256_file(path) != recorded.get("sha256")
+        ):
+            raise InputError(
+                f"{name} does not match the manifest (changed after export?); "
+                "run `datbench export-tasks` again",
+                path,
+            )
 
 
 def read_lines(run_dir: Path | None, name: str) -> Iterator[dict[str, Any]]:

@@ -203,6 +203,44 @@ class RowDefectTests(_ExportCase):
             self.export_source(source, ["math"], "--split", "validation"), "'validation'"
         )
 
+    def test_a_dataset_card_that_is_not_valid_yaml(self) -> None:
+        # It was "cannot load ... : while parsing a flow node": datasets' first line, no file.
+        source = make_dataset(self.tmp / "bad-card", {"math": [make_row("m1")]})
+        card = source / "README.md"
+        card.write_text("---\nconfigs:\n- config_name: math\n  data_files: [\n---\n")
+        self.assert_refused(
+            self.export_source(source, ["math"]),
+            f"{card}:4: the dataset card's YAML header is not valid YAML", "expected",
+        )  # fmt: skip
+
+    def test_a_capability_with_no_rows_is_named(self) -> None:
+        # It was exported as zero samples without a word (the summary line gives one total).
+        import pyarrow.parquet as pq
+
+        rows = {"chart": [make_row("c1")], "math": [make_row("m1")]}
+        data = make_dataset(self.tmp / "empty-math", rows) / "math" / "test-00000-of-00001.parquet"
+        pq.write_table(pq.read_table(data).slice(0, 0), data)
+        source = data.parent.parent
+        result = self.export_source(source, ["chart", "math"])
+        warnings = self.warnings_of(result)
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("1 capability(ies) have no rows in split 'test'", warnings[0])
+        self.assertTrue(warnings[0].endswith(": math"), warnings[0])
+        self.assertEqual([t["id"] for t in lines(self.run_dir / "tasks.jsonl")], ["c1"])
+
+    def test_a_truncated_second_data_file_is_named(self) -> None:
+        # It was an internal error (exit 3): the footers counted for the progress total.
+        source = make_dataset(self.tmp / "two-files", {"math": [make_row("m1")]})
+        first = source / "math" / "test-00000-of-00001.parquet"
+        second = source / "math" / "test-00001-of-00001.parquet"
+        second.write_bytes(first.read_bytes()[:300])
+        card = source / "README.md"
+        card.write_text(card.read_text().replace(first.name, "*.parquet"))
+        self.assert_refused(
+            self.export_source(source, ["math"]),
+            f"{second}: a data file is corrupt or truncated",
+        )
+
     def test_a_later_bad_row_writes_nothing_either(self) -> None:
         rows = [make_row(f"r{i}") for i in range(150)] + [make_row("bad/id")]
         self.assert_refused(self.export({"math": rows}), "math row 150")

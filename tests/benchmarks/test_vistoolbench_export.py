@@ -201,6 +201,24 @@ class ImageCellTests(TempDirCase):
         self.assertEqual(Image.open(io.BytesIO(second.data)).size, decoded.size)
         self.assertTrue(any("re-encoded as PNG" in w for w in warnings))
 
+    def test_bytes_name_the_file_and_unknown_bytes_are_named(self) -> None:
+        """A JPEG in a cell named ``photo.png`` was written as .png (sent as image/png by URL),
+        and bytes in no image format were exported as .png with no warning (DatBench warns)."""
+        rows = sample_rows()[:2]
+        jpeg = rows[0]["images_by_turn"][0][0]["bytes"]
+        garbage = b"<html>404 Not Found</html>"
+        rows[0]["images_by_turn"] = [[{"bytes": jpeg, "path": "photo.png"}]]
+        rows[1]["images_by_turn"] = [[{"bytes": garbage, "path": "chart.png"}], []]
+        run, _, warnings = self.export(self.dataset_dir(rows))
+        tasks = read_jsonl(run.path(TASKS))
+        self.assertEqual(tasks[0]["turns"][0]["images"], [f"images/{A}/turn_0_image_0.jpg"])
+        self.assertEqual(tasks[1]["turns"][0]["images"], [f"images/{B}/turn_0_image_0.bin"])
+        self.assertEqual((run.root / tasks[1]["turns"][0]["images"][0]).read_bytes(), garbage)
+        unknown = [w for w in warnings if "no known image format" in w]
+        self.assertEqual(len(unknown), 1, warnings)
+        self.assertIn(B, unknown[0])
+        self.assertNotIn(A, unknown[0])
+
     def test_cell_without_bytes_or_file_is_bad_input(self) -> None:
         from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
         from datbench_cli.errors import InputError

@@ -165,6 +165,23 @@ class SourceTests(_Case):
         self.assertEqual(set(manifest["rows"]), {"m1", "m2"})
         self.assertNotEqual(manifest["rows"]["m1"], manifest["rows"]["m2"])
 
+    def test_the_digest_does_not_depend_on_how_the_folder_is_spelled(self) -> None:
+        # Given as a relative path, the digest hashed the data files' absolute paths (and the
+        # card first instead of in name order): another pin for the same files.
+        source = make_dataset(self.tmp, {"math": [make_row("m1")]})
+        (self.tmp / "link").symlink_to(source)
+        shutil.copytree(source, self.tmp / "copy")
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.tmp)
+        resolved = set()
+        for spelling in (str(source), "dataset", "./dataset/", "link", "copy"):
+            run_dir = self.tmp / f"run-{len(resolved)}-{spelling.strip('./')}"
+            result = run_cli("export-tasks", "math", "--source", spelling, "-d", str(run_dir))
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            manifest = json.loads((run_dir / "datbench.json").read_text())
+            resolved.add(manifest["revision"]["resolved"])
+        self.assertEqual(len(resolved), 1, resolved)
+
 
 class OfflineRevisionTests(_Case):
     """``--revision`` offline resolves against a snapshot in the test's own hub cache."""

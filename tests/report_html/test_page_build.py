@@ -16,7 +16,7 @@ from datbench_cli.errors import UsageError
 from datbench_cli.report_html import write_page
 from datbench_cli.report_html.inputs import Images
 from datbench_cli.report_html.page import embed_json, render
-from tests.cli_helpers import png_bytes, run_cli
+from tests.cli_helpers import SAMPLE, png_bytes, run_cli
 
 
 def test_embedded_json_cannot_end_the_script_element() -> None:
@@ -373,3 +373,34 @@ def test_errored_samples_are_not_shown_as_missing_and_their_counts_link_to_them(
     links = _links(page)
     for key in ("response_statuses.errored", "response_statuses.missing", "missing_responses"):
         assert links[key] == "missing or errored", key
+
+
+def test_view_refuses_a_run_directory_changed_since_the_report(tmp_path: Path) -> None:
+    """The page showed an edited tasks.jsonl's prompt (or a later export's) beside the
+    results scored on the original, with exit 0; score and make-judge-tasks refuse both."""
+    run = tmp_path / "run"
+    exported = run_cli("export-tasks", "chart", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert exported.exit_code == 0, exported.stderr
+    (run / "responses.jsonl").write_bytes((SAMPLE / "responses.jsonl").read_bytes())
+    scored = run_cli("score", "-d", str(run), "--allow-missing", "-q")
+    assert scored.exit_code == 0, scored.stderr
+    page = tmp_path / "page.html"
+    assert run_cli("view", str(run), "-o", str(page), "-q").exit_code == 0
+    tasks = run / "tasks.jsonl"
+    original = tasks.read_bytes()
+    tasks.write_bytes(original.replace(b'"question":"', b'"question":"EDITED ', 1))
+    edited = run_cli("view", str(run), "-o", str(page), "-q")
+    assert edited.exit_code == 2
+    assert f"{tasks}: tasks.jsonl does not match the manifest" in edited.stderr
+    assert "EDITED" not in page.read_text()
+    tasks.write_bytes(original)
+    again = run_cli("export-tasks", "chart", "--source", str(SAMPLE), "-d", str(run), "-q",
+                    "--limit", "2")  # fmt: skip
+    assert again.exit_code == 0, again.stderr
+    other = run_cli("view", str(run), "-o", str(page), "-q")
+    assert other.exit_code == 2
+    assert "scored against another export" in other.stderr
+    alone = tmp_path / "kept" / "report.json"
+    alone.parent.mkdir()
+    alone.write_bytes((run / "report.json").read_bytes())
+    assert run_cli("view", str(alone), "-o", str(page), "-q").exit_code == 0

@@ -141,8 +141,18 @@ def _load_splits(
 def parquet_rows(files: list[Path]) -> int:
     """The rows of parquet ``files`` as their footers count them."""
     import pyarrow.parquet as pq
+    from pyarrow import ArrowException
 
-    return sum(pq.read_metadata(path).num_rows for path in files)
+    rows = 0
+    for path in files:
+        try:
+            rows += pq.read_metadata(path).num_rows
+        except (OSError, ArrowException) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise InputError(
+                f"a data file is corrupt or truncated: not a readable parquet file ({first})", path
+            ) from None
+    return rows
 
 
 def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:
@@ -408,6 +418,12 @@ def _export(
                 task_count += 1
         digests.fill(rows, written)
         pinned = plan.pinned_source()
+    empty = [capability for capability, count in counts.items() if count == 0]
+    if empty:
+        warn(
+            f"{len(empty)} capability(ies) have no rows in split {plan.split!r}, so no sample "
+            f"of them is exported: {', '.join(empty)}"
+        )
     if outside:
         warn(
             f"{len(outside)} sample(s) have an image path outside the dataset's folder, which "

@@ -29,7 +29,6 @@ from datbench_cli.files.images import (
     DatasetFiles,
     ImageOutsideDataset,
     encode_png,
-    extension_for,
     extension_from_bytes,
     image_cell_bytes,
 )
@@ -149,7 +148,7 @@ def _image_blob(
     cell: Any, where: str, tally: Tally, task_id: str, files: DatasetFiles | None
 ) -> ImageBlob | None:
     if isinstance(cell, bytes | bytearray):
-        return ImageBlob(bytes(cell), extension_from_bytes(bytes(cell)))
+        return _original_bytes(bytes(cell), tally, task_id)
     if isinstance(cell, dict):
         try:
             found = image_cell_bytes(cell, files)
@@ -157,8 +156,7 @@ def _image_blob(
             raise InputError(f"{where}: {exc} (a dataset defect)") from None
         if found is None:
             raise InputError(f"{where}: image cell has neither bytes nor a readable path")
-        data, hint = found
-        return ImageBlob(data, extension_for(data, hint))
+        return _original_bytes(found[0], tally, task_id)
     if hasattr(cell, "save"):
         tally.add("decoded images had no original bytes and were re-encoded as PNG", task_id)
         return ImageBlob(encode_png(cell), "png")
@@ -166,6 +164,18 @@ def _image_blob(
         tally.add("empty image cells were skipped", task_id)
         return None
     raise InputError(f"{where}: not an image cell ({type(cell).__name__})")
+
+
+def _original_bytes(data: bytes, tally: Tally, task_id: str) -> ImageBlob:
+    """The bytes as they are, named by what they hold (not by the cell's file name, which may
+    say otherwise); bytes in no known image format are named in a warning and kept as .bin."""
+    extension = extension_from_bytes(data)
+    if extension == "bin":
+        tally.add(
+            "images in no known image format (corrupt?) were copied unchanged as .bin files",
+            task_id,
+        )
+    return ImageBlob(data, extension)
 
 
 def _turn_image_cells(row: dict[str, Any], count: int, task_id: str, tally: Tally) -> list[list]:
