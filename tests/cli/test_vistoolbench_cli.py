@@ -163,6 +163,18 @@ class ExportOptionTests(unittest.TestCase):
         self.assertEqual([t["id"] for t in tasks], ["vtb-b-maths-002"])
         self.assertEqual(tasks[0]["context_policy"], "model_history")
 
+    def test_a_bad_option_is_refused_before_any_loading(self) -> None:
+        # The error used to follow a "loading VisualToolBench from ..." line.
+        result = run_cli(
+            "export-tasks", "vistoolbench", "--source", str(SAMPLE_DIR),
+            "--turncase", "bogus", "-d", str(self.tmp / "run"),
+        )  # fmt: skip
+        self.assertEqual(result.exit_code, 2)
+        self.assertEqual(
+            result.stderr, "error: turncase must be one of single-turn, multi-turn, not 'bogus'\n"
+        )
+        self.assertFalse((self.tmp / "run").exists())
+
     def test_vistoolbench_options_refused_for_datbench(self) -> None:
         for option in (
             ["--turncase", "single-turn"],

@@ -71,13 +71,13 @@ class VisToolBench:
 
         options = request.options
         source = request.source or self.default_source
-        events.info(f"loading VisualToolBench from {source} ...")
         stages.check_export_options(
             options.get("turncase"),
             request.limit,
             options.get("context") or "golden",
             request.requests,
         )
+        events.info(f"loading VisualToolBench from {source} ...")
         with (
             run.lock("export-tasks", create=True),
             events.progress("exporting", None, None) as advance,
