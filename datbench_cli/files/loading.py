@@ -36,6 +36,25 @@ def refuse_split_dict(dataset: Any) -> None:
         )
 
 
+def parquet_rows(files: list[Path]) -> int:
+    """The rows of parquet ``files`` as their footers count them; a file whose footer cannot
+    be read is an :class:`InputError` naming it (read row by row later, it would be named by
+    no one)."""
+    import pyarrow.parquet as pq
+    from pyarrow import ArrowException
+
+    rows = 0
+    for path in files:
+        try:
+            rows += pq.read_metadata(path).num_rows
+        except (OSError, ArrowException) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise InputError(
+                f"a data file is corrupt or truncated: not a readable parquet file ({first})", path
+            ) from None
+    return rows
+
+
 def is_local_source(source: str) -> bool:
     """True when ``source`` names an existing local directory."""
     return Path(source).expanduser().is_dir()

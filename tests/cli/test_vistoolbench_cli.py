@@ -175,6 +175,27 @@ class ExportOptionTests(unittest.TestCase):
         )
         self.assertFalse((self.tmp / "run").exists())
 
+    def test_a_truncated_second_data_file_is_named(self) -> None:
+        # It was "cannot read the dataset: a data file is corrupt or truncated (...)", naming
+        # no file. (The folder without a card: load_dataset reads data/*.parquet.)
+        import pyarrow.parquet as pq
+
+        data = self.tmp / "two-files" / "data"
+        data.mkdir(parents=True)
+        table = pq.read_table(SAMPLE_DIR / "test.parquet")
+        pq.write_table(table.slice(0, 3), data / "test-00000-of-00002.parquet")
+        second = data / "test-00001-of-00002.parquet"
+        pq.write_table(table.slice(3), second)
+        second.write_bytes(second.read_bytes()[:300])
+        result = run_cli(
+            "export-tasks", "vistoolbench", "--source", str(data.parent),
+            "-d", str(self.tmp / "run"), "-q",
+        )  # fmt: skip
+        self.assertEqual(result.exit_code, 2)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn(f"error: {second}: a data file is corrupt or truncated", result.stderr)
+        self.assertFalse((self.tmp / "run").exists())
+
     def test_vistoolbench_options_refused_for_datbench(self) -> None:
         for option in (
             ["--turncase", "single-turn"],

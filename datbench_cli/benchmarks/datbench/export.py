@@ -31,7 +31,13 @@ from datbench_cli.files.images import (
     extension_from_bytes,
     image_cell_bytes,
 )
-from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split, read_batches
+from datbench_cli.files.loading import (
+    check_limit,
+    dataset_folders,
+    load_source_split,
+    parquet_rows,
+    read_batches,
+)
 from datbench_cli.files.provenance import image_sizes, pins, row_digest, sha256_bytes
 from datbench_cli.files.rundir import (
     IMAGES,
@@ -136,23 +142,6 @@ def _load_splits(
             )
         plan.splits[capability] = ds.take(limit) if limit is not None else ds
     return known
-
-
-def parquet_rows(files: list[Path]) -> int:
-    """The rows of parquet ``files`` as their footers count them."""
-    import pyarrow.parquet as pq
-    from pyarrow import ArrowException
-
-    rows = 0
-    for path in files:
-        try:
-            rows += pq.read_metadata(path).num_rows
-        except (OSError, ArrowException) as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            raise InputError(
-                f"a data file is corrupt or truncated: not a readable parquet file ({first})", path
-            ) from None
-    return rows
 
 
 def iter_rows(dataset: Any, what: str = "the dataset") -> Iterator[dict[str, Any]]:

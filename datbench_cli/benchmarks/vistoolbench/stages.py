@@ -63,7 +63,12 @@ from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
 from datbench_cli.files.images import DatasetFiles
-from datbench_cli.files.loading import check_limit, dataset_folders, load_source_split
+from datbench_cli.files.loading import (
+    check_limit,
+    dataset_folders,
+    load_source_split,
+    parquet_rows,
+)
 from datbench_cli.files.outputs import guard_output, locked_runs, same_file
 from datbench_cli.files.provenance import (
     InputScan,
@@ -82,7 +87,7 @@ from datbench_cli.files.rundir import (
     RunDir,
     sha256_file,
 )
-from datbench_cli.files.sources import Source, pin_local, resolve_source
+from datbench_cli.files.sources import Source, pin_local, resolve_source, streamed_files
 from datbench_cli.files.staging import Stage, check_replaceable
 
 __all__ = [
@@ -183,6 +188,8 @@ def export(
     pinned = resolve_source(source, revision)
     files = DatasetFiles.of(dataset_folders(pinned.load_path))
     dataset = load_source_split(pinned, None, split)
+    if pinned.how == "local-files" and (data_files := streamed_files(dataset)) is not None:
+        parquet_rows(data_files)  # a corrupt data file is named before any row is read
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
     for _ in iter_tasks(
