@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import io
-import sys
 import warnings
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from datbench_cli.batch.digests import is_stale
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, collect_answers
@@ -41,6 +41,8 @@ from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read
 from datbench_cli.errors import BadArgument, DatbenchWarning, StrictJudgeError, name_ids
 from datbench_cli.files.loading import refuse_split_dict
 
+_T = TypeVar("_T")
+
 
 def _pil_image(data: bytes) -> Any:
     """The image as PIL opens it (decoded lazily, on first use of its pixels)."""
@@ -49,17 +51,27 @@ def _pil_image(data: bytes) -> Any:
     return Image.open(io.BytesIO(data))
 
 
-# This package's folder: a warning names the first frame outside it (the caller's line).
-_PACKAGE = __file__[: -len("benchmarks/vistoolbench/evaluator.py")]
+def _warns_at_caller(method: Callable[..., _T]) -> Callable[..., _T]:
+    """A public method whose warnings, held while it runs (without a ``warn`` of the caller's,
+    row reading, answer matching and scoring hold theirs), are given to Python as
+    :class:`DatbenchWarning` at its caller's line once the outermost public call ends, as
+    DatBench's are."""
 
+    @functools.wraps(method)
+    def run(self: VisToolBenchEvaluator, *args: Any, **kwargs: Any) -> _T:
+        outer = not self._running
+        self._running = True
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            if outer:
+                self._running = False
+                held = getattr(self, "_held", [])
+                for message in held:
+                    warnings.warn(message, DatbenchWarning, stacklevel=2)
+                held.clear()
 
-def _python_warning(message: str) -> None:
-    """``message`` as a :class:`DatbenchWarning` at the caller's line, as DatBench's are,
-    from whatever depth of the library it comes (row reading, answer matching, scoring)."""
-    level, frame = 2, sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        level, frame = level + 1, frame.f_back
-    warnings.warn(message, DatbenchWarning, stacklevel=level)
+    return run
 
 
 def check_turncase(turncase: str | None) -> None:
@@ -85,9 +97,13 @@ class VisToolBenchEvaluator:
     """Tasks of VisualToolBench, their judge tasks, and the ARS/APR report.
 
     ``hf_dataset`` is a ``datasets.Dataset`` of ``ScaleAI/VisualToolBench`` (or any iterable of
-    row dicts with its columns). Warnings go to ``warn`` (default: Python ``UserWarning``s).
+    row dicts with its columns). Warnings go to ``warn`` (default: Python ``UserWarning``s,
+    at the caller's line).
     """
 
+    _running = False  # a public method is running (its warnings are held till it ends)
+
+    @_warns_at_caller
     def __init__(
         self,
         hf_dataset: Any,
@@ -104,7 +120,8 @@ class VisToolBenchEvaluator:
             raise TypeError("hf_dataset must be VisualToolBench's rows (a datasets split)")
         refuse_split_dict(hf_dataset)
         self.context_policy = context_policy_for(context)
-        self.warn: Warn = warn or _python_warning
+        self._held: list[str] = []
+        self.warn: Warn = warn or self._held.append
         self.tasks: list[Task] = list(
             iter_tasks(
                 iter_dataset_rows(hf_dataset),
@@ -122,7 +139,8 @@ class VisToolBenchEvaluator:
         """An evaluator over already-built tasks (e.g. read from ``references.jsonl``)."""
         evaluator = cls.__new__(cls)
         evaluator.context_policy = context_policy
-        evaluator.warn = warn or _python_warning
+        evaluator._held = []
+        evaluator.warn = warn or evaluator._held.append
         evaluator.tasks = list(tasks)
         return evaluator
 
@@ -140,10 +158,12 @@ class VisToolBenchEvaluator:
             for task in self.tasks
         ]
 
+    @_warns_at_caller
     def collect_answers(self, responses: Iterable[Any]) -> Answers:
         """The judged answer of each turn from response lines / ``VLMResponse``s / dicts."""
         return collect_answers(self.tasks, responses, self.warn)
 
+    @_warns_at_caller
     def create_judge_tasks(self, responses: Iterable[Any] | Answers) -> list[dict[str, Any]]:
         """One judge task dict per rubric of every answered turn (``judge_tasks.jsonl`` lines)."""
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
@@ -168,6 +188,7 @@ class VisToolBenchEvaluator:
                 done.add(judge_task.id)
         return done
 
+    @_warns_at_caller
     def compute_metrics(
         self,
         responses: Iterable[Any] | Answers,
