@@ -293,6 +293,17 @@ class _Attacks(unittest.TestCase):
             "    raise builtins.OSError(ctypes.get_errno(), 'shmget failed')\nprint('REACHED')",
             "Errno 1] shmget failed",
         )
+        # System V semaphore sets and message queues are kernel memory too: 100 sets of 32000
+        # semaphores held 207 MB while the code's own memory was 28 MB, and the kernel allows
+        # 32000 sets (about 64 GB) and 32000 queues of 16 KB (512 MB).
+        for call, arguments in (("semget", "0, 32000, 0o1600"), ("msgget", "0, 0o1600")):
+            self.assert_fails(
+                "import builtins, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                f"if libc.{call}({arguments}) < 0:\n"
+                f"    raise builtins.OSError(ctypes.get_errno(), '{call} failed')\n"
+                "print('REACHED')",
+                f"Errno 1] {call} failed",
+            )
         self.assert_unharmed()
 
     def test_kernel_interfaces_image_code_never_needs_are_refused(self) -> None:

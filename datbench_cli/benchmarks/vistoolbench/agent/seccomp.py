@@ -6,7 +6,9 @@ Why a second layer: ``RLIMIT_NPROC`` is not enforced for a process whose host ui
 is what the sandbox's uid maps to when root runs the agent, so a fork bomb would exhaust the
 host's pids. The filter refuses process and thread creation to every caller, root or not.
 A ``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
-not count once unmapped (a gigabyte under a 512 MB limit): both are refused too. So are the
+not count once unmapped (a gigabyte under a 512 MB limit), and System V semaphore sets and
+message queues are kernel memory it never counts (the kernel allows 32000 sets of 32000
+semaphores, about 64 GB): all four are refused too. So are the
 calls container runtimes refuse by default for their kernel attack surface: ``ptrace`` (it
 reaches bubblewrap's own process, pid 1 inside), io_uring, the kernel keyrings (not
 namespaced), ``bpf`` and ``perf_event_open``.
@@ -18,7 +20,7 @@ import os
 import struct
 
 DENIED_SYSCALLS = ("clone", "clone3", "fork", "vfork")
-MEMORY_SYSCALLS = ("memfd_create", "shmget")
+MEMORY_SYSCALLS = ("memfd_create", "shmget", "semget", "msgget")
 KERNEL_SYSCALLS = (
     "ptrace",
     "io_uring_setup",
@@ -41,6 +43,8 @@ _SYSCALLS = {
             "vfork": 58,
             "memfd_create": 319,
             "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
             "ptrace": 101,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
@@ -59,6 +63,8 @@ _SYSCALLS = {
             "clone3": 435,
             "memfd_create": 279,
             "shmget": 194,
+            "semget": 190,
+            "msgget": 186,
             "ptrace": 117,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
