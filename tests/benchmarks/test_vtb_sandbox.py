@@ -402,6 +402,18 @@ class _Attacks(unittest.TestCase):
             self.assertIn(cut, lifted)
         self.assert_unharmed()
 
+    def test_output_and_file_names_that_are_not_utf_8_lose_nothing_else(self) -> None:
+        # A lone surrogate printed, or a file name that is not UTF-8, made the whole report
+        # unreadable: the output and every file were lost ("ended without a result").
+        content, record = self.interpret(
+            "import io\nprint('hello \\udc80')\nio.open(b'x\\xff', 'wb').write(b'1')\n"
+            "io.open('kept.txt', 'wb').write(b'2')"
+        )
+        self.assertTrue(record["sandbox"]["ok"], content)
+        self.assertIn("hello \\\\udc80", content)
+        self.assertIn("was not kept (its name is not UTF-8)", content)
+        self.assertEqual(sorted(os.listdir(self.tools.workdir)), ["kept.txt", "turn_0_image_0.png"])
+
     # --- the official semantics --------------------------------------------------------------
 
     def test_saved_images_come_back_and_the_official_builtins_apply(self) -> None:

@@ -153,6 +153,21 @@ def _send(result_fd: int, body: dict, folder: str, names: list[str]) -> None:
                 size -= len(chunk)
 
 
+def _utf8(name: str) -> bool:
+    """Whether ``name`` is UTF-8 (a name that is not holds lone surrogates, which the report,
+    UTF-8 JSON, cannot carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _utf8_text(text: str) -> str:
+    """``text`` with its lone surrogates (printed by the code) as ``\\udcxx`` escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
@@ -203,7 +218,14 @@ def main() -> None:
     os.chdir(workdir)
     after = _snapshot(workdir) if copied else {}
     written = sorted(name for name, stamp in after.items() if before.get(name) != stamp)
-    _send(result_fd, {"ok": ok, "stdout": out.value(), "stderr": err.value()}, workdir, written)
+    named = [name for name in written if _utf8(name)]
+    notes = "".join(
+        f"\nsandbox: {name!r} was not kept (its name is not UTF-8)"
+        for name in written
+        if name not in named
+    )
+    body = {"ok": ok, "stdout": _utf8_text(out.value()), "stderr": _utf8_text(err.value() + notes)}
+    _send(result_fd, body, workdir, named)
     os._exit(0)
 
 
