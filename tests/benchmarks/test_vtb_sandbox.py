@@ -381,6 +381,27 @@ class _Attacks(unittest.TestCase):
         self.assertEqual(len(kept), 9)  # the turn's image and 8 files
         self.assertIn("transformed_image_0.png", kept)
 
+    def test_a_forged_report_of_many_small_entries_is_refused_unparsed(self) -> None:
+        # The code can write its own report to the result pipe. Two million ["a", 0] entries
+        # (16 MB, under the report's cap) took the agent 445 MB of memory and 12 s of its own
+        # time, after the sandbox had ended; the default 256 MB cap allows 16 times that.
+        content, _ = self.interpret(
+            "import os, sys\nframe = sys._getframe()\nwhile 'config' not in frame.f_locals:\n"
+            "    frame = frame.f_back\nfd = frame.f_locals['config']['result_fd']\n"
+            'n = 200_000\nhead = b\'{"ok": true, "stdout": "", "stderr": "", '
+            '"streams": [0, 0], "written": %d, "files": [\' % n\n'
+            "data = head + b'[\"a\", 0],' * (n - 1) + b'[\"a\", 0]]}\\n'\n"
+            "while data:\n    data = data[os.write(fd, data):]\nos._exit(0)"
+        )
+        self.assertIn("ended without a result", content)
+        self.assertNotIn("kept", content)
+        # Many files the code really wrote: the child sends the limit's worth, and their count.
+        content, _ = self.interpret(
+            "import os\nfor i in range(3000):\n    os.close(os.open(f'e{i}', os.O_CREAT))"
+        )
+        self.assertIn("kept 8 of the 3000 files the code wrote", content)
+        self.assertEqual(len(os.listdir(self.tools.workdir)), 1 + 8)  # the turn's image
+
     def test_printing_100_mb_is_cut(self) -> None:
         content, _ = self.interpret("print('x' * 100_000_000)")
         self.assertLess(len(content), LIMITS.max_output_chars + 500)
@@ -411,7 +432,7 @@ class _Attacks(unittest.TestCase):
         )
         self.assertTrue(record["sandbox"]["ok"], content)
         self.assertIn("hello \\\\udc80", content)
-        self.assertIn("was not kept (its name is not UTF-8)", content)
+        self.assertIn("1 file(s) not kept, their names not UTF-8 ('x\\\\udcff')", content)
         self.assertEqual(sorted(os.listdir(self.tools.workdir)), ["kept.txt", "turn_0_image_0.png"])
 
     # --- the official semantics --------------------------------------------------------------
