@@ -220,8 +220,8 @@ def main() -> None:
     if copied:
         _copy_in(source, workdir)
     before = _snapshot(workdir)
-    # Under bwrap the parent is bubblewrap's own init (pid 1), which the code can reach with
-    # ptrace or /proc/1/mem and make run anything: it gets the same limits.
+    # Under bwrap the parent is bubblewrap's own init (pid 1), which the code can reach through
+    # /proc/1/mem and make run anything: it gets the same limits.
     _limits(config, (0, 1) if copied else (0,))
     loaded = _preload(config["preload"])
     os.environ.clear()
