@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from datbench_cli.benchmarks.vistoolbench.agent import images as transport_images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol, seccomp
 from datbench_cli.benchmarks.vistoolbench.agent.bwrap import Bwrap, bwrap_argv, bwrap_candidates
 from datbench_cli.benchmarks.vistoolbench.agent.calculator import calculate
@@ -466,6 +467,35 @@ class _Attacks(unittest.TestCase):
         fourth = self.tools.call(protocol.IMAGE_TOOL, {"code": "print(sorted([2, 1]))"})
         self.assertIn("NameError", fourth.content)  # the official tools' builtins: no sorted
         self.assertIn("'ok': 'false'", fourth.content)
+
+    def test_saved_images_pil_chokes_on_are_sent_as_they_are(self) -> None:
+        # PIL raises more than OSError and ValueError on a hostile file: a saved image with a
+        # broken PNG chunk (SyntaxError), a DDS of unknown pixel format (NotImplementedError)
+        # or a broken SPIDER header (AttributeError) made the whole turn an "internal error",
+        # its steps lost, instead of an image sent as it is.
+        broken_png = (
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x11\x00\x00\x00\r\x08\x02\x00"
+            b'\x00\x00\xc0\x1b\x12M\x00\x00\x00\x19IDATx\x9cc\xe4:!\xc7@"`"U\xba\xba\xba'
+            b"\xba\xba\xba\xc3\xa8\x9eQ=\x14\xe8\x01\x00\x9c\xe2\x01\n\xfb\xe8Z^\x00\x00\x00"
+            b"\x00IEND\xaeB`\x82"
+        )
+        outcome = self.tools.call(
+            protocol.IMAGE_TOOL,
+            {
+                "code": "import io, struct\n"
+                f"io.open('transformed_image_0.png', 'wb').write({broken_png!r})\n"
+                "b = io.BytesIO()\nImage.new('RGB', (2, 2)).save(b, 'DDS')\nv = b.getvalue()\n"
+                "v = v[:80] + struct.pack('<I', 0x40000000) + v[84:]\n"
+                "io.open('transformed_image_1.png', 'wb').write(v)\n"
+                "b = io.BytesIO()\nImage.new('F', (2, 2)).save(b, 'SPIDER')\nv = b.getvalue()\n"
+                "io.open('transformed_image_2.png', 'wb').write(v[:107] + b'o' + v[108:])"
+            },
+        )
+        self.assertEqual(len(outcome.images), 3, outcome.content)
+        for name, data in outcome.images:
+            sent = transport_images.encode(data, transport_images.JPEG_Q85)
+            self.assertEqual(sent.mime, "application/octet-stream", name)
+            self.assertIn("unreadable image", sent.note or "", name)
 
     def test_killing_the_agent_ends_the_sandbox(self) -> None:
         folder = Path(tempfile.mkdtemp(prefix="datbench-kill-"))
