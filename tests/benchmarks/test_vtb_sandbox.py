@@ -266,6 +266,15 @@ class _Attacks(unittest.TestCase):
             "import socket\nsocket.getaddrinfo('example.com', 80)\nprint('REACHED')", "gaierror"
         )
 
+    def test_the_vsock_family_is_refused(self) -> None:
+        # AF_VSOCK is not in the network namespace: in a VM (this machine is one) it reaches
+        # the hypervisor's host, past every other isolation. Only the socket is made here.
+        self.assert_fails(
+            "import socket\nsocket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\nprint('REACHED')",
+            "PermissionError",
+        )
+        self.assert_unharmed()
+
     # --- bombs -----------------------------------------------------------------------------
 
     def test_fork_subprocess_and_thread_bombs_fail(self) -> None:

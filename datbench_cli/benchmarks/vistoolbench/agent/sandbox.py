@@ -119,6 +119,8 @@ class Isolation:
             + ", ".join(seccomp.MEMORY_SYSCALLS)
             + "), no kernel interfaces image code never needs ("
             + ", ".join(seccomp.KERNEL_SYSCALLS)
+            + "), no sockets outside the network namespace ("
+            + ", ".join(seccomp.REFUSED_SOCKETS)
             + ")",
             "writable": {
                 TURN: f"tmpfs {limits.max_dir_mb} MB",
