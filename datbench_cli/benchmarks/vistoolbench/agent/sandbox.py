@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from datbench_cli.batch.sender import MAX_SECONDS
-from datbench_cli.benchmarks.vistoolbench.agent import seccomp
+from datbench_cli.benchmarks.vistoolbench.agent import protocol, seccomp
 from datbench_cli.benchmarks.vistoolbench.agent.bwrap import (
     NAMESPACES,
     SANDBOX_UID,
@@ -48,6 +48,9 @@ from datbench_cli.errors import UsageError
 
 _CHILD = Path(__file__).with_name("sandbox_child.py")
 _RAW_OUTPUT_CAP = 16_000
+# The report's first line names at most ``max_files`` files (a name is at most 255 bytes, 6
+# bytes each as JSON escapes); a longer line is refused before it is parsed.
+_HEAD_BYTES_PER_FILE = 2048
 _MB = 1024 * 1024
 _ENV = {
     "PATH": "/usr/bin:/bin",
@@ -116,6 +119,8 @@ class Isolation:
             + ", ".join(seccomp.MEMORY_SYSCALLS)
             + "), no kernel interfaces image code never needs ("
             + ", ".join(seccomp.KERNEL_SYSCALLS)
+            + "), no sockets outside the network namespace ("
+            + ", ".join(seccomp.REFUSED_SOCKETS)
             + ")",
             "writable": {
                 TURN: f"tmpfs {limits.max_dir_mb} MB",
@@ -224,6 +229,8 @@ def run_code(
         "memory_mb": limits.memory_mb,
         "file_mb": limits.file_mb,
         "max_output_chars": limits.max_output_chars,
+        "max_files": limits.max_files,
+        "saved_images": protocol.TRANSFORMED_NAME,
         # Without bwrap's --die-with-parent: the child ends with the agent by itself.
         "die_with": None if sandboxed else os.getpid(),
     }
@@ -285,26 +292,44 @@ def run_code(
     return _outcome(child.returncode, timed_out, raw, report, limits, elapsed)
 
 
-def _parse_report(data: bytearray) -> tuple[dict[str, Any], list[tuple[str, bytes]]] | None:
-    """The child's report: one JSON line, then the bytes of the files it lists."""
-    end = data.find(b"\n")
+@dataclass
+class _Report:
+    ok: bool
+    stdout: str
+    stderr: str
+    files: list[tuple[str, bytes]]
+
+
+def _parse_report(data: bytearray, max_files: int) -> _Report | None:
+    """The child's report: one short JSON line (``ok``, the sizes of the two streams, each
+    file's name and size), then those bytes. The code can write its own report: a first line
+    longer than ``max_files`` files need, or naming more, is refused unparsed."""
+    end = data.find(b"\n", 0, 1024 + max_files * _HEAD_BYTES_PER_FILE)
     try:
-        parsed = orjson.loads(memoryview(data)[:end]) if end >= 0 else None
+        head = orjson.loads(memoryview(data)[:end]) if end >= 0 else None
     except orjson.JSONDecodeError:
         return None
-    body = memoryview(data)[end + 1 :]
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("files", []), list):
+    if not isinstance(head, dict) or not isinstance(head.get("files"), list):
         return None
-    files, offset = [], 0
-    for item in parsed.get("files", []):
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], int)):
-            return None
-        name, size = item
-        if not isinstance(name, str) or not _safe_name(name) or size < 0:
-            return None
-        files.append((name, bytes(body[offset : offset + size])))
+    streams, listed = head.get("streams"), head["files"]
+    if not (isinstance(streams, list) and len(streams) == 2 and len(listed) <= max_files):
+        return None
+    if not all(isinstance(item, list) and len(item) == 2 for item in listed):
+        return None
+    if not all(isinstance(name, str) and _safe_name(name) for name, _ in listed):
+        return None
+    sizes = [*streams, *(size for _, size in listed)]
+    if not all(isinstance(size, int) and size >= 0 for size in sizes):
+        return None
+    body, parts, offset = memoryview(data)[end + 1 :], [], 0
+    for size in sizes:
+        parts.append(bytes(body[offset : offset + size]))
         offset += size
-    return (parsed, files) if offset == len(body) else None
+    if offset != len(body):
+        return None
+    stdout, stderr = (part.decode("utf-8", "replace") for part in parts[:2])
+    files = [(name, part) for (name, _), part in zip(listed, parts[2:], strict=True)]
+    return _Report(head.get("ok") is True, stdout, stderr, files)
 
 
 def _safe_name(name: str) -> bool:
@@ -314,7 +339,7 @@ def _safe_name(name: str) -> bool:
 def _clip(text: str, limit: int) -> str:
     """At most ``limit`` characters and the child's note of the cut. The child cuts its output,
     but the code runs in the child's interpreter and can lift that cut."""
-    if len(text) <= limit + 64:  # room for the child's own note
+    if len(text) <= limit + 512:  # room for the child's own notes
         return text
     return text[:limit] + f"\n[... {len(text) - limit} more characters cut by the sandbox]"
 
@@ -323,12 +348,13 @@ def _outcome(
     status: int, timed_out: bool, raw: _Drain, report: _Drain, limits: Limits, elapsed: float
 ) -> CodeResult:
     result = CodeResult(False, exit_status=status, elapsed_s=round(elapsed, 3))
-    parsed = None if report.dropped or report.is_alive() else _parse_report(report.data)
+    parsed = None
+    if not (report.dropped or report.is_alive()):
+        parsed = _parse_report(report.data, limits.max_files)
     if parsed is not None and not timed_out and status == 0:
-        body, result.files = parsed
-        result.ok = body.get("ok") is True
-        result.stdout = _clip(str(body.get("stdout", "")), limits.max_output_chars)
-        result.stderr = _clip(str(body.get("stderr", "")), limits.max_output_chars)
+        result.ok, result.files = parsed.ok, parsed.files
+        result.stdout = _clip(parsed.stdout, limits.max_output_chars)
+        result.stderr = _clip(parsed.stderr, limits.max_output_chars)
         return result
     if timed_out:
         result.limit = "wall_clock"

@@ -7,7 +7,9 @@ JSON object on stdin. It copies the turn's files from the read-only ``source_dir
 writable ``workdir``, applies the resource limits (address space, CPU seconds, file size, open
 files, no core files, no new processes), preloads the tool's packages and runs the code. Its
 result goes to the file descriptor named in the settings (never stdout, which the code may
-write to directly): one JSON line, then the bytes of each file the call wrote or changed.
+write to directly): one short JSON line (the sizes of what follows), then the bytes of the
+code's stdout and stderr and of each file the call wrote or changed (at most ``max_files``,
+saved images first).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import builtins
 import io
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -141,16 +144,51 @@ def _copy_in(source: str, target: str) -> None:
         shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
 
 
-def _send(result_fd: int, body: dict, folder: str, names: list[str]) -> None:
-    """One JSON line naming each file and its size, then the files' bytes."""
+def _send(result_fd: int, ok: bool, streams: list[str], folder: str, names: list[str]) -> None:
+    """One JSON line (``ok``, the byte sizes of the streams, each file's name and size), then
+    the streams' bytes (lone surrogates as ``\\udcxx``), then the files' bytes. The line stays
+    short whatever the code printed or wrote: the agent reads it only up to a small bound."""
+    data = [text.encode("utf-8", "backslashreplace") for text in streams]
     sizes = [(name, os.stat(os.path.join(folder, name)).st_size) for name in names]
-    head = json.dumps({**body, "files": sizes}).encode("utf-8", "replace") + b"\n"
-    _write_all(result_fd, head)
+    head = {"ok": ok, "streams": [len(part) for part in data], "files": sizes}
+    _write_all(result_fd, json.dumps(head).encode("utf-8") + b"\n")
+    for part in data:
+        _write_all(result_fd, part)
     for name, size in sizes:
         with open(os.path.join(folder, name), "rb") as handle:
             while size > 0 and (chunk := handle.read(min(size, 1 << 20))):
                 _write_all(result_fd, chunk)
                 size -= len(chunk)
+
+
+def _returned(written: list[str], config: dict) -> tuple[list[str], str]:
+    """The files sent back (UTF-8 names, at most ``max_files``, saved images first) and the
+    notes saying which were left out."""
+    named = [name for name in written if _utf8(name)]
+    unnamed = [name for name in written if not _utf8(name)]
+    notes = ""
+    if unnamed:
+        shown = ", ".join(repr(name) for name in unnamed[:3]) + (", ..." if unnamed[3:] else "")
+        notes = f"\nsandbox: {len(unnamed)} file(s) not kept, their names not UTF-8 ({shown})"
+    limit = config["max_files"]
+    if len(named) > limit:
+        notes += (
+            f"\nsandbox: kept {limit} of the {len(named)} files the code wrote "
+            "(the limit of one call)"
+        )
+        saved = re.compile(config["saved_images"], re.IGNORECASE)
+        named = sorted(named, key=lambda name: not saved.match(name))[:limit]
+    return named, notes
+
+
+def _utf8(name: str) -> bool:
+    """Whether ``name`` is UTF-8 (a name that is not holds lone surrogates, which the report,
+    UTF-8 JSON, cannot carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -182,8 +220,8 @@ def main() -> None:
     if copied:
         _copy_in(source, workdir)
     before = _snapshot(workdir)
-    # Under bwrap the parent is bubblewrap's own init (pid 1), which the code can reach with
-    # ptrace or /proc/1/mem and make run anything: it gets the same limits.
+    # Under bwrap the parent is bubblewrap's own init (pid 1), which the code can reach through
+    # /proc/1/mem and make run anything: it gets the same limits.
     _limits(config, (0, 1) if copied else (0,))
     loaded = _preload(config["preload"])
     os.environ.clear()
@@ -203,7 +241,8 @@ def main() -> None:
     os.chdir(workdir)
     after = _snapshot(workdir) if copied else {}
     written = sorted(name for name, stamp in after.items() if before.get(name) != stamp)
-    _send(result_fd, {"ok": ok, "stdout": out.value(), "stderr": err.value()}, workdir, written)
+    named, notes = _returned(written, config)
+    _send(result_fd, ok, [out.value(), err.value() + notes], workdir, named)
     os._exit(0)
 
 

@@ -6,10 +6,14 @@ Why a second layer: ``RLIMIT_NPROC`` is not enforced for a process whose host ui
 is what the sandbox's uid maps to when root runs the agent, so a fork bomb would exhaust the
 host's pids. The filter refuses process and thread creation to every caller, root or not.
 A ``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
-not count once unmapped (a gigabyte under a 512 MB limit): both are refused too. So are the
+not count once unmapped (a gigabyte under a 512 MB limit), and System V semaphore sets and
+message queues are kernel memory it never counts (the kernel allows 32000 sets of 32000
+semaphores, about 64 GB): all four are refused too. So are the
 calls container runtimes refuse by default for their kernel attack surface: ``ptrace`` (it
 reaches bubblewrap's own process, pid 1 inside), io_uring, the kernel keyrings (not
-namespaced), ``bpf`` and ``perf_event_open``.
+namespaced), ``bpf`` and ``perf_event_open``; and, as Docker's default profile does, sockets of
+the ``AF_VSOCK`` family, which the network namespace does not hold: in a virtual machine they
+reach the hypervisor's host.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import os
 import struct
 
 DENIED_SYSCALLS = ("clone", "clone3", "fork", "vfork")
-MEMORY_SYSCALLS = ("memfd_create", "shmget")
+MEMORY_SYSCALLS = ("memfd_create", "shmget", "semget", "msgget")
 KERNEL_SYSCALLS = (
     "ptrace",
     "io_uring_setup",
@@ -30,6 +34,10 @@ KERNEL_SYSCALLS = (
     "bpf",
     "perf_event_open",
 )
+REFUSED_SOCKETS = ("AF_VSOCK",)
+_AF_VSOCK = 40
+# the number of socket(2), whose family (first argument) the filter checks
+_SOCKET = {"x86_64": 41, "aarch64": 198}
 # audit arch -> the numbers of the refused calls (aarch64 has no fork or vfork)
 _SYSCALLS = {
     "x86_64": (
@@ -41,6 +49,8 @@ _SYSCALLS = {
             "vfork": 58,
             "memfd_create": 319,
             "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
             "ptrace": 101,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
@@ -59,6 +69,8 @@ _SYSCALLS = {
             "clone3": 435,
             "memfd_create": 279,
             "shmget": 194,
+            "semget": 190,
+            "msgget": 186,
             "ptrace": 117,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
@@ -84,8 +96,10 @@ def program(machine: str | None = None) -> bytes | None:
     """The BPF program bwrap installs (``--seccomp FD``), or ``None`` on an unknown machine.
 
     Other architectures (32-bit compat) and x32 calls get ENOSYS for everything; ``clone3``
-    gets ENOSYS (its flags are out of a filter's reach, so libc falls back to ``clone``)."""
-    arch = _SYSCALLS.get(machine or os.uname().machine)
+    gets ENOSYS (its flags are out of a filter's reach, so libc falls back to ``clone``);
+    ``socket`` gets EPERM for the ``AF_VSOCK`` family."""
+    machine = machine or os.uname().machine
+    arch = _SYSCALLS.get(machine)
     if arch is None:
         return None
     audit_arch, numbers = arch
@@ -101,5 +115,11 @@ def program(machine: str | None = None) -> bytes | None:
     ]
     for nr, errno in denied:
         program += [_bpf(jeq_k, nr, 0, 1), _bpf(ret_k, _RET_ERRNO | errno)]
+    program += [
+        _bpf(jeq_k, _SOCKET[machine], 0, 3),
+        _bpf(ld_w_abs, 16),  # seccomp_data.args[0], its low 32 bits (the int the kernel reads)
+        _bpf(jeq_k, _AF_VSOCK, 0, 1),
+        _bpf(ret_k, _RET_ERRNO | _EPERM),
+    ]
     program.append(_bpf(ret_k, _RET_ALLOW))
     return b"".join(program)

@@ -152,15 +152,8 @@ class TurnTools:
             protocol.IMAGE_PRELOAD if name == protocol.IMAGE_TOOL else protocol.INTERPRETER_PRELOAD
         )
         result = run_code(code, name, self.workdir, limits, isolation, list(preload))
-        files = result.files
-        if len(files) > limits.max_files:  # saved images first
-            files = sorted(files, key=lambda item: not _TRANSFORMED.match(item[0]))
-            files = files[: limits.max_files]
-            result.stderr += (
-                f"\nsandbox: kept {limits.max_files} of the {len(result.files)} files the code "
-                "wrote (the limit of one call)"
-            )
-        for file_name, data in files:
+        # At most max_files, saved images first: the sandbox chose them and said so in stderr.
+        for file_name, data in result.files:
             try:
                 self._save(file_name, data)
             except OSError as exc:
