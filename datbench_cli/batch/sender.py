@@ -415,7 +415,7 @@ def _attempt(answer: Answer) -> _Attempt:
     if answer.status in REDIRECTS:
         return _Attempt(
             answer.status, body, request_id, problem=f"HTTP {answer.status} (a redirect)",
-            code=f"http_{answer.status}", location=_plain(headers.get("location", ""), 200),
+            code=f"http_{answer.status}", location=_plain(shown_url(headers.get("location", "")), 200),
         )  # fmt: skip
     if answer.status != 200:
         return _Attempt(

@@ -119,6 +119,18 @@ class CredentialTests(_Case):
         self.assertNotIn(SECRET, result.stderr + result.stdout)
         self.assertIn(f"key={SECRET}".encode(), server.requests[0])  # still sent as given
 
+    def test_a_redirect_keeping_the_query_key_does_not_print_it(self) -> None:
+        # An http -> https redirect keeps the query: its Location was printed as it came.
+        def redirect(conn: socket.socket) -> None:
+            location = f"https://localhost/v1/chat/completions?key={SECRET}"
+            conn.sendall(http_head("301 Moved", f"Location: {location}", "Content-Length: 0"))
+
+        with RawServer(redirect) as server:
+            result = bounded(self, 20, lambda: self.cli(f"{server.base_url}?key={SECRET}"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("completions?key=***", result.stderr)
+        self.assertNotIn(SECRET, result.stderr + result.stdout)
+
     def test_a_redirect_to_another_host_is_not_followed(self) -> None:
         with RawServer(lambda conn: conn.sendall(http_head("200 OK"))) as other:
             location = f"http://localhost:{other.port}/v1/chat/completions"
