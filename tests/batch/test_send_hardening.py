@@ -119,6 +119,32 @@ class CredentialTests(_Case):
         self.assertNotIn(SECRET, result.stderr + result.stdout)
         self.assertIn(f"key={SECRET}".encode(), server.requests[0])  # still sent as given
 
+    def test_a_server_echoing_the_key_does_not_get_it_printed_or_written(self) -> None:
+        # Some servers quote the key they were sent in their error message ("Incorrect API
+        # key provided: ..."): it was printed and written to the output's error lines.
+        for status in ("400 Bad Request", "401 Unauthorized"):
+            with self.subTest(status=status):
+
+                def echo(conn: socket.socket, status: str = status) -> None:
+                    message = f"Incorrect API key provided: {SECRET}"
+                    body = json.dumps({"error": {"message": message}}).encode()
+                    head = http_head(status, f"Content-Length: {len(body)}", f"X-Key: {SECRET}")
+                    conn.sendall(head + body)
+
+                self.out.unlink(missing_ok=True)
+                with RawServer(echo) as server:
+                    result = bounded(
+                        self, 20,
+                        lambda: self.cli(server.base_url, "--api-key-env", "MY_KEY",
+                                         env={"MY_KEY": SECRET}),
+                    )  # fmt: skip
+                self.assertIn(result.exit_code, (1, 2), result.stderr)
+                self.assertIn("Incorrect API key provided: ***", result.stderr + self.out_text())
+                self.assertNotIn(SECRET, result.stderr + result.stdout + self.out_text())
+
+    def out_text(self) -> str:
+        return self.out.read_text() if self.out.exists() else ""
+
     def test_a_redirect_keeping_the_query_key_does_not_print_it(self) -> None:
         # An http -> https redirect keeps the query: its Location was printed as it came.
         def redirect(conn: socket.socket) -> None:
