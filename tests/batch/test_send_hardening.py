@@ -408,6 +408,25 @@ class RunGoesOnTests(_Case):
         self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "", "b": "yes"})
         self.assertEqual(loaded.errored_ids, [])
 
+    def test_answers_stream_to_a_pipe_or_device(self) -> None:
+        # -o /dev/stdout (or a FIFO, /dev/null) is written in place, as the output guard says:
+        # the first answer was written, then fsync (EINVAL on a pipe) stopped the run with
+        # "cannot write".
+        self.out = self.tmp / "answers.fifo"
+        os.mkfifo(self.out)
+        received: list[bytes] = []
+        reader = threading.Thread(target=lambda: received.extend(self.out.open("rb")))
+        reader.start()
+        with ChatServer() as server:
+            result = bounded(self, 20, lambda: self.cli(server.base_url))
+        reader.join(10)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("2 answered", result.stdout)
+        self.assertEqual(sorted(json.loads(line)["custom_id"] for line in received), ["a", "b"])
+        with ChatServer() as server:
+            result = bounded(self, 20, lambda: self.cli(server.base_url, "-o", os.devnull))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+
     def test_a_request_the_server_always_drops_is_an_error_line(self) -> None:
         self.requests = write_requests(self.requests, IDS)
         with ChatServer() as server:
