@@ -238,3 +238,18 @@ def test_bidirectional_controls_are_shown_escaped() -> None:
     for char in "\u061c\u200e\u200f\u202e\u2067":
         assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
     assert plain("plain text, é, 中文") == "plain text, é, 中文"
+
+
+def test_columns_left_out_of_one_table_only_are_named(runs: dict[str, Path]) -> None:
+    # At 80 columns compare's per-dataset table drops b/c and p Holm, which the per-capability
+    # table still shows: the note named MDD80 alone, as if every table showed b/c and p Holm.
+    narrow = {"COLUMNS": "80", "TTY_COMPATIBLE": "1"}
+    result = run_cli("compare", str(runs["dat"]), str(runs["dat-b"]), env=narrow)
+    assert result.exit_code == 0, result.stderr
+    blocks = result.stdout.split("\n\n")
+    capability = next(b for b in blocks if "per capability" in b).splitlines()[1]
+    dataset = next(b for b in blocks if "per source dataset" in b).splitlines()[1]
+    assert "b/c" in capability and "b/c" not in dataset
+    said = " ".join(line.strip() for line in result.stderr.splitlines())
+    assert "column(s) left out at this width: MDD80" in said
+    assert "b/c, p Holm left out of B vs A, per source dataset" in said
