@@ -10,7 +10,7 @@ first), says which columns may be dropped and what each column means, and calls
 - on a terminal where it fits: aligned columns, cells never wrapped;
 - too wide: optional columns are dropped (the last listed first) until it fits;
 - still too wide: a stacked layout, one block per row, its ``header value`` pairs packed onto
-  lines at pair boundaries.
+  lines at pair boundaries (a pair wider than a line alone: its value on the next line).
 
 The legend names only the columns shown and is wrapped at words.
 
@@ -180,6 +180,11 @@ def _stacked(
             if current and cell_len(indent + candidate) > width:
                 lines.append(indent + current)
                 candidate = pair
+            if headers[i] and cell_len(indent + candidate) > width:
+                # Wider than the line alone: the terminal would wrap it inside the value, so
+                # the value goes whole on the next line.
+                lines += [indent + headers[i], indent + "  " + row[i]]
+                candidate = ""
             current = candidate
         if current:
             lines.append(indent + current)
