@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -463,7 +463,13 @@ class _Client:
         answer = self.transport.post(
             url, self._headers, data, self.config.timeout, self.config.max_response_bytes
         )
-        return _attempt(answer)
+        attempt = _attempt(answer)
+        key = (self.config.api_key or "").encode()
+        if attempt.problem is not None and key and key in answer.body:
+            # A 200 that is no answer (a proxy's error body) quoting the key: shown and written
+            # with *** in its place, as the transport does for every other status.
+            attempt = _attempt(replace(answer, body=answer.body.replace(key, b"***")))
+        return attempt
 
     def _wait_gate(self) -> None:
         with self._gate_lock:
