@@ -426,8 +426,9 @@ def _attempt(answer: Answer) -> _Attempt:
     if not isinstance(body, dict):
         attempt.problem = "the server's answer is not a JSON object"
         attempt.code = "invalid_response"
-    elif not isinstance(body.get("choices"), list):
-        # A proxy's upstream failure said with status 200 ({"error": ...}): retried as unreadable.
+    elif not isinstance(body.get("choices"), list) or not body["choices"]:
+        # A proxy's upstream failure said with status 200 ({"error": ...}), or an empty choice
+        # list (no answer: score would count it errored): retried as unreadable.
         said = f": {server_message(body)}" if body.get("error") else ""
         attempt.problem = f'the server\'s answer has no "choices"{said}'
         attempt.code = "invalid_response"

@@ -409,6 +409,20 @@ class RunGoesOnTests(_Case):
         self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "", "b": "yes"})
         self.assertEqual(loaded.errored_ids, [])
 
+    def test_an_answer_with_an_empty_choice_list_is_retried(self) -> None:
+        # {"choices": []} holds no answer (score counts it errored) but was written at once as
+        # that request's line, unlike a 200 without "choices", which is retried.
+        answers = iter([b'{"choices": []}'] * 2)
+
+        def respond(conn: socket.socket) -> None:
+            body = next(answers, completion())
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
+
+        with RawServer(respond) as server:
+            result = bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+        self.assertEqual((result.answered, result.failed_ids), (2, []))
+        self.assertEqual(successes(self.out), {"a": 1, "b": 1})
+
     def test_answers_stream_to_a_pipe_or_device(self) -> None:
         # -o /dev/stdout (or a FIFO, /dev/null) is written in place, as the output guard says:
         # the first answer was written, then fsync (EINVAL on a pipe) stopped the run with
