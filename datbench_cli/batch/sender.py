@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -415,7 +415,7 @@ def _attempt(answer: Answer) -> _Attempt:
     if answer.status in REDIRECTS:
         return _Attempt(
             answer.status, body, request_id, problem=f"HTTP {answer.status} (a redirect)",
-            code=f"http_{answer.status}", location=_plain(headers.get("location", ""), 200),
+            code=f"http_{answer.status}", location=_plain(shown_url(headers.get("location", "")), 200),
         )  # fmt: skip
     if answer.status != 200:
         return _Attempt(
@@ -426,8 +426,9 @@ def _attempt(answer: Answer) -> _Attempt:
     if not isinstance(body, dict):
         attempt.problem = "the server's answer is not a JSON object"
         attempt.code = "invalid_response"
-    elif not isinstance(body.get("choices"), list):
-        # A proxy's upstream failure said with status 200 ({"error": ...}): retried as unreadable.
+    elif not isinstance(body.get("choices"), list) or not body["choices"]:
+        # A proxy's upstream failure said with status 200 ({"error": ...}), or an empty choice
+        # list (no answer: score would count it errored): retried as unreadable.
         said = f": {server_message(body)}" if body.get("error") else ""
         attempt.problem = f'the server\'s answer has no "choices"{said}'
         attempt.code = "invalid_response"
@@ -463,7 +464,13 @@ class _Client:
         answer = self.transport.post(
             url, self._headers, data, self.config.timeout, self.config.max_response_bytes
         )
-        return _attempt(answer)
+        attempt = _attempt(answer)
+        key = (self.config.api_key or "").encode()
+        if attempt.problem is not None and key and key in answer.body:
+            # A 200 that is no answer (a proxy's error body) quoting the key: shown and written
+            # with *** in its place, as the transport does for every other status.
+            attempt = _attempt(replace(answer, body=answer.body.replace(key, b"***")))
+        return attempt
 
     def _wait_gate(self) -> None:
         with self._gate_lock:

@@ -145,6 +145,8 @@ class Transport:
                         problem=f"the answer is larger than {max_bytes:,} bytes",
                         code="response_too_large",
                     )
+                if reply.status != 200:
+                    return _without_key(Answer(reply.status, body, found), headers)
                 return Answer(reply.status, body, found)
         except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
             return Answer(problem=f"cannot connect ({exc or 'refused'})", code="connect_error")
@@ -162,6 +164,17 @@ class Transport:
             return Answer(problem=f"undecodable compressed answer ({exc})", code="invalid_response")
         finally:
             _state.deadline = None
+
+
+def _without_key(answer: Answer, sent: dict[str, str]) -> Answer:
+    """``answer`` (not a 200: an error, a redirect) with the bearer token it was sent for
+    replaced by ``***`` wherever it is echoed (servers quote a wrong key in their error message);
+    a 200's body, the model's answer, is kept as it came."""
+    scheme, _, token = sent.get("Authorization", "").partition(" ")
+    if scheme != "Bearer" or not token:
+        return answer
+    headers = {k: v.replace(token, "***") for k, v in (answer.headers or {}).items()}
+    return Answer(answer.status, answer.body.replace(token.encode(), b"***"), headers)
 
 
 def _read_body(chunks: Iterator[bytes], headers: dict[str, str], max_bytes: int) -> bytes | None:

@@ -219,6 +219,8 @@ def _send(
                 requests, output, config, plan, advance=advance, counts=live, on_retry=on_retry
             )
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the same kind, what was kept said
+        if not target.is_file():  # a pipe or device (-o /dev/stdout): nothing to resume from
+            raise type(stop)(f"{live.answered} answer(s) of this run written to {target}") from None
         raise type(stop)(
             f"kept in {target}: {_lines(target)} whole line(s) ({live.answered} answered in "
             "this run); run the same command again to send the rest (failed ones are tried "

@@ -10,7 +10,7 @@ first), says which columns may be dropped and what each column means, and calls
 - on a terminal where it fits: aligned columns, cells never wrapped;
 - too wide: optional columns are dropped (the last listed first) until it fits;
 - still too wide: a stacked layout, one block per row, its ``header value`` pairs packed onto
-  lines at pair boundaries.
+  lines at pair boundaries (a pair wider than a line alone: its value on the next line).
 
 The legend names only the columns shown and is wrapped at words.
 
@@ -180,6 +180,11 @@ def _stacked(
             if current and cell_len(indent + candidate) > width:
                 lines.append(indent + current)
                 candidate = pair
+            if headers[i] and cell_len(indent + candidate) > width:
+                # Wider than the line alone: the terminal would wrap it inside the value, so
+                # the value goes whole on the next line.
+                lines += [indent + headers[i], indent + "  " + row[i]]
+                candidate = ""
             current = candidate
         if current:
             lines.append(indent + current)
@@ -236,24 +241,37 @@ def _wrapped(text: str, width: int) -> list[str]:
 def show(out: Output, tables: Sequence[TextTable]) -> None:
     """``tables`` on stdout, laid out for ``out``'s width (markdown when stdout is not a
     terminal), then one legend on stderr naming the columns any of them shows, and a line
-    naming the columns left out at this width (nothing with ``--quiet``)."""
+    naming the columns left out at this width: of every table, and of some tables only
+    (nothing with ``--quiet``)."""
     if out.quiet:
         return
     shown: list[str] = []
+    dropped: list[tuple[str, list[str]]] = []
     for number, table in enumerate(tables):
         rendered = render(table, out.width, out.terminal)
         out.data("\n".join(([""] if number else []) + rendered.lines))
         shown += rendered.shown
+        dropped.append((table.title, [h for h in table.headers if h not in rendered.shown]))
     headers = [h for t in tables for h in t.headers]
     entries = [e for t in tables for e in t.legend]
     for line in legend_lines(entries, headers, shown, out.err.width):
         out.info(line)
-    visible = set(shown)
+    for line in _wrapped(_left_out_note(headers, set(shown), dropped), out.err.width):
+        out.info(line)
+
+
+def _left_out_note(
+    headers: Sequence[str], visible: set[str], dropped: Sequence[tuple[str, list[str]]]
+) -> str:
+    """The line naming the columns no table shows, then those some table shows but another
+    (named by its title) leaves out; ``""`` when every table shows every column."""
     left_out = [h for h in dict.fromkeys(headers) if h and h not in visible]
-    if left_out:
-        note = (
-            f"{len(left_out)} column(s) left out at this width: {', '.join(left_out)} "
-            "(a wider terminal or a pipe shows every column)"
-        )
-        for line in _wrapped(note, out.err.width):
-            out.info(line)
+    parts = [f"{len(left_out)} column(s) left out at this width: {', '.join(left_out)}"]
+    parts = parts if left_out else []
+    for title, columns in dropped:
+        partly = [h for h in columns if h and h in visible]
+        if partly:
+            parts.append(f"{', '.join(partly)} left out of {title or 'a table'}")
+    if not parts:
+        return ""
+    return "; ".join(parts) + " (a wider terminal or a pipe shows every column)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 from typing import Any, Self
 
@@ -69,6 +70,7 @@ class AppendLog:
         self.make_parent = make_parent
         self.repaired: str | None = None
         self._fd = -1
+        self._regular = True  # a pipe or device (-o /dev/stdout) is written, never fsync-ed
 
     def __enter__(self) -> Self:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
@@ -83,6 +85,7 @@ class AppendLog:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, flags, 0o644)
         try:
+            self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
             if self.lock_holder is not None:
                 _lock(self._fd, self.path, self.lock_holder)
             self.repaired = repair_tail(self.path)
@@ -99,6 +102,9 @@ class AppendLog:
         interrupt.checkpoint()
         data = jsonio.dumps(row) + b"\n"
         with jsonio.writing(self.path):
+            if not self._regular:  # a pipe or device: nothing to sync or cut back
+                jsonio.write_all(self._fd, data)
+                return
             size = os.fstat(self._fd).st_size
             try:
                 jsonio.write_all(self._fd, data)

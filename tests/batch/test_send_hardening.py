@@ -119,6 +119,45 @@ class CredentialTests(_Case):
         self.assertNotIn(SECRET, result.stderr + result.stdout)
         self.assertIn(f"key={SECRET}".encode(), server.requests[0])  # still sent as given
 
+    def test_a_server_echoing_the_key_does_not_get_it_printed_or_written(self) -> None:
+        # Some servers quote the key they were sent in their error message ("Incorrect API
+        # key provided: ..."): it was printed and written to the output's error lines. A proxy
+        # may say it with status 200 (an error body, no "choices"): retried, then an error line.
+        for status in ("400 Bad Request", "401 Unauthorized", "200 OK"):
+            with self.subTest(status=status):
+
+                def echo(conn: socket.socket, status: str = status) -> None:
+                    message = f"Incorrect API key provided: {SECRET}"
+                    body = json.dumps({"error": {"message": message}}).encode()
+                    head = http_head(status, f"Content-Length: {len(body)}", f"X-Key: {SECRET}")
+                    conn.sendall(head + body)
+
+                self.out.unlink(missing_ok=True)
+                with RawServer(echo) as server:
+                    result = bounded(
+                        self, 20,
+                        lambda: self.cli(server.base_url, "--api-key-env", "MY_KEY",
+                                         "--max-retries", "1", env={"MY_KEY": SECRET}),
+                    )  # fmt: skip
+                self.assertIn(result.exit_code, (1, 2), result.stderr)
+                self.assertIn("Incorrect API key provided: ***", result.stderr + self.out_text())
+                self.assertNotIn(SECRET, result.stderr + result.stdout + self.out_text())
+
+    def out_text(self) -> str:
+        return self.out.read_text() if self.out.exists() else ""
+
+    def test_a_redirect_keeping_the_query_key_does_not_print_it(self) -> None:
+        # An http -> https redirect keeps the query: its Location was printed as it came.
+        def redirect(conn: socket.socket) -> None:
+            location = f"https://localhost/v1/chat/completions?key={SECRET}"
+            conn.sendall(http_head("301 Moved", f"Location: {location}", "Content-Length: 0"))
+
+        with RawServer(redirect) as server:
+            result = bounded(self, 20, lambda: self.cli(f"{server.base_url}?key={SECRET}"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("completions?key=***", result.stderr)
+        self.assertNotIn(SECRET, result.stderr + result.stdout)
+
     def test_a_redirect_to_another_host_is_not_followed(self) -> None:
         with RawServer(lambda conn: conn.sendall(http_head("200 OK"))) as other:
             location = f"http://localhost:{other.port}/v1/chat/completions"
@@ -369,6 +408,39 @@ class RunGoesOnTests(_Case):
         loaded = load_vlm_responses(self.out)
         self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "", "b": "yes"})
         self.assertEqual(loaded.errored_ids, [])
+
+    def test_an_answer_with_an_empty_choice_list_is_retried(self) -> None:
+        # {"choices": []} holds no answer (score counts it errored) but was written at once as
+        # that request's line, unlike a 200 without "choices", which is retried.
+        answers = iter([b'{"choices": []}'] * 2)
+
+        def respond(conn: socket.socket) -> None:
+            body = next(answers, completion())
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
+
+        with RawServer(respond) as server:
+            result = bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+        self.assertEqual((result.answered, result.failed_ids), (2, []))
+        self.assertEqual(successes(self.out), {"a": 1, "b": 1})
+
+    def test_answers_stream_to_a_pipe_or_device(self) -> None:
+        # -o /dev/stdout (or a FIFO, /dev/null) is written in place, as the output guard says:
+        # the first answer was written, then fsync (EINVAL on a pipe) stopped the run with
+        # "cannot write".
+        self.out = self.tmp / "answers.fifo"
+        os.mkfifo(self.out)
+        received: list[bytes] = []
+        reader = threading.Thread(target=lambda: received.extend(self.out.open("rb")))
+        reader.start()
+        with ChatServer() as server:
+            result = bounded(self, 20, lambda: self.cli(server.base_url))
+        reader.join(10)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("2 answered", result.stdout)
+        self.assertEqual(sorted(json.loads(line)["custom_id"] for line in received), ["a", "b"])
+        with ChatServer() as server:
+            result = bounded(self, 20, lambda: self.cli(server.base_url, "-o", os.devnull))
+        self.assertEqual(result.exit_code, 0, result.stderr)
 
     def test_a_request_the_server_always_drops_is_an_error_line(self) -> None:
         self.requests = write_requests(self.requests, IDS)

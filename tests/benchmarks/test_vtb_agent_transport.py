@@ -64,6 +64,19 @@ class AgentTransportTests(unittest.TestCase):
             self.assertEqual(len(server.requests), 1)
             client.close()
 
+    def test_a_redirect_keeping_the_query_key_does_not_show_it(self) -> None:
+        def respond(conn: socket.socket) -> None:
+            location = "https://localhost/v1/chat/completions?key=sk-in-query-78"
+            conn.sendall(http_head("301 Moved", f"Location: {location}", "Content-Length: 0"))
+
+        with RawServer(respond) as server:
+            client = _client(f"{server.base_url}?key=sk-in-query-78")
+            with self.assertRaises(AgentAborted) as caught:
+                client.complete(BODY)
+            client.close()
+        self.assertIn("completions?key=***", str(caught.exception))
+        self.assertNotIn("sk-in-query-78", str(caught.exception))
+
     def test_a_proxy_asking_for_credentials_stops_the_run(self) -> None:
         def respond(conn: socket.socket) -> None:
             conn.sendall(http_head("407 Proxy Authentication Required", "Content-Length: 0"))

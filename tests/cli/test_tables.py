@@ -238,3 +238,40 @@ def test_bidirectional_controls_are_shown_escaped() -> None:
     for char in "\u061c\u200e\u200f\u202e\u2067":
         assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
     assert plain("plain text, é, 中文") == "plain text, é, 中文"
+
+
+def test_columns_left_out_of_one_table_only_are_named(runs: dict[str, Path]) -> None:
+    # At 80 columns compare's per-dataset table drops b/c and p Holm, which the per-capability
+    # table still shows: the note named MDD80 alone, as if every table showed b/c and p Holm.
+    narrow = {"COLUMNS": "80", "TTY_COMPATIBLE": "1"}
+    result = run_cli("compare", str(runs["dat"]), str(runs["dat-b"]), env=narrow)
+    assert result.exit_code == 0, result.stderr
+    blocks = result.stdout.split("\n\n")
+    capability = next(b for b in blocks if "per capability" in b).splitlines()[1]
+    dataset = next(b for b in blocks if "per source dataset" in b).splitlines()[1]
+    assert "b/c" in capability and "b/c" not in dataset
+    said = " ".join(line.strip() for line in result.stderr.splitlines())
+    assert "column(s) left out at this width: MDD80" in said
+    assert "b/c, p Holm left out of B vs A, per source dataset" in said
+
+
+def test_a_stacked_pair_wider_than_the_terminal_puts_its_value_below() -> None:
+    # At 40 columns compare's card line "  Δ accuracy [95%] -100.0 [-100.0, -100.0]" was 42
+    # wide: the terminal wrapped it inside the interval, cutting a number in two.
+    table = TextTable(
+        headers=["group", "n", "accuracy A", "accuracy B", "Δ accuracy [95%]"],
+        rows=[
+            ["counting", "8", "100.0", "0.0", "-100.0 [-100.0, -100.0]"],
+            ["math", "16", "56.2", "25.0", "-31.2 [-56.2, +0.0]"],
+        ],
+    )
+    lines = render(table, 40, terminal=True).lines
+    assert max(len(line) for line in lines) <= 40, lines
+    assert lines[:5] == [
+        "counting",
+        "  n 8   accuracy A 100.0",
+        "  accuracy B 0.0",
+        "  Δ accuracy [95%]",
+        "    -100.0 [-100.0, -100.0]",
+    ]
+    assert "  Δ accuracy [95%] -31.2 [-56.2, +0.0]" in lines  # a pair that fits stays whole

@@ -123,7 +123,7 @@ class ChatClient:
             return status, None, answer.problem or "no answer", None
         if answer.status in REDIRECTS:
             location = (answer.headers or {}).get("location")
-            shown = server_message(location) if location else None
+            shown = server_message(shown_url(location)) if location else None
             return answer.status, None, redirect_problem(answer.status, shown), None
         if answer.status >= 300:
             after = retry_after((answer.headers or {}).get("retry-after"))
