@@ -62,10 +62,20 @@ _OWNERS: dict[str, frozenset[str]] = {
 }
 
 
+def landing(path: Path) -> Path:
+    """Where writing ``path`` lands: its folder with every link resolved (the kernel follows
+    ``link/..`` to the link target's parent, ``abspath`` would drop both), its own name kept
+    (a link there is judged by the guard itself)."""
+    name = Path(path).name
+    if name in ("", ".."):
+        return Path(os.path.realpath(path))
+    return Path(os.path.realpath(Path(path).parent)) / name
+
+
 def run_root_of(path: Path) -> Path | None:
-    """The run directory ``path`` lies in (its folder, or the nearest folder above holding a
+    """The run directory ``path`` lands in (its folder, or the nearest folder above holding a
     manifest: ``images/<task>/...``), else ``None``."""
-    for candidate in Path(os.path.abspath(path)).parents:
+    for candidate in landing(path).parents:
         if (candidate / MANIFEST).is_file():
             return candidate
     return None
@@ -76,7 +86,7 @@ def _run_file(path: Path) -> tuple[Path, str] | None:
     root = run_root_of(path)
     if root is None:
         return None
-    parts = Path(os.path.abspath(path)).relative_to(root).parts
+    parts = landing(path).relative_to(root).parts
     name = parts[0]
     if name not in _OWNERS or (len(parts) > 1 and name not in (IMAGES, REQUESTS)):
         return None

@@ -174,6 +174,30 @@ class OutputGuardTests(_Runs):
         self.assertTrue(line.startswith("error: --out "), line)
         self.assertEqual(secret.read_text(), "not yours")
 
+    def test_an_output_reached_through_a_folder_link_is_judged_where_it_lands(self) -> None:
+        # `elsewhere/images-link/../tasks.jsonl` and `elsewhere/images-link/<image>` name the
+        # export's files: the kernel follows the link before `..`, so must the guard.
+        run, other = self.run_copy("datbench"), self.run_copy("datbench", "other")
+        elsewhere = self.tmp / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "images-link").symlink_to(run / "images")
+        image = sorted((run / "images").iterdir())[0].name
+        targets = [
+            elsewhere / "images-link" / ".." / "tasks.jsonl",
+            elsewhere / "images-link" / image,
+            elsewhere / "images-link" / "new.json",
+        ]
+        before = tree(run)
+        for target in targets:
+            for command, args in (
+                ("score", ["score", "-d", str(run), "--allow-missing", "-o"]),
+                ("compare", ["compare", str(other), str(run), "-o"]),
+                ("leaderboard", ["leaderboard", f"a={other}", f"b={run}", "--csv"]),
+            ):
+                with self.subTest(command=command, target=str(target)):
+                    self.assert_refused(run_cli(*args, str(target)), str(target))
+                    self.assertEqual(tree(run), before)
+
     def test_two_outputs_naming_one_file(self) -> None:
         run = self.run_copy("datbench")
         page = str(self.tmp / "both.html")
