@@ -119,8 +119,8 @@ def same_file(a: Path, b: Path) -> bool:
     """Whether ``a`` and ``b`` name one file (a link or second name counts)."""
     try:
         return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
+    except OSError:  # one is not there yet: where writing it would land
+        return landing(a) == landing(b)
 
 
 def guard_output(

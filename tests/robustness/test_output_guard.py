@@ -205,6 +205,22 @@ class OutputGuardTests(_Runs):
         self.assert_refused(result, page)
         self.assertFalse(Path(page).exists())
 
+    def test_two_outputs_naming_one_new_file_through_a_folder_link(self) -> None:
+        # Neither exists yet, so only where the paths land tells they are one file: the
+        # leaderboard wrote its page over its CSV (exit 0), compare its JSON then refused.
+        run, other = self.run_copy("datbench"), self.run_copy("datbench", "other")
+        folder = self.tmp / "out"
+        folder.mkdir()
+        (self.tmp / "out-link").symlink_to(folder)
+        direct, linked = str(folder / "both.out"), str(self.tmp / "out-link" / "both.out")
+        for args in (
+            ["leaderboard", f"a={other}", f"b={run}", "--csv", linked, "--html", direct],
+            ["compare", str(other), str(run), "-o", linked, "--html", direct],
+        ):
+            with self.subTest(command=args[0]):
+                self.assert_refused(run_cli(*args), linked)
+                self.assertEqual(list(folder.iterdir()), [])
+
     def test_allowed_outputs_are_written_whole(self) -> None:
         for kind in ("datbench", "vistoolbench"):
             run, other = self.run_copy(kind), self.run_copy(kind, "other")
