@@ -6,6 +6,7 @@ import contextlib
 import functools
 import io
 import os
+import re
 import socket
 import stat
 import tempfile
@@ -354,6 +355,25 @@ def is_stream_output(path: Path) -> bool:
         return False
 
 
+# The folder of a process's descriptor links: /proc/<pid>/fd (or a thread's).
+_DESCRIPTOR_FOLDER = re.compile(r"/proc/[0-9]+(?:/task/[0-9]+)?/fd")
+
+
+def is_descriptor_link(path: Path) -> bool:
+    """Whether ``path`` is a link the system made to an open descriptor: ``/proc/self/fd/N``,
+    ``/dev/fd/N``, or a link in ``/dev`` itself leading to one (``/dev/stdout``). A link a user
+    made is not one, wherever it is (``/dev/shm`` is writable by everyone)."""
+    current = os.path.abspath(path)
+    for _ in range(8):  # /dev/stdout -> /proc/self/fd/1 is one step; the bound is for safety
+        folder = os.path.realpath(os.path.dirname(current))
+        if _DESCRIPTOR_FOLDER.fullmatch(folder):
+            return True
+        if folder != "/dev" or not os.path.islink(current):
+            return False
+        current = os.path.join(folder, os.readlink(current))
+    return False
+
+
 def _existing_kind(path: Path, follow: bool) -> int | None:
     try:
         return (os.stat(path) if follow else os.lstat(path)).st_mode
@@ -380,7 +400,7 @@ def _writes_directly(path: Path) -> bool:
         if target is None or stat.S_ISREG(target):
             # A descriptor link (/dev/stdout to a redirected file) is written through; any
             # other link is replaced, as in a run directory.
-            return target is not None and os.path.abspath(path).startswith(("/dev/", "/proc/"))
+            return target is not None and is_descriptor_link(path)
         own = target
     if stat.S_ISREG(own):
         return False

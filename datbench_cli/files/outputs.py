@@ -110,11 +110,6 @@ def _linked_run_file(path: Path, inputs: Iterable[Path | None]) -> tuple[Path, s
     return None
 
 
-def _is_descriptor_link(path: Path) -> bool:
-    """``/dev/stdout``, ``/proc/self/fd/1``: links the system made, written through."""
-    return os.path.abspath(path).startswith(("/dev/", "/proc/"))
-
-
 def same_file(a: Path, b: Path) -> bool:
     """Whether ``a`` and ``b`` name one file (a link or second name counts)."""
     try:
@@ -141,7 +136,7 @@ def guard_output(
         target = os.stat(path).st_mode
     if target is not None and (stat.S_ISCHR(target) or stat.S_ISFIFO(target)):
         return path
-    if own is not None and stat.S_ISLNK(own) and not _is_descriptor_link(path):
+    if own is not None and stat.S_ISLNK(own) and not jsonio.is_descriptor_link(path):
         raise UsageError(
             f"{option} {path} is a symlink; datbench never writes through a link it did not "
             "make: name the file itself"

@@ -345,6 +345,31 @@ class OutputOntoInputTests(_Tmp):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("summary", json.loads(done.stdout))
 
+    def test_a_users_link_under_dev_is_not_a_descriptor_link(self) -> None:
+        # /dev/shm is world-writable: a link made there is the user's, not the system's
+        # /dev/stdout; it was written through (the file it names truncated and replaced).
+        shm = Path("/dev/shm")
+        if not (shm.is_dir() and os.access(shm, os.W_OK)):
+            self.skipTest("no writable /dev/shm")
+        precious = self.tmp / "precious.txt"
+        precious.write_text("not yours")
+        link = shm / f"datbench-test-{os.getpid()}-{threading.get_ident()}"
+        link.symlink_to(precious)
+        self.addCleanup(link.unlink)
+        scored = run_cli("score", "-d", str(self.run), "--allow-missing", "-q")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        other = Path(shutil.copytree(self.run, self.tmp / "other"))
+        for args in (
+            ["score", "-d", str(self.run), "-o", str(link)],
+            ["score", "-d", str(self.run), "--html", str(link)],
+            ["compare", str(other), str(self.run), "-o", str(link)],
+            ["leaderboard", f"a={other}", f"b={self.run}", "--csv", str(link)],
+        ):
+            with self.subTest(args=args[:1] + args[-2:-1]):
+                self.assertIn("symlink", self.error_line(run_cli(*args, "-q")))
+                self.assertEqual(precious.read_text(), "not yours")
+                self.assertTrue(link.is_symlink())
+
     def test_a_descriptor_link_onto_a_run_file_is_refused(self) -> None:
         # /proc/self/fd/N and /dev/stdout lead to the file opened there: the export's files
         # are as protected behind them as when named directly.
