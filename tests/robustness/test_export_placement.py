@@ -80,6 +80,24 @@ class SwitchTests(_Tmp):
         switch_in(root, self.stage(root, {"images/a.png": b"new"}))
         self.assertEqual(victim.read_bytes(), b"user")
 
+    def test_a_hand_edited_manifest_never_removes_another_stages_file(self) -> None:
+        # The previous manifest's "written" map decides what a re-export removes: a name no
+        # export writes (the responses, the report, the judge's files) is never one of them.
+        root = self.tmp / "run"
+        others = [
+            "responses.jsonl", "report.json", "report.html", "judge_tasks.jsonl",
+            "judge_responses.jsonl", "judge_digests.json", "trajectories.jsonl", "agent.json",
+            "requests/judge_tasks.openai.00001.jsonl", "notes.txt",
+        ]  # fmt: skip
+        (root / "requests").mkdir(parents=True)
+        for rel in others:
+            (root / rel).write_bytes(b"not the export's")
+        listed = {rel: "" for rel in [*others, "tasks.jsonl"]}
+        (root / MANIFEST).write_text(json.dumps({"tool": "datbench", "written": listed}))
+        switch_in(root, self.stage(root, {"images/a.png": b"new"}))
+        for rel in others:
+            self.assertEqual((root / rel).read_bytes(), b"not the export's", rel)
+
     def test_an_uncommitted_folder_is_removed(self) -> None:
         root = self.tmp / "run"
         root.mkdir()
