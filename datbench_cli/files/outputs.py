@@ -65,9 +65,10 @@ _OWNERS: dict[str, frozenset[str]] = {
 def landing(path: Path) -> Path:
     """Where writing ``path`` lands: its folder with every link resolved (the kernel follows
     ``link/..`` to the link target's parent, ``abspath`` would drop both), its own name kept
-    (a link there is judged by the guard itself)."""
+    (a link there is judged by the guard itself); a descriptor link (``/dev/stdout``,
+    ``/proc/self/fd/3``), written in place, lands in the file it leads to."""
     name = Path(path).name
-    if name in ("", ".."):
+    if name in ("", "..") or jsonio.is_descriptor_link(path):
         return Path(os.path.realpath(path))
     return Path(os.path.realpath(Path(path).parent)) / name
 
@@ -149,11 +150,8 @@ def guard_output(
                 f"{option} {path} is an input of this command ({candidate}); writing it "
                 "would replace that input: name another output file"
             )
+    # A descriptor link (/proc/self/fd/3, /dev/stdout) is judged by the file it leads to.
     found = _run_file(path) or _linked_run_file(path, inputs)
-    if found is None and own is not None and stat.S_ISLNK(own):
-        # A descriptor link (/proc/self/fd/3, /dev/stdout) is written through: judge the file
-        # it leads to.
-        found = _run_file(Path(os.path.realpath(path)))
     if found is not None and command not in _OWNERS[found[1]]:
         name = found[1]
         writers = ", ".join(f"`datbench {c}`" for c in sorted(_OWNERS[name]))

@@ -580,6 +580,41 @@ class RunDirectoryLockTests(_Tmp):
                 self.assertIn(str(holder.pid), line)
                 self.assertEqual(tree(run), before)
 
+    def test_a_descriptor_link_into_a_held_run_directory_is_refused(self) -> None:
+        # `send -o /proc/self/fd/3 3>>run/responses.jsonl` writes the run's file in place:
+        # it takes that run's lock as `-o run/responses.jsonl` does (it appended unlocked).
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        (run / "responses.jsonl").write_text("")
+        requests = self.tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(run)], stdout=subprocess.PIPE, text=True
+        )
+        self.addCleanup(holder.wait)
+        self.addCleanup(holder.kill)
+        assert holder.stdout is not None
+        self.assertEqual(holder.stdout.readline().strip(), "locked")
+        before = tree(run)
+        fd = os.open(run / "responses.jsonl", os.O_WRONLY | os.O_APPEND)
+        try:
+            done = subprocess.run(
+                cli_command(
+                    "send", str(requests), "--base-url", "http://127.0.0.1:9",
+                    "--max-retries", "0", "-o", f"/proc/self/fd/{fd}",
+                ),
+                env=cli_env(),
+                capture_output=True,
+                text=True,
+                pass_fds=(fd,),
+            )  # fmt: skip
+        finally:
+            os.close(fd)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("in use by", done.stderr)
+        self.assertIn(str(holder.pid), done.stderr)
+        self.assertEqual(tree(run), before)
+
     def test_an_export_refused_the_lock_keeps_the_new_folder_the_winner_holds(self) -> None:
         """Two exports into a folder that does not exist both see it absent and make it; the
         one refused the lock must not remove it from under the one holding it."""
