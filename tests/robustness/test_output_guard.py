@@ -567,3 +567,34 @@ class SendPipeTests(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertIn("/dev/stdin: is a pipe or device", done.stderr)
         self.assertFalse(out.exists())
+
+
+class SendSwapTests(unittest.TestCase):
+    def test_a_link_swapped_in_after_the_check_is_not_written_through(self) -> None:
+        """``send`` appends to its output: a symlink put in its place between the guard's
+        check and the open (here: while the run lock is taken) is refused, never followed."""
+        from unittest import mock
+
+        from datbench_cli.cli import send as send_command
+
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        precious, out = tmp / "precious.txt", tmp / "out.jsonl"
+        precious.write_text("not yours")  # no line end: a torn tail to 'repair'
+        requests = tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        real = send_command.locked_runs
+
+        def swapped(*args: Any, **kwargs: Any) -> Any:
+            out.symlink_to(precious)
+            return real(*args, **kwargs)
+
+        with mock.patch.object(send_command, "locked_runs", swapped):
+            result = run_cli(
+                "send", str(requests), "--base-url", "http://127.0.0.1:9",
+                "--max-retries", "0", "-o", str(out),
+            )  # fmt: skip
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("symbolic link", result.stderr)
+        self.assertEqual(precious.read_text(), "not yours")
+        self.assertTrue(out.is_symlink())
