@@ -205,6 +205,19 @@ class OutputGuardTests(_Runs):
         self.assert_refused(result, page)
         self.assertFalse(Path(page).exists())
 
+    def test_a_page_of_a_report_written_to_a_device_is_refused_first(self) -> None:
+        # The page is built from the report file: `-o /dev/null --html` scored the run, wrote
+        # the report into the device, then failed with "/dev/null: no report here (run
+        # `datbench score` first)", exit 2 after writing.
+        run = self.run_copy("datbench")
+        page = self.tmp / "page.html"
+        before = tree(run)
+        result = run_cli("score", "-d", str(run), "-o", "/dev/null", "--html", str(page))
+        line = self.assert_refused(result, "/dev/null", "--html")
+        self.assertNotIn("no report here", line)
+        self.assertFalse(page.exists())
+        self.assertEqual(tree(run), before)
+
     def test_two_outputs_naming_one_new_file_through_a_folder_link(self) -> None:
         # Neither exists yet, so only where the paths land tells they are one file: the
         # leaderboard wrote its page over its CSV (exit 0), compare its JSON then refused.
