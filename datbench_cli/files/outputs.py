@@ -128,7 +128,8 @@ def guard_output(
 ) -> Path:
     """``path`` when ``command`` may write it; else a :class:`UsageError` naming the file
     (exit 2). A character device or pipe (``/dev/stdout``, ``/dev/null``, or a link to one)
-    always passes: it is written in place, and no file is replaced."""
+    always passes: it is written in place, and no file is replaced; any other file that is
+    not a regular file (a socket, a block device) never does."""
     inputs = list(inputs)
     own: int | None = None
     target: int | None = None
@@ -144,6 +145,12 @@ def guard_output(
         )
     if target is not None and stat.S_ISDIR(target):
         raise UsageError(f"{option} {path} is a directory; name a file")
+    if target is not None and not stat.S_ISREG(target):
+        # A socket or block device: neither replaced nor written in place (refused here, not
+        # when the output is saved after all the work).
+        raise UsageError(
+            f"{option} {path} is a socket or block device, not a file; name a file (or a pipe)"
+        )
     for candidate in inputs:
         if candidate is not None and same_file(path, candidate):
             raise UsageError(

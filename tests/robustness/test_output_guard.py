@@ -30,6 +30,7 @@ import time
 import unittest
 from pathlib import Path
 from typing import Any, ClassVar
+from unittest import mock
 
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
 from tests.run_builders import (
@@ -204,6 +205,30 @@ class OutputGuardTests(_Runs):
         result = run_cli("score", "-d", str(run), "-o", page, "--html", page)
         self.assert_refused(result, page)
         self.assertFalse(Path(page).exists())
+
+    def test_a_socket_is_refused_before_anything_is_read(self) -> None:
+        # Neither a file to replace nor a device or pipe to write in place: it was refused
+        # only when the report was saved, after the whole scoring.
+        run, other = self.run_copy("datbench"), self.run_copy("datbench", "other")
+        sock = socket.socket(socket.AF_UNIX)
+        self.addCleanup(sock.close)
+        path = self.tmp / "sock"
+        sock.bind(str(path))
+        from datbench_cli.benchmarks.datbench import stages
+
+        for args in (
+            ["score", "-d", str(run), "--allow-missing", "-o", str(path)],
+            ["score", "-d", str(run), "--allow-missing", "--html", str(path)],
+            ["compare", str(other), str(run), "-o", str(path)],
+        ):
+            with (
+                self.subTest(args=args[:1] + args[-2:-1]),
+                mock.patch.object(stages, "score_checked", side_effect=AssertionError("read")),
+                mock.patch(
+                    "datbench_cli.cli.compare.compare_runs", side_effect=AssertionError("read")
+                ),
+            ):
+                self.assert_refused(run_cli(*args), str(path))
 
     def test_a_page_of_a_report_written_to_a_device_is_refused_first(self) -> None:
         # The page is built from the report file: `-o /dev/null --html` scored the run, wrote
@@ -586,8 +611,6 @@ class SendSwapTests(unittest.TestCase):
     def test_a_link_swapped_in_after_the_check_is_not_written_through(self) -> None:
         """``send`` appends to its output: a symlink put in its place between the guard's
         check and the open (here: while the run lock is taken) is refused, never followed."""
-        from unittest import mock
-
         from datbench_cli.cli import send as send_command
 
         tmp = Path(tempfile.mkdtemp())
