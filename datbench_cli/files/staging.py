@@ -181,6 +181,8 @@ def switch_in(root: Path, stage: Path) -> None:
             )
         keep = {MANIFEST, *written}
         for rel in sorted((previous_files(root) or set()) - keep, reverse=True):
+            if _through_link(root, rel):
+                continue  # a folder on the way was made a link: never followed
             path = root / rel
             if path.is_file() or path.is_symlink():
                 with jsonio.writing(path):
@@ -191,6 +193,18 @@ def switch_in(root: Path, stage: Path) -> None:
             os.replace(manifest, root / MANIFEST)
     with jsonio.writing(stage):
         shutil.rmtree(stage)
+
+
+def _through_link(root: Path, rel: str) -> bool:
+    """Whether a folder on the way from ``root`` to ``rel`` is a symbolic link (its files
+    are not the run directory's)."""
+    folder = root
+    for part in Path(rel).parts[:-1]:
+        folder = folder / part
+        with contextlib.suppress(OSError):
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                return True
+    return False
 
 
 def _move_tree(source: Path, target: Path, skip: str = "") -> None:
