@@ -634,3 +634,32 @@ class SendSwapTests(unittest.TestCase):
         self.assertIn("symbolic link", result.stderr)
         self.assertEqual(precious.read_text(), "not yours")
         self.assertTrue(out.is_symlink())
+
+    def test_a_link_swapped_in_after_the_open_is_not_repaired_through(self) -> None:
+        """The torn-tail repair reopened the output by its path: a link put there after the
+        open (here: while the file lock is taken) had the file it leads to truncated, and the
+        answers went to the replaced file, gone from every folder."""
+        from datbench_cli.files import append_log
+
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        precious, out = tmp / "precious.txt", tmp / "out.jsonl"
+        precious.write_text("not yours")  # no line end: a torn tail to 'repair'
+        out.write_text("")
+        requests = tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        real = append_log._lock
+
+        def swapped(*args: Any, **kwargs: Any) -> Any:
+            out.unlink()
+            out.symlink_to(precious)
+            return real(*args, **kwargs)
+
+        with mock.patch.object(append_log, "_lock", swapped):
+            result = run_cli(
+                "send", str(requests), "--base-url", "http://127.0.0.1:9",
+                "--max-retries", "0", "-o", str(out),
+            )  # fmt: skip
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn(str(out), result.stderr)
+        self.assertEqual(precious.read_text(), "not yours")
