@@ -345,6 +345,24 @@ class OutputOntoInputTests(_Tmp):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("summary", json.loads(done.stdout))
 
+    def test_dev_stdout_appended_to_a_log_keeps_the_log(self) -> None:
+        # `datbench score -o /dev/stdout >> scores.log`: the report was written by opening
+        # /dev/stdout anew with truncation, so the log's earlier lines were lost.
+        log = self.tmp / "scores.log"
+        log.write_text("earlier line\n")
+        with log.open("ab") as handle:
+            done = subprocess.run(
+                cli_command("score", "-d", str(self.run), "--allow-missing", "-o", "/dev/stdout"),
+                env=cli_env(),
+                stdout=handle,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+            )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        first, rest = log.read_text().split("\n", 1)
+        self.assertEqual(first, "earlier line")
+        self.assertIn("summary", json.loads(rest.split("\n}\n", 1)[0] + "\n}"))
+
     def test_a_users_link_under_dev_is_not_a_descriptor_link(self) -> None:
         # /dev/shm is world-writable: a link made there is the user's, not the system's
         # /dev/stdout; it was written through (the file it names truncated and replaced).
