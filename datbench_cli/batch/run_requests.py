@@ -17,6 +17,7 @@ from datbench_cli.batch.requests import (
     InferenceUnit,
     RequestSettings,
     judge_request,
+    part_name,
     remove_parts,
     task_requests,
     write_parts,
@@ -45,10 +46,13 @@ def check_judge_stem(out: Path) -> None:
             "records what the judge was asked about; name the judge tasks otherwise "
             "(e.g. judge_tasks.jsonl)"
         )
-    if out.name.removesuffix(".jsonl") == TASK_STEM:
+    # Its parts read as the export's to everyone (send, a re-export) when their name before
+    # ".openai." is "tasks": ``-o tasks.openai.jsonl`` too, and ``-o
+    # requests/tasks.openai.00001.jsonl`` is itself an export's request file.
+    if part_name(out.name.removesuffix(".jsonl"), 1).split(".openai.")[0] == TASK_STEM:
         raise UsageError(
-            f"--out {out}: its request files would be requests/{TASK_STEM}.openai.*.jsonl, the "
-            "model's requests that export-tasks wrote; name the judge tasks otherwise "
+            f"--out {out}: it or its request files would be requests/{TASK_STEM}.openai.*.jsonl, "
+            "the model's requests that export-tasks wrote; name the judge tasks otherwise "
             "(e.g. judge_tasks.jsonl)"
         )
 

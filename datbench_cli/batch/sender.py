@@ -280,6 +280,11 @@ class OutputFile(AppendLog):
 
     def __enter__(self) -> Self:
         self._created = not os.path.lexists(self.path)
+        # A link is followed only to what is written in place (/dev/stdout, a pipe): a link
+        # put at a file's path since the output guard looked is refused, never appended to.
+        self.follow_links = jsonio.is_descriptor_link(self.path) or jsonio.is_stream_output(
+            self.path
+        )
         return super().__enter__()
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:

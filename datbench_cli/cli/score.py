@@ -23,6 +23,7 @@ from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import text_table
 from datbench_cli.cli.tables import show
+from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_outputs, locked_runs, output_in_run
 from datbench_cli.files.rundir import JUDGE_RESPONSES, REPORT, RESPONSES
@@ -161,6 +162,8 @@ def score(
         judge_path = run.path(JUDGE_RESPONSES)
     target = output_in_run(run, out_path, REPORT, "score", [responses_path, judge_path])
     guard_outputs("score", [responses_path, judge_path], out=target, html=page)
+    if page is not None:
+        _check_page_source(target)
     # A shared lock: several scores of one export may run at once, an export may not.
     with (
         run.lock("score", shared=True),
@@ -206,3 +209,14 @@ def score(
             out.info(f"page written to {page}")
     # The report records every check; a failed one fails the run after it is written.
     raise_failed(report.summary)
+
+
+def _check_page_source(target: Path) -> None:
+    """``--html`` builds the page from the report file: refuse, before scoring, a report
+    written into a device or pipe (``-o /dev/null``, a FIFO), which cannot be read back."""
+    if jsonio.is_stream_output(target) and not target.is_file():
+        raise UsageError(
+            f"--html builds the page from the report file, and -o {target} is a device or "
+            "pipe it cannot read back; write the report to a file (then `datbench view` "
+            "makes the page from it)"
+        )

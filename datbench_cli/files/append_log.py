@@ -19,12 +19,15 @@ from datbench_cli.files import jsonio
 from datbench_cli.runtime import interrupt
 
 
-def repair_tail(path: Path) -> str | None:
+def repair_tail(path: Path, held: int | None = None) -> str | None:
     """Complete or drop a last line left without its line end (by a kill); say what was done
-    (``None``: nothing to repair)."""
+    (``None``: nothing to repair). ``held``: a descriptor open on the file, which ``path``
+    must still name (see :func:`_check_still_named`)."""
     if not path.is_file() or path.stat().st_size == 0:
         return None
     with jsonio.writing(path), path.open("rb+") as handle:
+        if held is not None:
+            _check_still_named(path, held, os.fstat(handle.fileno()))
         handle.seek(-1, os.SEEK_END)
         if handle.read(1) == b"\n":
             return None
@@ -88,7 +91,9 @@ class AppendLog:
             self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
             if self.lock_holder is not None:
                 _lock(self._fd, self.path, self.lock_holder)
-            self.repaired = repair_tail(self.path)
+            with jsonio.writing(self.path):
+                _check_still_named(self.path, self._fd, os.stat(self.path))
+            self.repaired = repair_tail(self.path, self._fd)
         except BaseException:
             os.close(self._fd)
             raise
@@ -114,6 +119,17 @@ class AppendLog:
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, size)
                 raise
+
+
+def _check_still_named(path: Path, held: int, named: os.stat_result) -> None:
+    """Refuse to go on when ``path`` no longer names the file open as ``held``: a link or
+    another file put there since the open would be repaired (truncated) in its place, and the
+    lines appended to a file no folder holds any more."""
+    if not os.path.samestat(os.fstat(held), named):
+        raise UsageError(
+            f"{path} was replaced while datbench opened it (by a link or another file); "
+            "nothing was written: run the same command again"
+        )
 
 
 def _lock(fd: int, path: Path, holder: str) -> None:

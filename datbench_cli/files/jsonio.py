@@ -6,6 +6,7 @@ import contextlib
 import functools
 import io
 import os
+import re
 import socket
 import stat
 import tempfile
@@ -354,6 +355,50 @@ def is_stream_output(path: Path) -> bool:
         return False
 
 
+# The folder of a process's descriptor links: /proc/<pid>/fd (or a thread's).
+_DESCRIPTOR_FOLDER = re.compile(r"/proc/[0-9]+(?:/task/[0-9]+)?/fd")
+
+
+def _descriptor_entry(path: Path) -> tuple[str, str] | None:
+    """``(folder, name)`` of the ``/proc/<pid>/fd`` entry ``path`` is or leads to through
+    links in ``/dev`` itself (``/dev/stdout``), else ``None``."""
+    current = os.path.abspath(path)
+    for _ in range(8):  # /dev/stdout -> /proc/self/fd/1 is one step; the bound is for safety
+        folder = os.path.realpath(os.path.dirname(current))
+        if _DESCRIPTOR_FOLDER.fullmatch(folder):
+            return folder, os.path.basename(current)
+        if folder != "/dev" or not os.path.islink(current):
+            return None
+        current = os.path.join(folder, os.readlink(current))
+    return None
+
+
+def is_descriptor_link(path: Path) -> bool:
+    """Whether ``path`` is a link the system made to an open descriptor: ``/proc/self/fd/N``,
+    ``/dev/fd/N``, or a link in ``/dev`` itself leading to one (``/dev/stdout``). A link a user
+    made is not one, wherever it is (``/dev/shm`` is writable by everyone)."""
+    return _descriptor_entry(path) is not None
+
+
+def _own_descriptor(path: Path) -> int | None:
+    """``N`` when ``path`` names this process's descriptor ``N`` (``/dev/stdout``: 1)."""
+    entry = _descriptor_entry(path)
+    if entry is None or not entry[1].isdigit():
+        return None
+    pid = int(entry[0].split("/")[2])
+    return int(entry[1]) if pid == os.getpid() else None
+
+
+def _open_in_place(path: Path) -> IO[bytes]:
+    """``path`` opened to be written in place: this process's own descriptor (``/dev/stdout``)
+    through a copy of it, so its offset and append mode hold (``-o /dev/stdout >> log``
+    appends, where opening it anew would truncate the log); a device or pipe by name."""
+    number = _own_descriptor(path)
+    if number is not None:
+        return os.fdopen(os.dup(number), "wb")
+    return open(path, "wb")  # noqa: SIM115 - closed by the caller
+
+
 def _existing_kind(path: Path, follow: bool) -> int | None:
     try:
         return (os.stat(path) if follow else os.lstat(path)).st_mode
@@ -380,7 +425,7 @@ def _writes_directly(path: Path) -> bool:
         if target is None or stat.S_ISREG(target):
             # A descriptor link (/dev/stdout to a redirected file) is written through; any
             # other link is replaced, as in a run directory.
-            return target is not None and os.path.abspath(path).startswith(("/dev/", "/proc/"))
+            return target is not None and is_descriptor_link(path)
         own = target
     if stat.S_ISREG(own):
         return False
@@ -425,7 +470,7 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
     """
     if _writes_directly(path):
         with writing(path):
-            stream = open(path, "wb")  # noqa: SIM115 - closed below
+            stream = _open_in_place(path)
         with stream:
             yield GuardedWriter(stream, path)
             with writing(path):

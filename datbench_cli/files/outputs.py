@@ -62,10 +62,21 @@ _OWNERS: dict[str, frozenset[str]] = {
 }
 
 
+def landing(path: Path) -> Path:
+    """Where writing ``path`` lands: its folder with every link resolved (the kernel follows
+    ``link/..`` to the link target's parent, ``abspath`` would drop both), its own name kept
+    (a link there is judged by the guard itself); a descriptor link (``/dev/stdout``,
+    ``/proc/self/fd/3``), written in place, lands in the file it leads to."""
+    name = Path(path).name
+    if name in ("", "..") or jsonio.is_descriptor_link(path):
+        return Path(os.path.realpath(path))
+    return Path(os.path.realpath(Path(path).parent)) / name
+
+
 def run_root_of(path: Path) -> Path | None:
-    """The run directory ``path`` lies in (its folder, or the nearest folder above holding a
+    """The run directory ``path`` lands in (its folder, or the nearest folder above holding a
     manifest: ``images/<task>/...``), else ``None``."""
-    for candidate in Path(os.path.abspath(path)).parents:
+    for candidate in landing(path).parents:
         if (candidate / MANIFEST).is_file():
             return candidate
     return None
@@ -76,7 +87,7 @@ def _run_file(path: Path) -> tuple[Path, str] | None:
     root = run_root_of(path)
     if root is None:
         return None
-    parts = Path(os.path.abspath(path)).relative_to(root).parts
+    parts = landing(path).relative_to(root).parts
     name = parts[0]
     if name not in _OWNERS or (len(parts) > 1 and name not in (IMAGES, REQUESTS)):
         return None
@@ -100,17 +111,12 @@ def _linked_run_file(path: Path, inputs: Iterable[Path | None]) -> tuple[Path, s
     return None
 
 
-def _is_descriptor_link(path: Path) -> bool:
-    """``/dev/stdout``, ``/proc/self/fd/1``: links the system made, written through."""
-    return os.path.abspath(path).startswith(("/dev/", "/proc/"))
-
-
 def same_file(a: Path, b: Path) -> bool:
     """Whether ``a`` and ``b`` name one file (a link or second name counts)."""
     try:
         return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
+    except OSError:  # one is not there yet: where writing it would land
+        return landing(a) == landing(b)
 
 
 def guard_output(
@@ -122,7 +128,8 @@ def guard_output(
 ) -> Path:
     """``path`` when ``command`` may write it; else a :class:`UsageError` naming the file
     (exit 2). A character device or pipe (``/dev/stdout``, ``/dev/null``, or a link to one)
-    always passes: it is written in place, and no file is replaced."""
+    always passes: it is written in place, and no file is replaced; any other file that is
+    not a regular file (a socket, a block device) never does."""
     inputs = list(inputs)
     own: int | None = None
     target: int | None = None
@@ -131,24 +138,27 @@ def guard_output(
         target = os.stat(path).st_mode
     if target is not None and (stat.S_ISCHR(target) or stat.S_ISFIFO(target)):
         return path
-    if own is not None and stat.S_ISLNK(own) and not _is_descriptor_link(path):
+    if own is not None and stat.S_ISLNK(own) and not jsonio.is_descriptor_link(path):
         raise UsageError(
             f"{option} {path} is a symlink; datbench never writes through a link it did not "
             "make: name the file itself"
         )
     if target is not None and stat.S_ISDIR(target):
         raise UsageError(f"{option} {path} is a directory; name a file")
+    if target is not None and not stat.S_ISREG(target):
+        # A socket or block device: neither replaced nor written in place (refused here, not
+        # when the output is saved after all the work).
+        raise UsageError(
+            f"{option} {path} is a socket or block device, not a file; name a file (or a pipe)"
+        )
     for candidate in inputs:
         if candidate is not None and same_file(path, candidate):
             raise UsageError(
                 f"{option} {path} is an input of this command ({candidate}); writing it "
                 "would replace that input: name another output file"
             )
+    # A descriptor link (/proc/self/fd/3, /dev/stdout) is judged by the file it leads to.
     found = _run_file(path) or _linked_run_file(path, inputs)
-    if found is None and own is not None and stat.S_ISLNK(own):
-        # A descriptor link (/proc/self/fd/3, /dev/stdout) is written through: judge the file
-        # it leads to.
-        found = _run_file(Path(os.path.realpath(path)))
     if found is not None and command not in _OWNERS[found[1]]:
         name = found[1]
         writers = ", ".join(f"`datbench {c}`" for c in sorted(_OWNERS[name]))

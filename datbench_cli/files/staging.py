@@ -41,6 +41,8 @@ PREFIX = ".datbench-export."
 _STAGE_NAME = re.compile(r"\.datbench-export\.[0-9a-f]{8}-[0-9]+\.[0-9a-f]{8}")
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 _ALWAYS_WRITTEN = (MANIFEST, TASKS, REFERENCES)
+# The request files an export writes (requests/tasks.openai.NNNNN.jsonl).
+_TASK_REQUESTS = re.compile(r"requests/tasks\.openai\.[0-9]{5,}\.jsonl")
 
 
 def _read_manifest_quietly(path: Path) -> dict[str, Any] | None:
@@ -83,12 +85,22 @@ def previous_files(root: Path) -> set[str] | None:
         files = {MANIFEST, *(k for k in written if isinstance(k, str))}
     else:
         files = _legacy_files(root, manifest)
-    return {rel for rel in files if _is_inside(rel)}
+    return {rel for rel in files if _is_inside(rel) and _is_export_name(rel)}
 
 
 def _is_inside(rel: str) -> bool:
     parts = Path(rel).parts
     return bool(parts) and not Path(rel).is_absolute() and ".." not in parts
+
+
+def _is_export_name(rel: str) -> bool:
+    """Whether an export could have written ``rel``: a hand-edited ``written`` map never makes
+    a re-export remove another stage's file (the responses, the report, judge files)."""
+    return (
+        rel in _ALWAYS_WRITTEN
+        or rel.startswith(f"{IMAGES}/")
+        or _TASK_REQUESTS.fullmatch(rel) is not None
+    )
 
 
 def check_replaceable(folder: Path) -> None:
@@ -169,6 +181,8 @@ def switch_in(root: Path, stage: Path) -> None:
             )
         keep = {MANIFEST, *written}
         for rel in sorted((previous_files(root) or set()) - keep, reverse=True):
+            if _through_link(root, rel):
+                continue  # a folder on the way was made a link: never followed
             path = root / rel
             if path.is_file() or path.is_symlink():
                 with jsonio.writing(path):
@@ -179,6 +193,18 @@ def switch_in(root: Path, stage: Path) -> None:
             os.replace(manifest, root / MANIFEST)
     with jsonio.writing(stage):
         shutil.rmtree(stage)
+
+
+def _through_link(root: Path, rel: str) -> bool:
+    """Whether a folder on the way from ``root`` to ``rel`` is a symbolic link (its files
+    are not the run directory's)."""
+    folder = root
+    for part in Path(rel).parts[:-1]:
+        folder = folder / part
+        with contextlib.suppress(OSError):
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                return True
+    return False
 
 
 def _move_tree(source: Path, target: Path, skip: str = "") -> None:

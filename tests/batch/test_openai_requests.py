@@ -497,6 +497,36 @@ class JudgeRequestsCliTests(unittest.TestCase):
                 )
                 self.assertFalse((elsewhere / out).exists())
 
+    def test_judge_tasks_named_as_the_exports_request_files_are_refused(self) -> None:
+        """``-o run/requests/tasks.openai.00001.jsonl`` replaced the model's request file with
+        judge tasks (exit 0: make-judge-tasks may write in requests/); ``-o
+        elsewhere/tasks.openai.jsonl`` wrote requests/tasks.openai.openai.00001.jsonl, which a
+        re-export refuses as not its own and ``send`` answers into responses.jsonl."""
+        run = self.tmp / "with-requests"
+        exported = run_cli(
+            "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run),
+            "--format", "openai", "--model", "m",
+        )  # fmt: skip
+        self.assertEqual(exported.exit_code, 0, exported.stderr)
+        shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+        before = {p.name: p.read_bytes() for p in (run / "requests").iterdir()}
+        elsewhere = self.tmp / "elsewhere"
+        elsewhere.mkdir(exist_ok=True)
+        for out in (
+            run / "requests" / "tasks.openai.00001.jsonl",
+            elsewhere / "tasks.openai.jsonl",
+            elsewhere / "tasks.openai.00002.jsonl",
+        ):
+            for extra in (("--format", "openai", "--model", "judge"), ()):
+                with self.subTest(out=str(out), extra=extra):
+                    result = run_cli("make-judge-tasks", "-d", str(run), "-o", str(out), *extra)
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    self.assertIn("export-tasks", result.stderr)
+                    self.assertEqual(
+                        {p.name: p.read_bytes() for p in (run / "requests").iterdir()}, before
+                    )
+                    self.assertEqual(list(elsewhere.iterdir()), [])
+
 
 class SettingsTests(unittest.TestCase):
     def test_invalid_settings(self) -> None:

@@ -80,6 +80,40 @@ class SwitchTests(_Tmp):
         switch_in(root, self.stage(root, {"images/a.png": b"new"}))
         self.assertEqual(victim.read_bytes(), b"user")
 
+    def test_a_linked_task_folder_of_the_previous_export_is_never_emptied(self) -> None:
+        # A re-export that drops a task removes the previous export's files of it: with that
+        # task's folder replaced by a link, they were removed from the folder it leads to
+        # (outside the run directory). A VisualToolBench export into --turncase multi-turn
+        # after a full one did it to the single-turn tasks' folders.
+        root, victim = self.tmp / "run", self.tmp / "victim"
+        (root / "images").mkdir(parents=True)
+        victim.mkdir()
+        (victim / "a.png").write_bytes(b"user")
+        (root / "images" / "task-1").symlink_to(victim, target_is_directory=True)
+        listed = {"images/task-1/a.png": "", "tasks.jsonl": ""}
+        (root / MANIFEST).write_text(json.dumps({"tool": "datbench", "written": listed}))
+        switch_in(root, self.stage(root, {"images/task-2/b.png": b"new"}))
+        self.assertEqual((victim / "a.png").read_bytes(), b"user")
+        self.assertEqual((root / "images" / "task-2" / "b.png").read_bytes(), b"new")
+
+    def test_a_hand_edited_manifest_never_removes_another_stages_file(self) -> None:
+        # The previous manifest's "written" map decides what a re-export removes: a name no
+        # export writes (the responses, the report, the judge's files) is never one of them.
+        root = self.tmp / "run"
+        others = [
+            "responses.jsonl", "report.json", "report.html", "judge_tasks.jsonl",
+            "judge_responses.jsonl", "judge_digests.json", "trajectories.jsonl", "agent.json",
+            "requests/judge_tasks.openai.00001.jsonl", "notes.txt",
+        ]  # fmt: skip
+        (root / "requests").mkdir(parents=True)
+        for rel in others:
+            (root / rel).write_bytes(b"not the export's")
+        listed = {rel: "" for rel in [*others, "tasks.jsonl"]}
+        (root / MANIFEST).write_text(json.dumps({"tool": "datbench", "written": listed}))
+        switch_in(root, self.stage(root, {"images/a.png": b"new"}))
+        for rel in others:
+            self.assertEqual((root / rel).read_bytes(), b"not the export's", rel)
+
     def test_an_uncommitted_folder_is_removed(self) -> None:
         root = self.tmp / "run"
         root.mkdir()

@@ -345,6 +345,49 @@ class OutputOntoInputTests(_Tmp):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("summary", json.loads(done.stdout))
 
+    def test_dev_stdout_appended_to_a_log_keeps_the_log(self) -> None:
+        # `datbench score -o /dev/stdout >> scores.log`: the report was written by opening
+        # /dev/stdout anew with truncation, so the log's earlier lines were lost.
+        log = self.tmp / "scores.log"
+        log.write_text("earlier line\n")
+        with log.open("ab") as handle:
+            done = subprocess.run(
+                cli_command("score", "-d", str(self.run), "--allow-missing", "-o", "/dev/stdout"),
+                env=cli_env(),
+                stdout=handle,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+            )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        first, rest = log.read_text().split("\n", 1)
+        self.assertEqual(first, "earlier line")
+        self.assertIn("summary", json.loads(rest.split("\n}\n", 1)[0] + "\n}"))
+
+    def test_a_users_link_under_dev_is_not_a_descriptor_link(self) -> None:
+        # /dev/shm is world-writable: a link made there is the user's, not the system's
+        # /dev/stdout; it was written through (the file it names truncated and replaced).
+        shm = Path("/dev/shm")
+        if not (shm.is_dir() and os.access(shm, os.W_OK)):
+            self.skipTest("no writable /dev/shm")
+        precious = self.tmp / "precious.txt"
+        precious.write_text("not yours")
+        link = shm / f"datbench-test-{os.getpid()}-{threading.get_ident()}"
+        link.symlink_to(precious)
+        self.addCleanup(link.unlink)
+        scored = run_cli("score", "-d", str(self.run), "--allow-missing", "-q")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        other = Path(shutil.copytree(self.run, self.tmp / "other"))
+        for args in (
+            ["score", "-d", str(self.run), "-o", str(link)],
+            ["score", "-d", str(self.run), "--html", str(link)],
+            ["compare", str(other), str(self.run), "-o", str(link)],
+            ["leaderboard", f"a={other}", f"b={self.run}", "--csv", str(link)],
+        ):
+            with self.subTest(args=args[:1] + args[-2:-1]):
+                self.assertIn("symlink", self.error_line(run_cli(*args, "-q")))
+                self.assertEqual(precious.read_text(), "not yours")
+                self.assertTrue(link.is_symlink())
+
     def test_a_descriptor_link_onto_a_run_file_is_refused(self) -> None:
         # /proc/self/fd/N and /dev/stdout lead to the file opened there: the export's files
         # are as protected behind them as when named directly.
@@ -554,6 +597,41 @@ class RunDirectoryLockTests(_Tmp):
                 self.assertIn("in use by", line)
                 self.assertIn(str(holder.pid), line)
                 self.assertEqual(tree(run), before)
+
+    def test_a_descriptor_link_into_a_held_run_directory_is_refused(self) -> None:
+        # `send -o /proc/self/fd/3 3>>run/responses.jsonl` writes the run's file in place:
+        # it takes that run's lock as `-o run/responses.jsonl` does (it appended unlocked).
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        (run / "responses.jsonl").write_text("")
+        requests = self.tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(run)], stdout=subprocess.PIPE, text=True
+        )
+        self.addCleanup(holder.wait)
+        self.addCleanup(holder.kill)
+        assert holder.stdout is not None
+        self.assertEqual(holder.stdout.readline().strip(), "locked")
+        before = tree(run)
+        fd = os.open(run / "responses.jsonl", os.O_WRONLY | os.O_APPEND)
+        try:
+            done = subprocess.run(
+                cli_command(
+                    "send", str(requests), "--base-url", "http://127.0.0.1:9",
+                    "--max-retries", "0", "-o", f"/proc/self/fd/{fd}",
+                ),
+                env=cli_env(),
+                capture_output=True,
+                text=True,
+                pass_fds=(fd,),
+            )  # fmt: skip
+        finally:
+            os.close(fd)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("in use by", done.stderr)
+        self.assertIn(str(holder.pid), done.stderr)
+        self.assertEqual(tree(run), before)
 
     def test_an_export_refused_the_lock_keeps_the_new_folder_the_winner_holds(self) -> None:
         """Two exports into a folder that does not exist both see it absent and make it; the

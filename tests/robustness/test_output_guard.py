@@ -30,6 +30,7 @@ import time
 import unittest
 from pathlib import Path
 from typing import Any, ClassVar
+from unittest import mock
 
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
 from tests.run_builders import (
@@ -174,12 +175,89 @@ class OutputGuardTests(_Runs):
         self.assertTrue(line.startswith("error: --out "), line)
         self.assertEqual(secret.read_text(), "not yours")
 
+    def test_an_output_reached_through_a_folder_link_is_judged_where_it_lands(self) -> None:
+        # `elsewhere/images-link/../tasks.jsonl` and `elsewhere/images-link/<image>` name the
+        # export's files: the kernel follows the link before `..`, so must the guard.
+        run, other = self.run_copy("datbench"), self.run_copy("datbench", "other")
+        elsewhere = self.tmp / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "images-link").symlink_to(run / "images")
+        image = sorted((run / "images").iterdir())[0].name
+        targets = [
+            elsewhere / "images-link" / ".." / "tasks.jsonl",
+            elsewhere / "images-link" / image,
+            elsewhere / "images-link" / "new.json",
+        ]
+        before = tree(run)
+        for target in targets:
+            for command, args in (
+                ("score", ["score", "-d", str(run), "--allow-missing", "-o"]),
+                ("compare", ["compare", str(other), str(run), "-o"]),
+                ("leaderboard", ["leaderboard", f"a={other}", f"b={run}", "--csv"]),
+            ):
+                with self.subTest(command=command, target=str(target)):
+                    self.assert_refused(run_cli(*args, str(target)), str(target))
+                    self.assertEqual(tree(run), before)
+
     def test_two_outputs_naming_one_file(self) -> None:
         run = self.run_copy("datbench")
         page = str(self.tmp / "both.html")
         result = run_cli("score", "-d", str(run), "-o", page, "--html", page)
         self.assert_refused(result, page)
         self.assertFalse(Path(page).exists())
+
+    def test_a_socket_is_refused_before_anything_is_read(self) -> None:
+        # Neither a file to replace nor a device or pipe to write in place: it was refused
+        # only when the report was saved, after the whole scoring.
+        run, other = self.run_copy("datbench"), self.run_copy("datbench", "other")
+        sock = socket.socket(socket.AF_UNIX)
+        self.addCleanup(sock.close)
+        path = self.tmp / "sock"
+        sock.bind(str(path))
+        from datbench_cli.benchmarks.datbench import stages
+
+        for args in (
+            ["score", "-d", str(run), "--allow-missing", "-o", str(path)],
+            ["score", "-d", str(run), "--allow-missing", "--html", str(path)],
+            ["compare", str(other), str(run), "-o", str(path)],
+        ):
+            with (
+                self.subTest(args=args[:1] + args[-2:-1]),
+                mock.patch.object(stages, "score_checked", side_effect=AssertionError("read")),
+                mock.patch(
+                    "datbench_cli.cli.compare.compare_runs", side_effect=AssertionError("read")
+                ),
+            ):
+                self.assert_refused(run_cli(*args), str(path))
+
+    def test_a_page_of_a_report_written_to_a_device_is_refused_first(self) -> None:
+        # The page is built from the report file: `-o /dev/null --html` scored the run, wrote
+        # the report into the device, then failed with "/dev/null: no report here (run
+        # `datbench score` first)", exit 2 after writing.
+        run = self.run_copy("datbench")
+        page = self.tmp / "page.html"
+        before = tree(run)
+        result = run_cli("score", "-d", str(run), "-o", "/dev/null", "--html", str(page))
+        line = self.assert_refused(result, "/dev/null", "--html")
+        self.assertNotIn("no report here", line)
+        self.assertFalse(page.exists())
+        self.assertEqual(tree(run), before)
+
+    def test_two_outputs_naming_one_new_file_through_a_folder_link(self) -> None:
+        # Neither exists yet, so only where the paths land tells they are one file: the
+        # leaderboard wrote its page over its CSV (exit 0), compare its JSON then refused.
+        run, other = self.run_copy("datbench"), self.run_copy("datbench", "other")
+        folder = self.tmp / "out"
+        folder.mkdir()
+        (self.tmp / "out-link").symlink_to(folder)
+        direct, linked = str(folder / "both.out"), str(self.tmp / "out-link" / "both.out")
+        for args in (
+            ["leaderboard", f"a={other}", f"b={run}", "--csv", linked, "--html", direct],
+            ["compare", str(other), str(run), "-o", linked, "--html", direct],
+        ):
+            with self.subTest(command=args[0]):
+                self.assert_refused(run_cli(*args), linked)
+                self.assertEqual(list(folder.iterdir()), [])
 
     def test_allowed_outputs_are_written_whole(self) -> None:
         for kind in ("datbench", "vistoolbench"):
@@ -527,3 +605,61 @@ class SendPipeTests(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertIn("/dev/stdin: is a pipe or device", done.stderr)
         self.assertFalse(out.exists())
+
+
+class SendSwapTests(unittest.TestCase):
+    def test_a_link_swapped_in_after_the_check_is_not_written_through(self) -> None:
+        """``send`` appends to its output: a symlink put in its place between the guard's
+        check and the open (here: while the run lock is taken) is refused, never followed."""
+        from datbench_cli.cli import send as send_command
+
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        precious, out = tmp / "precious.txt", tmp / "out.jsonl"
+        precious.write_text("not yours")  # no line end: a torn tail to 'repair'
+        requests = tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        real = send_command.locked_runs
+
+        def swapped(*args: Any, **kwargs: Any) -> Any:
+            out.symlink_to(precious)
+            return real(*args, **kwargs)
+
+        with mock.patch.object(send_command, "locked_runs", swapped):
+            result = run_cli(
+                "send", str(requests), "--base-url", "http://127.0.0.1:9",
+                "--max-retries", "0", "-o", str(out),
+            )  # fmt: skip
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn("symbolic link", result.stderr)
+        self.assertEqual(precious.read_text(), "not yours")
+        self.assertTrue(out.is_symlink())
+
+    def test_a_link_swapped_in_after_the_open_is_not_repaired_through(self) -> None:
+        """The torn-tail repair reopened the output by its path: a link put there after the
+        open (here: while the file lock is taken) had the file it leads to truncated, and the
+        answers went to the replaced file, gone from every folder."""
+        from datbench_cli.files import append_log
+
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        precious, out = tmp / "precious.txt", tmp / "out.jsonl"
+        precious.write_text("not yours")  # no line end: a torn tail to 'repair'
+        out.write_text("")
+        requests = tmp / "requests.jsonl"
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        real = append_log._lock
+
+        def swapped(*args: Any, **kwargs: Any) -> Any:
+            out.unlink()
+            out.symlink_to(precious)
+            return real(*args, **kwargs)
+
+        with mock.patch.object(append_log, "_lock", swapped):
+            result = run_cli(
+                "send", str(requests), "--base-url", "http://127.0.0.1:9",
+                "--max-retries", "0", "-o", str(out),
+            )  # fmt: skip
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn(str(out), result.stderr)
+        self.assertEqual(precious.read_text(), "not yours")
