@@ -238,3 +238,27 @@ def test_bidirectional_controls_are_shown_escaped() -> None:
     for char in "\u061c\u200e\u200f\u202e\u2067":
         assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
     assert plain("plain text, é, 中文") == "plain text, é, 中文"
+
+
+def test_invisible_characters_are_shown_escaped() -> None:
+    # A zero-width space, joiner, word joiner, byte order mark, soft hyphen or tag character
+    # shows nothing: "gpt-4o" and "gpt-4o\u200b" were two labels a terminal showed alike.
+    from datbench_cli.cli.output import plain
+
+    assert plain("a\u00adb") == "a\\xadb"
+    for char in "\u180e\u200b\u200c\u200d\u2060\u2064\ufeff\ufffb":
+        assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
+    assert plain("a\U000e0041b") == "a\\U000e0041b"
+    assert plain("emoji 😀, ß") == "emoji 😀, ß"
+
+
+def test_json_output_escapes_invisible_characters_as_valid_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from datbench_cli.cli.output import Output
+
+    value = "a\u200b\ufeff\U000e0041\x9bz"
+    Output().json(json.dumps({"k": value}, ensure_ascii=False).encode())
+    written = capsys.readouterr().out
+    assert written.isascii()
+    assert json.loads(written) == {"k": value}
