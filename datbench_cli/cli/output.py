@@ -28,6 +28,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from datbench_cli.errors import MAX_LINE_CHARS, shortened
 from datbench_cli.runtime import interrupt
 
 # C0 and C1 controls but tab and newline, DEL, the Unicode line separators and bidirectional
@@ -58,10 +59,13 @@ def _json_escaped(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def plain(text: str, *, one_line: bool = False) -> str:
+def plain(text: str, *, one_line: bool = False, limit: int = MAX_LINE_CHARS) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``); ``one_line``
-    escapes newlines and tabs too (table cells)."""
-    return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
+    escapes newlines and tabs too (table cells) and cuts a text over ``limit`` characters in
+    the middle (:func:`shortened`)."""
+    if not one_line:
+        return _CONTROL_RE.sub(_escaped, text)
+    return _CELL_CONTROL_RE.sub(_escaped, shortened(text, limit))
 
 
 class RateColumn(ProgressColumn):
@@ -112,9 +116,11 @@ class Output:
             )
 
     def info(self, message: str) -> None:
-        """A progress/hint line on stderr (suppressed by --quiet)."""
+        """A progress/hint line on stderr (suppressed by --quiet), each of its lines cut as
+        :func:`shortened` cuts a long one."""
         if not self.quiet:
-            self.err.print(Text(plain(message)))
+            lines = (plain(shortened(line)) for line in message.split("\n"))
+            self.err.print(Text("\n".join(lines)))
 
     def data(self, text: str) -> None:
         """Plain data on stdout, never wrapped or coloured."""

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from rich.cells import cell_len
 
 from datbench_cli.cli.output import Output, plain
+from datbench_cli.errors import MAX_CELL_CHARS
 
 # Between two aligned columns, and between two pairs of a stacked block.
 _GAP = "  "
@@ -69,15 +70,15 @@ class Rendered:
 
 
 def _cells(table: TextTable) -> tuple[list[str], list[list[str] | None]]:
-    """Headers and rows as single-line plain text (untrusted cells escaped), every row as long
-    as the headers."""
+    """Headers and rows as single-line plain text (untrusted cells escaped, a long one cut in the
+    middle: numbers are far shorter), every row as long as the headers."""
     headers = [plain(h, one_line=True) for h in table.headers]
     rows: list[list[str] | None] = []
     for row in table.rows:
         if row is None:
             rows.append(None)
             continue
-        cells = [plain(str(c), one_line=True) for c in row]
+        cells = [plain(str(c), one_line=True, limit=MAX_CELL_CHARS) for c in row]
         rows.append(cells + [""] * (len(headers) - len(cells)))
     return headers, rows
 

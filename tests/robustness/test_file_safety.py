@@ -428,6 +428,26 @@ class UntrustedTextTests(_Tmp):
         self.assertLess(len(result.stderr), 1000)
         self.assertIn("z" * 120 + "... (1000000 characters)", result.stderr)
 
+    def test_very_long_model_and_dataset_names_are_cut_in_warnings_and_tables(self) -> None:
+        # A 1 MB model name in each of two response lines was echoed whole, twice over, in the
+        # warning that the file mixes models; a 1 MB dataset name filled a table cell.
+        rows = [make_row("a", dataset="d" * 1_000_000), make_row("b")]
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(rows), run).exit_code, 0)
+        lines = [
+            {"id": "a", "raw_output": "yes", "model": "x" * 1_000_000},
+            {"id": "b", "raw_output": "yes", "model": "y" * 1_000_000 + "-tail"},
+        ]
+        (run / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        result = run_cli("score", "-d", str(run))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertLess(len(result.stderr), 20_000)
+        self.assertLess(len(result.stdout), 20_000)
+        self.assertIn("characters not shown", result.stderr)
+        self.assertIn("-tail (1)", result.stderr)  # the end of a long message stays
+        self.assertIn("characters not shown", result.stdout)
+        self.assertIn("| 100.0", result.stdout)  # the numbers of the row stay whole
+
     def test_a_newline_in_an_id_cannot_forge_a_line_of_its_own(self) -> None:
         run = self.tmp / "run"
         self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
