@@ -10,7 +10,8 @@ import math
 import re
 from typing import Any
 
-from datbench_cli.errors import MAX_CELL_CHARS, shortened
+from datbench_cli.cli.output import plain
+from datbench_cli.errors import MAX_CELL_CHARS
 from datbench_cli.leaderboard.outputs import table
 from datbench_cli.version import __version__
 
@@ -47,8 +48,15 @@ def _figure(width: float, height: float) -> Any:
 
 def _name(text: str) -> str:
     """A run label or group name (a model's or dataset's name: untrusted) as the plots and the
-    table show it: a long one cut in the middle (a 1 MB name took matplotlib minutes)."""
-    return shortened(text, MAX_CELL_CHARS)
+    table show it: a long one cut in the middle (a 1 MB name took matplotlib minutes), control,
+    bidirectional and invisible characters shown escaped as on the terminal (an override
+    reversed the rest of its line)."""
+    return plain(text, one_line=True, limit=MAX_CELL_CHARS)
+
+
+def _line(text: str) -> str:
+    """A note or a different-data line (holding labels) as :func:`_name` shows a name."""
+    return plain(text, one_line=True)
 
 
 def _percent(value: float | None) -> float:
@@ -175,7 +183,7 @@ def page(board: dict[str, Any]) -> bytes:
         f"<h1>Leaderboard: {html.escape(board['benchmark'])}</h1>",
     ]
     if board["differences"]:
-        items = "".join(f"<li>{html.escape(shortened(d))}</li>" for d in board["differences"])
+        items = "".join(f"<li>{html.escape(_line(d))}</li>" for d in board["differences"])
         parts.append(
             '<div class="warn" id="different-data"><b>Different data '
             f"(--allow-different-data)</b>: these runs are not strictly comparable.<ul>{items}"
@@ -183,7 +191,7 @@ def page(board: dict[str, Any]) -> bytes:
         )
     parts.append(_table_html(board))
     parts.append(
-        "<ul id=notes>" + "".join(f"<li>{html.escape(shortened(n))}</li>" for n in notes(board))
+        "<ul id=notes>" + "".join(f"<li>{html.escape(_line(n))}</li>" for n in notes(board))
     )
     parts.append("</ul>")
     parts.append(f"<h2>{html.escape(board['headline']['label'])}</h2>")

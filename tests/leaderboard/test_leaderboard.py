@@ -538,6 +538,18 @@ class LeaderboardTest(unittest.TestCase):
         self.assertIn("66.7", text)  # the numbers stay
         self.assertEqual(board(f"b={b}", a)["runs"][1]["label"], long_model)  # the data: whole
 
+    def test_the_page_shows_a_bidirectional_override_in_a_label_escaped(self) -> None:
+        # A model name ending in U+202E (right-to-left override) reversed the rest of its
+        # line on the page: the note "LABEL: 1 warning(s) ..." read backwards after the label.
+        a = self.report("a", BASE, model="evil\u202e\u200b")
+        b = self.report("b", BASE)
+        page = self.tmp / "board.html"
+        result = run_cli("leaderboard", a, b, "--html", str(page), "-q")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        text = page.read_text(encoding="utf-8")
+        self.assertFalse("\u202e" in text or "\u200b" in text, "shown raw")
+        self.assertIn("evil\\u202e\\u200b", text)
+
     def test_json_holds_any_label(self) -> None:
         # Control characters were escaped for the terminal as `\x85`, which is not JSON:
         # `--json` was not valid JSON once a label (a model's name) held a C1 code or a
