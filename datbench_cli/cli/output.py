@@ -35,10 +35,12 @@ from datbench_cli.runtime import interrupt
 # controls (embeddings, overrides, isolates and the marks ALM, LRM and RLM), and the characters
 # that show nothing (soft hyphen, zero-width space, joiners, word joiner and invisible
 # operators, byte order mark, annotation marks, tag characters): each can disguise what a
-# terminal shows ("gpt-4o" and "gpt-4o" + U+200B look alike).
+# terminal shows ("gpt-4o" and "gpt-4o" + U+200B look alike); and lone surrogates (a file or
+# folder name that is not UTF-8, as Python decodes it), which no UTF-8 stream can write.
 _CONTROL_RE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029"
-    "\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
 )
 _CELL_CONTROL_RE = re.compile("[\n\t]|" + _CONTROL_RE.pattern)
 
