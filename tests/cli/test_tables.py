@@ -262,3 +262,14 @@ def test_json_output_escapes_invisible_characters_as_valid_json(
     written = capsys.readouterr().out
     assert written.isascii()
     assert json.loads(written) == {"k": value}
+
+
+def test_a_very_long_header_is_cut_like_a_cell() -> None:
+    # A leaderboard's columns are the reports' capability names (untrusted): a 100,000
+    # character one made a column 4,000 characters wide where a cell is cut at 200.
+    table = TextTable(headers=["run", "c" * 100_000], rows=[["a" * 100_000, "61.2"]])
+    for terminal in (False, True):
+        rendered = render(table, 80, terminal=terminal)
+        assert max(len(line) for line in rendered.lines) < 600
+        assert "61.2" in "\n".join(rendered.lines)
+        assert rendered.shown == list(table.headers)  # not named as a column left out
