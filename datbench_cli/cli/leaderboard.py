@@ -97,7 +97,7 @@ def leaderboard(
     )
     with locked_runs("leaderboard", [csv_path, html], shared=True):
         if csv_path is not None:
-            outputs.write(csv_path, outputs.csv_text(board).encode())
+            outputs.write(csv_path, jsonio.utf8_text(outputs.csv_text(board)).encode())
         if html is not None:
             from datbench_cli.leaderboard.page import page
 

@@ -28,26 +28,46 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from datbench_cli.errors import MAX_LINE_CHARS, shortened
 from datbench_cli.runtime import interrupt
 
-# C0 and C1 controls but tab and newline, DEL, and the Unicode line separators and
-# bidirectional controls (embeddings, overrides, isolates and the marks ALM, LRM and RLM),
-# which can disguise what a terminal shows.
+# C0 and C1 controls but tab and newline, DEL, the Unicode line separators and bidirectional
+# controls (embeddings, overrides, isolates and the marks ALM, LRM and RLM), and the characters
+# that show nothing (soft hyphen, zero-width space, joiners, word joiner and invisible
+# operators, byte order mark, annotation marks, tag characters): each can disguise what a
+# terminal shows ("gpt-4o" and "gpt-4o" + U+200B look alike); and lone surrogates (a file or
+# folder name that is not UTF-8, as Python decodes it), which no UTF-8 stream can write.
 _CONTROL_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
 )
 _CELL_CONTROL_RE = re.compile("[\n\t]|" + _CONTROL_RE.pattern)
 
 
 def _escaped(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def plain(text: str, *, one_line: bool = False) -> str:
+def _json_escaped(match: re.Match[str]) -> str:
+    """A character as a JSON ``\\u`` escape (a surrogate pair beyond the first plane)."""
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def plain(text: str, *, one_line: bool = False, limit: int = MAX_LINE_CHARS) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``); ``one_line``
-    escapes newlines and tabs too (table cells)."""
-    return (_CELL_CONTROL_RE if one_line else _CONTROL_RE).sub(_escaped, text)
+    escapes newlines and tabs too (table cells) and cuts a text over ``limit`` characters in
+    the middle (:func:`shortened`)."""
+    if not one_line:
+        return _CONTROL_RE.sub(_escaped, text)
+    return _CELL_CONTROL_RE.sub(_escaped, shortened(text, limit))
 
 
 class RateColumn(ProgressColumn):
@@ -98,9 +118,11 @@ class Output:
             )
 
     def info(self, message: str) -> None:
-        """A progress/hint line on stderr (suppressed by --quiet)."""
+        """A progress/hint line on stderr (suppressed by --quiet), each of its lines cut as
+        :func:`shortened` cuts a long one."""
         if not self.quiet:
-            self.err.print(Text(plain(message)))
+            lines = (plain(shortened(line)) for line in message.split("\n"))
+            self.err.print(Text("\n".join(lines)))
 
     def data(self, text: str) -> None:
         """Plain data on stdout, never wrapped or coloured."""
@@ -110,10 +132,10 @@ class Output:
 
     def json(self, document: bytes) -> None:
         """A JSON document on stdout. The control characters JSON allows raw in a string (C1
-        codes, bidirectional marks, line separators) are written as ``\\u`` escapes: the
-        document reads back the same and shows nothing on a terminal (``\\x`` escapes, as
-        :meth:`data` writes them, are not JSON)."""
-        text = _CONTROL_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", document.decode())
+        codes, bidirectional marks, line separators, invisible characters) are written as
+        ``\\u`` escapes: the document reads back the same and shows nothing on a terminal
+        (``\\x`` escapes, as :meth:`data` writes them, are not JSON)."""
+        text = _CONTROL_RE.sub(_json_escaped, document.decode())
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from rich.cells import cell_len
 
 from datbench_cli.cli.output import Output, plain
+from datbench_cli.errors import MAX_CELL_CHARS
 
 # Between two aligned columns, and between two pairs of a stacked block.
 _GAP = "  "
@@ -62,22 +63,23 @@ class TextTable:
 
 @dataclass(frozen=True)
 class Rendered:
-    """The lines of a rendered table and the headers of the columns it shows."""
+    """The lines of a rendered table and the headers of the columns it shows (as the table
+    names them, before any is cut)."""
 
     lines: list[str]
     shown: list[str]
 
 
 def _cells(table: TextTable) -> tuple[list[str], list[list[str] | None]]:
-    """Headers and rows as single-line plain text (untrusted cells escaped), every row as long
-    as the headers."""
-    headers = [plain(h, one_line=True) for h in table.headers]
+    """Headers and rows as single-line plain text (untrusted text escaped, a long header or cell
+    cut in the middle: numbers are far shorter), every row as long as the headers."""
+    headers = [plain(h, one_line=True, limit=MAX_CELL_CHARS) for h in table.headers]
     rows: list[list[str] | None] = []
     for row in table.rows:
         if row is None:
             rows.append(None)
             continue
-        cells = [plain(str(c), one_line=True) for c in row]
+        cells = [plain(str(c), one_line=True, limit=MAX_CELL_CHARS) for c in row]
         rows.append(cells + [""] * (len(headers) - len(cells)))
     return headers, rows
 
@@ -199,14 +201,14 @@ def render(table: TextTable, width: int, terminal: bool) -> Rendered:
     if not terminal:
         if title:
             title.append("")
-        return Rendered(title + _markdown(headers, rows), list(headers))
+        return Rendered(title + _markdown(headers, rows), list(table.headers))
     title = [line for t in title for line in textwrap.wrap(t, width, break_long_words=False)]
     keep = columns_that_fit(table, width)
     if keep is not None:
-        return Rendered(title + _aligned(headers, rows, keep), [headers[i] for i in keep])
+        return Rendered(title + _aligned(headers, rows, keep), [table.headers[i] for i in keep])
     required = [i for i in range(len(headers)) if i not in table.optional]
     return Rendered(
-        title + _stacked(headers, rows, required, width), [headers[i] for i in required]
+        title + _stacked(headers, rows, required, width), [table.headers[i] for i in required]
     )
 
 

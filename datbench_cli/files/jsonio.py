@@ -47,14 +47,42 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def utf8_text(text: str) -> str:
+    """``text`` as every output can hold it: a lone surrogate (a file or folder name that is
+    not UTF-8, as Python decodes it) written as its ``\\udcXX`` escape, as messages show it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _utf8_strings(value: Any) -> Any:
+    """``value`` with every string in it (keys too) made :func:`utf8_text`."""
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, dict):
+        return {_utf8_strings(k): _utf8_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utf8_strings(v) for v in value]
+    return value
+
+
+def _dumps(obj: Any, option: int) -> bytes:
+    """orjson's bytes; when a string holds a lone surrogate (a run directory named in Latin-1
+    is recorded in the report), the same document with such strings made :func:`utf8_text`."""
+    try:
+        return orjson.dumps(obj, default=_default, option=option)
+    except TypeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+        return orjson.dumps(_utf8_strings(obj), default=_default, option=option)
+
+
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes (non-string keys allowed, unknown types as ``str``)."""
-    return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS)
+    return _dumps(obj, orjson.OPT_NON_STR_KEYS)
 
 
 def dumps_pretty(obj: Any) -> bytes:
     """Indented JSON bytes for human-read files (report, manifest)."""
-    return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2)
+    return _dumps(obj, orjson.OPT_NON_STR_KEYS | orjson.OPT_INDENT_2)
 
 
 def input_limit(default: int) -> int:

@@ -10,6 +10,8 @@ import math
 import re
 from typing import Any
 
+from datbench_cli.cli.output import plain
+from datbench_cli.errors import MAX_CELL_CHARS
 from datbench_cli.leaderboard.outputs import table
 from datbench_cli.version import __version__
 
@@ -44,6 +46,19 @@ def _figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height))
 
 
+def _name(text: str) -> str:
+    """A run label or group name (a model's or dataset's name: untrusted) as the plots and the
+    table show it: a long one cut in the middle (a 1 MB name took matplotlib minutes), control,
+    bidirectional and invisible characters shown escaped as on the terminal (an override
+    reversed the rest of its line)."""
+    return plain(text, one_line=True, limit=MAX_CELL_CHARS)
+
+
+def _line(text: str) -> str:
+    """A note or a different-data line (holding labels) as :func:`_name` shows a name."""
+    return plain(text, one_line=True)
+
+
 def _percent(value: float | None) -> float:
     """A fraction in percent; no score (no samples: ``-`` in the table) is NaN, which
     matplotlib leaves out, never a point at 0%."""
@@ -65,7 +80,7 @@ def headline_plot(board: dict[str, Any]) -> str:
     scores, errors = _errors([r["overall"] for r in runs])
     positions = list(range(len(runs)))[::-1]
     axes.errorbar(scores, positions, xerr=errors, fmt="o", capsize=4, color="#1f5fa8")
-    axes.set_yticks(positions, [f"{r['label']}  ({r['group']})" for r in runs])
+    axes.set_yticks(positions, [f"{_name(r['label'])}  ({r['group']})" for r in runs])
     axes.set_xlim(0, 100)
     axes.set_xlabel(f"{board['headline']['label']} (%), 95% interval")
     axes.grid(axis="x", alpha=0.3)
@@ -81,8 +96,8 @@ def groups_plot(board: dict[str, Any]) -> str:
     for k, run in enumerate(runs):
         scores, errors = _errors([run["capabilities"][n] for n in names])
         xs = [i - 0.4 + step * (k + 0.5) for i in range(len(names))]
-        axes.errorbar(xs, scores, yerr=errors, fmt="o", capsize=2, label=run["label"])
-    axes.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        axes.errorbar(xs, scores, yerr=errors, fmt="o", capsize=2, label=_name(run["label"]))
+    axes.set_xticks(range(len(names)), [_name(n) for n in names], rotation=30, ha="right")
     axes.set_ylim(0, 100)
     axes.set_ylabel(f"{board['headline']['label']} (%), 95% interval")
     axes.legend(fontsize="small", loc="best")
@@ -114,7 +129,7 @@ def trend_plot(board: dict[str, Any]) -> str:
         if name == "overall" and better:
             marked = [scores[steps.index(step)] for step in better]
             axes.scatter(better, marked, s=120, facecolors="none", edgecolors="#c03030")
-        axes.set_title(name, fontsize="medium")
+        axes.set_title(_name(name), fontsize="medium")
         axes.set_ylim(0, 100)
         axes.grid(alpha=0.3)
     for k in range(len(series), rows * columns):
@@ -133,13 +148,13 @@ def _table_html(board: dict[str, Any]) -> str:
     t = table(board)
     numeric = [h not in _TEXT_COLUMNS for h in t.columns]
     head = "".join(
-        f'<th class="{"num" if numeric[i] else ""}">{html.escape(h)}</th>'
+        f'<th class="{"num" if numeric[i] else ""}">{html.escape(_name(h))}</th>'
         for i, h in enumerate(t.columns)
     )
     rows = "".join(
         "<tr>"
         + "".join(
-            f'<td class="{"num" if numeric[i] else ""}">{html.escape(c)}</td>'
+            f'<td class="{"num" if numeric[i] else ""}">{html.escape(_name(c))}</td>'
             for i, c in enumerate(row)
         )
         + "</tr>"
@@ -168,14 +183,16 @@ def page(board: dict[str, Any]) -> bytes:
         f"<h1>Leaderboard: {html.escape(board['benchmark'])}</h1>",
     ]
     if board["differences"]:
-        items = "".join(f"<li>{html.escape(d)}</li>" for d in board["differences"])
+        items = "".join(f"<li>{html.escape(_line(d))}</li>" for d in board["differences"])
         parts.append(
             '<div class="warn" id="different-data"><b>Different data '
             f"(--allow-different-data)</b>: these runs are not strictly comparable.<ul>{items}"
             "</ul></div>"
         )
     parts.append(_table_html(board))
-    parts.append("<ul id=notes>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes(board)))
+    parts.append(
+        "<ul id=notes>" + "".join(f"<li>{html.escape(_line(n))}</li>" for n in notes(board))
+    )
     parts.append("</ul>")
     parts.append(f"<h2>{html.escape(board['headline']['label'])}</h2>")
     parts.append(f'<div class="plot" id="plot-headline">{_clean(headline_plot(board))}</div>')

@@ -9,12 +9,42 @@ from __future__ import annotations
 
 from typing import Any
 
+# The longest text one block, key/value row or table cell shows whole: a model looping to its
+# token limit writes 100 KB to 1 MB, and the page holds every sample. A longer text keeps its
+# start and end around a note saying what is cut (the report holds it whole).
+MAX_SHOWN_CHARS = 20_000
+_TAIL_CHARS = 4_000
+
+
+def cut(value: Any) -> Any:
+    """``value``, or when a string over :data:`MAX_SHOWN_CHARS` characters, its start and end
+    around a line saying how many characters the page leaves out."""
+    if not isinstance(value, str) or len(value) <= MAX_SHOWN_CHARS:
+        return value
+    left_out = len(value) - MAX_SHOWN_CHARS
+    return (
+        f"{value[: MAX_SHOWN_CHARS - _TAIL_CHARS]}\n[... {left_out} characters not shown here; "
+        f"the report holds the whole text ...]\n{value[-_TAIL_CHARS:]}"
+    )
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, dict) and "t" in value:
+        return dict(value, t=cut(value["t"]))
+    return cut(value)
+
 
 def _headings(blocks: list[dict[str, Any]], table: dict[str, int]) -> list[dict[str, Any]]:
-    """The blocks with each heading an index into ``table`` (in place: every block belongs to
-    the one record being encoded)."""
+    """The blocks with each heading an index into ``table`` and every text cut to
+    :data:`MAX_SHOWN_CHARS` (in place: every block belongs to the one record being encoded)."""
     for b in blocks:
         b["h"] = table.setdefault(b["h"], len(table))
+        if "t" in b:
+            b["t"] = cut(b["t"])
+        for row in b.get("kv", ()):
+            row[1] = cut(row[1])
+        for row in b["tbl"]["r"] if "tbl" in b else ():
+            row[:] = [_cell(c) for c in row]
         if "sub" in b:
             _headings(b["sub"], table)
     return blocks

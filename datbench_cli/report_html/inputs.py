@@ -157,7 +157,8 @@ class Images:
                 self.embedded_bytes += len(data)
                 return data
             self.not_embedded += 1
-        return urllib.parse.quote(posixpath.join(self._prefix(), target), safe="/")
+        # The link names the path's own bytes (a folder named in Latin-1: %E9, not an error).
+        return urllib.parse.quote(os.fsencode(posixpath.join(self._prefix(), target)), safe="/")
 
     def _root(self) -> str:
         assert self.run_dir is not None

@@ -10,8 +10,7 @@ import html
 from importlib import resources
 from typing import Any
 
-import orjson
-
+from datbench_cli.files import jsonio
 from datbench_cli.version import __version__
 
 
@@ -27,7 +26,7 @@ def embed_json(data: Any) -> str:
 
 
 def _embed_bytes(data: Any) -> bytes:
-    raw = orjson.dumps(data)
+    raw = jsonio.dumps(data)  # a path that is not UTF-8 (in a subtitle) as its escape
     return raw.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 

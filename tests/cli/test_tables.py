@@ -275,3 +275,38 @@ def test_a_stacked_pair_wider_than_the_terminal_puts_its_value_below() -> None:
         "    -100.0 [-100.0, -100.0]",
     ]
     assert "  Δ accuracy [95%] -31.2 [-56.2, +0.0]" in lines  # a pair that fits stays whole
+
+
+def test_invisible_characters_are_shown_escaped() -> None:
+    # A zero-width space, joiner, word joiner, byte order mark, soft hyphen or tag character
+    # shows nothing: "gpt-4o" and "gpt-4o\u200b" were two labels a terminal showed alike.
+    from datbench_cli.cli.output import plain
+
+    assert plain("a\u00adb") == "a\\xadb"
+    for char in "\u180e\u200b\u200c\u200d\u2060\u2064\ufeff\ufffb":
+        assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
+    assert plain("a\U000e0041b") == "a\\U000e0041b"
+    assert plain("emoji 😀, ß") == "emoji 😀, ß"
+
+
+def test_json_output_escapes_invisible_characters_as_valid_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from datbench_cli.cli.output import Output
+
+    value = "a\u200b\ufeff\U000e0041\x9bz"
+    Output().json(json.dumps({"k": value}, ensure_ascii=False).encode())
+    written = capsys.readouterr().out
+    assert written.isascii()
+    assert json.loads(written) == {"k": value}
+
+
+def test_a_very_long_header_is_cut_like_a_cell() -> None:
+    # A leaderboard's columns are the reports' capability names (untrusted): a 100,000
+    # character one made a column 4,000 characters wide where a cell is cut at 200.
+    table = TextTable(headers=["run", "c" * 100_000], rows=[["a" * 100_000, "61.2"]])
+    for terminal in (False, True):
+        rendered = render(table, 80, terminal=terminal)
+        assert max(len(line) for line in rendered.lines) < 600
+        assert "61.2" in "\n".join(rendered.lines)
+        assert rendered.shown == list(table.headers)  # not named as a column left out

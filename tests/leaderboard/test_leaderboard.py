@@ -518,6 +518,38 @@ class LeaderboardTest(unittest.TestCase):
         self.assertNotIn("\nerror: forged", result.stderr)
         self.assertIn("evil\\x0aerror: forged", result.stderr)
 
+    def test_the_page_cuts_a_very_long_model_or_capability_name(self) -> None:
+        # A 1 MB model name (the default label) took matplotlib 204 s to lay out in the plots,
+        # and the page held it whole in every plot and table; a capability name likewise.
+        long_model, long_group = "m" * 30_000 + "-end", "c" * 30_000
+        a = self.report("a", BASE, model=long_model)
+        report = json.loads(Path(a).read_text())
+        for result in report["results"][::3]:
+            result["metadata"]["capability"] = long_group
+        Path(a).write_text(json.dumps(report))
+        b = self.report("b", BASE)
+        shutil.copy(a, b)  # the same samples and groups, another model
+        page = self.tmp / "board.html"
+        result = run_cli("leaderboard", f"b={b}", a, "--html", str(page), "-q")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        text = page.read_text(encoding="utf-8")
+        self.assertFalse("m" * 1000 in text or "c" * 1000 in text, "a name is shown whole")
+        self.assertIn("characters not shown", text)
+        self.assertIn("66.7", text)  # the numbers stay
+        self.assertEqual(board(f"b={b}", a)["runs"][1]["label"], long_model)  # the data: whole
+
+    def test_the_page_shows_a_bidirectional_override_in_a_label_escaped(self) -> None:
+        # A model name ending in U+202E (right-to-left override) reversed the rest of its
+        # line on the page: the note "LABEL: 1 warning(s) ..." read backwards after the label.
+        a = self.report("a", BASE, model="evil\u202e\u200b")
+        b = self.report("b", BASE)
+        page = self.tmp / "board.html"
+        result = run_cli("leaderboard", a, b, "--html", str(page), "-q")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        text = page.read_text(encoding="utf-8")
+        self.assertFalse("\u202e" in text or "\u200b" in text, "shown raw")
+        self.assertIn("evil\\u202e\\u200b", text)
+
     def test_json_holds_any_label(self) -> None:
         # Control characters were escaped for the terminal as `\x85`, which is not JSON:
         # `--json` was not valid JSON once a label (a model's name) held a C1 code or a

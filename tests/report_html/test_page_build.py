@@ -404,3 +404,29 @@ def test_view_refuses_a_run_directory_changed_since_the_report(tmp_path: Path) -
     alone.parent.mkdir()
     alone.write_bytes((run / "report.json").read_bytes())
     assert run_cli("view", str(alone), "-o", str(page), "-q").exit_code == 0
+
+
+def test_a_very_long_text_is_cut_on_the_page_saying_so(tmp_path: Path) -> None:
+    # A model looping to its token limit writes 100 KB to 1 MB: 50 such outputs made a 78 MB
+    # page (each output held twice: raw output and score details), 45,000 of them gigabytes.
+    long_output = "word " * 200_000 + "THE-END"
+    results = [
+        {
+            "id": f"s{i}",
+            "score": 0.0,
+            "is_correct": False,
+            "vlm_output": long_output,
+            "metadata": {"score_details": {"model_output": long_output, "pred_answer": "x"}},
+        }
+        for i in range(5)
+    ]
+    report = {"summary": {"overall_accuracy": 0.0, "total_samples": 5}, "results": results}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    result = run_cli("view", str(path), "-o", str(tmp_path / "p.html"), "-q")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "p.html").stat().st_size < 1_000_000
+    record = _page_data(tmp_path / "p.html")["browser"]["records"][0]
+    shown = json.dumps(record)
+    assert "characters not shown" in shown and "report" in shown
+    assert shown.count("THE-END") >= 1  # the end of a cut text stays

@@ -471,6 +471,26 @@ class UntrustedTextTests(_Tmp):
         self.assertLess(len(result.stderr), 1000)
         self.assertIn("z" * 120 + "... (1000000 characters)", result.stderr)
 
+    def test_very_long_model_and_dataset_names_are_cut_in_warnings_and_tables(self) -> None:
+        # A 1 MB model name in each of two response lines was echoed whole, twice over, in the
+        # warning that the file mixes models; a 1 MB dataset name filled a table cell.
+        rows = [make_row("a", dataset="d" * 1_000_000), make_row("b")]
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(rows), run).exit_code, 0)
+        lines = [
+            {"id": "a", "raw_output": "yes", "model": "x" * 1_000_000},
+            {"id": "b", "raw_output": "yes", "model": "y" * 1_000_000 + "-tail"},
+        ]
+        (run / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        result = run_cli("score", "-d", str(run))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertLess(len(result.stderr), 20_000)
+        self.assertLess(len(result.stdout), 20_000)
+        self.assertIn("characters not shown", result.stderr)
+        self.assertIn("-tail (1)", result.stderr)  # the end of a long message stays
+        self.assertIn("characters not shown", result.stdout)
+        self.assertIn("| 100.0", result.stdout)  # the numbers of the row stay whole
+
     def test_a_newline_in_an_id_cannot_forge_a_line_of_its_own(self) -> None:
         run = self.tmp / "run"
         self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
@@ -484,6 +504,45 @@ class UntrustedTextTests(_Tmp):
             [line.split(":")[0] for line in lines], ["warning"] * len(lines[:-1]) + ["error"]
         )
         self.assertIn("zz\\x0aerror: forged\\x0d", lines[-1])
+
+
+class NonUtf8PathTests(_Tmp):
+    """A run directory whose name is not UTF-8 (a Latin-1 name) is recorded as text."""
+
+    def test_every_output_of_a_run_directory_named_in_latin_1(self) -> None:
+        # score, compare, leaderboard and view stopped with an internal error ("str is not
+        # valid UTF-8: surrogates not allowed"): the outputs record the run's paths.
+        name = os.fsdecode(b"caf\xe9-run")
+        run = self.tmp / name
+        try:
+            run.mkdir()
+        except (OSError, UnicodeError):
+            self.skipTest("this file system refuses names that are not UTF-8")
+        self.assertEqual(self.export(self.datbench_source(), run, "-q").exit_code, 0)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        scored = run_cli("score", "-d", str(run), "--allow-missing", "-q")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
+        two = self.tmp / os.fsdecode(b"caf\xe9-two")
+        shutil.copytree(run, two)
+        results = {
+            "compare": run_cli("compare", str(run), str(two), "-o", str(self.tmp / "c.json")),
+            "compare page": run_cli(
+                "compare", str(run), str(two), "--html", str(self.tmp / "c.html"), "-q"
+            ),
+            "leaderboard": run_cli(
+                "leaderboard", str(run), str(two), "--csv", str(self.tmp / "l.csv"), "-q"
+            ),
+            "view": run_cli("view", str(run), "-q"),
+        }
+        for what, result in results.items():
+            self.assertEqual(result.exit_code, 0, f"{what}: {result.stderr}")
+        report = json.loads((run / "report.json").read_bytes())
+        self.assertIn("caf\\udce9-run", report["provenance"]["inputs"]["responses"]["path"])
+        json.loads((self.tmp / "c.json").read_bytes())
+        (self.tmp / "l.csv").read_bytes().decode("utf-8")
+        (run / "report.html").read_bytes().decode("utf-8")
+        page = (self.tmp / "c.html").read_bytes().decode("utf-8")
+        self.assertTrue("caf%E9-run/images/" in page, "an image link names the file's bytes")
 
 
 class ResponseFileShapeTests(_Tmp):
