@@ -60,6 +60,13 @@ FAMILIES: dict[str, dict[str, str]] = {
         "one unclosed then prose": "\\boxed{" + loop("the answer is twelve "),
         "\\boxed{\\frac{1}{2} run": loop("\\boxed{\\frac{1}{2}"),
     },
+    "answer tag around blank space": {
+        "Answer: <answer> spaces": "Answer: <answer>" + " " * (8 * KB) + "12",
+        "\\boxed{<final> blank lines}": "\\boxed{<final>" + " \n" * (4 * KB) + "12}",
+        "pipe box <answer> tabs": "<|begin_of_box|>< ANSWER >"
+        + loop("\t \n", 16 * KB)
+        + "B</ answer\n><|end_of_box|>",
+    },
     "think-only": {
         "unclosed think loop": "<think>" + loop("Hmm, wait, let me reconsider the figure. "),
         "think loop closed, nothing after": "<think>" + loop("Wait, maybe not. ") + "</think>",

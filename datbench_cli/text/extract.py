@@ -16,10 +16,12 @@ from datbench_cli.text.boxed import last_boxed
 ANSWER_LINE_RE = re.compile(r"(?im)^\s*(?:final\s+answer|answer)\s*:\s*(.+)$")
 # The boxed rule, r"\\+boxed\{([^}]+)\}", is text.boxed.last_boxed.
 PIPE_BOX_RE = re.compile(r"<\|begin_of_box\|>(.*?)<\|end_of_box\|>", re.DOTALL)
-_WRAPPER_RES = tuple(
-    re.compile(rf"^<\s*{name}\s*>\s*(.*?)\s*<\s*/\s*{name}\s*>$", re.I | re.S)
-    for name in ("answer", "final_answer", "final")
-)
+# The reference unwraps ``^<\s*name\s*>\s*(.*?)\s*<\s*/\s*name\s*>$`` (re.I | re.S), which is
+# cubic in a run of blank space between the tags; :func:`_unwrap_tag` matches the two tags with
+# these halves instead.
+_WRAPPER_NAMES = ("answer", "final_answer", "final")
+_OPEN_TAG_RES = tuple(re.compile(rf"<\s*{name}\s*>", re.I | re.S) for name in _WRAPPER_NAMES)
+_CLOSE_TAG_RES = tuple(re.compile(rf"<\s*/\s*{name}\s*>$", re.I | re.S) for name in _WRAPPER_NAMES)
 _WHITESPACE_RE = re.compile(r"\s+")
 _PLACEHOLDER_RE = re.compile(r"<\s*answer\s*>")
 _PLACEHOLDERS = frozenset({"<answer>", "<final>", "<final answer>", "<final_answer>"})
@@ -27,12 +29,31 @@ _PLACEHOLDERS = frozenset({"<answer>", "<final>", "<final answer>", "<final_answ
 _QUOTE_CHARS = "\"'` "
 
 
+def _wrapped_body(text: str, opening: re.Pattern[str], closing: re.Pattern[str]) -> str | None:
+    """Group 1 of the reference's wrapper pattern for one tag name, matched at the start of
+    ``text``, or ``None``.
+
+    The closing tag must end the text and holds no ``<`` after its first character, so it can
+    only start at the last ``<``. Between the tags, the leading ``\\s*`` takes the whole run of
+    blank space and the lazy group stops where only blank space is left before the closing tag.
+    (``\\s`` and ``str.isspace`` are the same characters.)
+    """
+    opened = opening.match(text)
+    if opened is None:
+        return None
+    start = opened.end()
+    close_at = text.rfind("<")
+    if close_at < start or closing.match(text, close_at) is None:
+        return None
+    return text[start:close_at].strip()
+
+
 def _unwrap_tag(text: str) -> str:
     text = text.strip()
-    for pattern in _WRAPPER_RES:
-        match = pattern.match(text)
-        if match:
-            return match.group(1).strip()
+    for opening, closing in zip(_OPEN_TAG_RES, _CLOSE_TAG_RES, strict=True):
+        body = _wrapped_body(text, opening, closing)
+        if body is not None:
+            return body
     return text
 
 

@@ -3,9 +3,14 @@ tests/scorers/test_vectors.py)."""
 
 from __future__ import annotations
 
+import random
+import re
+import sys
 import unittest
 
 from datbench_cli.text.extract import extract_final_answer
+from tests.bounded import within
+from tests.degenerate_texts import FAMILIES
 
 
 class ExtractFinalAnswerTests(unittest.TestCase):
@@ -26,10 +31,6 @@ class ExtractFinalAnswerTests(unittest.TestCase):
         for text, expected in table.items():
             with self.subTest(text=text):
                 self.assertEqual(extract_final_answer(text), expected)
-
-
-if __name__ == "__main__":
-    unittest.main()
 
 
 class LinearScanParityTests(unittest.TestCase):
@@ -93,3 +94,93 @@ class LinearScanParityTests(unittest.TestCase):
         self.assertEqual(extract_final_answer("   \n" * 200_000 + "Answer: 7"), "7")
         self.assertEqual(extract_final_answer("\n" * 200_000), "")
         self.assertEqual(extract_final_answer("<|begin_of_box|>x" * 100_000 + "\nAnswer: 3"), "3")
+
+
+class WrapperTagParityTests(unittest.TestCase):
+    """``<answer>..</answer>`` (and ``<final>``, ``<final_answer>``) is unwrapped as the
+    reference's ``^<\\s*name\\s*>\\s*(.*?)\\s*<\\s*/\\s*name\\s*>$`` (re.I | re.S) match does, in
+    linear time (the pattern backtracks cubically over a run of blank space)."""
+
+    TOKENS = (
+        "<answer>",
+        "< Answer >",
+        "</answer>",
+        "</ ANSWER\n>",
+        "<final>",
+        "</final>",
+        "<final_answer>",
+        "</final_answer >",
+        "<anſwer>",
+        "<",
+        "</",
+        ">",
+        "/",
+        " ",
+        "\n",
+        "\t",
+        "\x1c",
+        "\u2028",
+        "\xa0",
+        "x",
+        "B",
+    )
+
+    OPENINGS = ("<answer>", "< Answer >", "<final>", "<final_answer>", "<anſwer>", "< final\n>")
+    CLOSINGS = (
+        "</answer>",
+        "</ ANSWER\n>",
+        "</final>",
+        "</final_answer >",
+        "</ FINAL>",
+        "<\t/answer>",
+    )
+
+    @staticmethod
+    def reference_unwrap(text: str) -> str:
+        text = text.strip()
+        for name in ("answer", "final_answer", "final"):
+            pattern = rf"^<\s*{name}\s*>\s*(.*?)\s*<\s*/\s*{name}\s*>$"
+            match = re.match(pattern, text, re.I | re.S)
+            if match:
+                return match.group(1).strip()
+        return text
+
+    def test_random_texts(self) -> None:
+        from datbench_cli.text.extract import _unwrap_tag
+
+        rng = random.Random(36)
+        mismatches = []
+        unwrapped = 0
+        for _ in range(20000):
+            text = "".join(rng.choice(self.TOKENS) for _ in range(rng.randint(0, 12)))
+            if rng.random() < 0.5:  # a wrapped text half the time
+                text = rng.choice(self.OPENINGS) + text + rng.choice(self.CLOSINGS)
+            unwrapped += text.strip() != self.reference_unwrap(text)
+            if _unwrap_tag(text) != self.reference_unwrap(text):
+                mismatches.append(text)
+        self.assertEqual(mismatches[:5], [])
+        self.assertGreater(unwrapped, 2000)  # not vacuous
+
+    def test_every_blank_character_is_a_regex_space(self) -> None:
+        # The scan strips with str.isspace where the pattern has \s: the same characters.
+        differ = [
+            hex(point)
+            for point in range(sys.maxunicode + 1)
+            if chr(point).isspace() != bool(re.match(r"\s", chr(point)))
+        ]
+        self.assertEqual(differ, [])
+
+    def test_degenerate_blank_space_finishes(self) -> None:
+        # Each took minutes to hours (the pattern is cubic in the blank run); 10 s is the bound.
+        expected = {
+            "Answer: <answer> spaces": "<answer> 12",
+            "\\boxed{<final> blank lines}": "<final> 12",
+            "pipe box <answer> tabs": "B",
+        }
+        for name, text in FAMILIES["answer tag around blank space"].items():
+            with self.subTest(variant=name):
+                self.assertEqual(within(10, extract_final_answer, text), expected[name])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -28,7 +28,11 @@ VERDICT_KEYS = ("judge_result", "verdict", "result", "judgement", "judgment")
 
 _EDGE_CHARS = " \t\r\n\"'`*"
 _SPACE_RE = re.compile(r"\s+")
-_FENCE_RE = re.compile(r"\A```(?:json)?[ \t]*\r?\n?(.*?)\r?\n?```\Z", re.DOTALL | re.IGNORECASE)
+# The fence rule is ``\A```(?:json)?[ \t]*\r?\n?(.*?)\r?\n?```\Z`` (re.S | re.I), group 1 stripped:
+# :func:`unfenced` computes it without the pattern, which backtracks quadratically over blank
+# space after an opening fence with no closing one.
+_FENCE = "```"
+_FENCE_OPEN_RE = re.compile(r"```(?:json)?", re.IGNORECASE)
 _PHRASE_RE = re.compile(r"judge[ _]result[\s*\"'`]*[:=][\s*\"'`]*(not\s+met|met)\b", re.IGNORECASE)
 # Candidate "{" positions tried for an embedded object; bounds the work on hostile output.
 _MAX_OBJECT_STARTS = 64
@@ -80,12 +84,23 @@ def _first_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+def unfenced(text: str) -> str:
+    """``text`` without one surrounding code fence, stripped (unchanged without one).
+
+    The fence pattern matches exactly when ``text`` starts and ends with its own three
+    backticks: the lazy group takes anything (re.S), the optional parts between it and the
+    fences are blank space, and a greedy ``json`` is never given back. Stripped, the group is
+    what lies between ``json`` (if any) and the closing fence.
+    """
+    opening = _FENCE_OPEN_RE.match(text)
+    if opening is None or len(text) < 2 * len(_FENCE) or not text.endswith(_FENCE):
+        return text
+    return text[opening.end() : -len(_FENCE)].strip()
+
+
 def _json_value(raw: str) -> Any:
     """The raw output as JSON: the whole (unfenced) text, else its first decodable object."""
-    text = raw.strip()
-    fenced = _FENCE_RE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    text = unfenced(raw.strip())
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
