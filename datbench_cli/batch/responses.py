@@ -138,6 +138,16 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     return BatchOutcome(text, None, reason, status)
 
 
+def _not_output_hint(obj: dict[str, Any]) -> str:
+    """The hint for a ``custom_id`` line that is not a batch output line."""
+    if "body" in obj or "method" in obj:
+        return (
+            "this looks like a request file (the runner's input): run it, e.g. with "
+            "`datbench send`, and pass the output it writes"
+        )
+    return 'batch output lines are {"custom_id", "response": {"body": <chat completion>}, "error"}'
+
+
 def _message_problem(choice: dict[str, Any]) -> str | None:
     """Why ``choices[0]`` of a batch line that reached the model cannot be read (``None`` when
     it can): an answer of another type would otherwise be scored as the empty string."""
@@ -183,6 +193,15 @@ def batch_response_line(
             path,
             number,
             hint=f'native lines are {{"id", "{field}"}}; batch output lines carry "response"',
+        )
+    if "response" not in obj and "error" not in obj:
+        # A request line, or another service's result line: no answer and no failure in it.
+        raise InputError(
+            'a line with "custom_id" has neither "response" nor "error": not an OpenAI batch '
+            "output line",
+            path,
+            number,
+            hint=_not_output_hint(obj),
         )
     digest = None
     if tagged:

@@ -40,7 +40,7 @@ class RunnerShapeTests(unittest.TestCase):
     def tearDownClass(cls) -> None:
         shutil.rmtree(cls.tmp)
 
-    def refused(self, run: Path, line: dict[str, Any], *wanted: str) -> str:
+    def refused(self, run: Path, line: dict[str, Any], *wanted: str) -> None:
         """Score ``line`` after one good line; assert exit 2 naming the file's line 2."""
         responses = run / "responses.jsonl"
         good = openai_ok(FIRST_IDS[run.name], "B")
@@ -53,7 +53,6 @@ class RunnerShapeTests(unittest.TestCase):
         for text in wanted:
             self.assertIn(text, result.stderr)
         self.assertNotIn("Traceback", result.stderr)
-        return result.stderr
 
     def test_content_of_another_type_is_refused_not_scored_empty(self) -> None:
         for name, run in self.runs.items():
@@ -67,6 +66,27 @@ class RunnerShapeTests(unittest.TestCase):
             for shape, line in shapes.items():
                 with self.subTest(benchmark=name, shape=shape):
                     self.refused(run, line, "message")
+
+    def test_request_lines_are_refused_with_a_hint(self) -> None:
+        for name, run in self.runs.items():
+            request = {
+                "custom_id": FIRST_IDS[name],
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": {"model": "m", "messages": []},
+            }
+            with self.subTest(benchmark=name):
+                self.refused(run, request, '"response"', "hint: ", "datbench send")
+
+    def test_lines_of_other_batch_services_are_refused(self) -> None:
+        """An Anthropic Message Batches result line carries "custom_id" but no "response"."""
+        for name, run in self.runs.items():
+            line = {
+                "custom_id": FIRST_IDS[name],
+                "result": {"type": "succeeded", "message": {"content": [{"text": "B"}]}},
+            }
+            with self.subTest(benchmark=name):
+                self.refused(run, line, '"response"')
 
     def test_judge_lines_of_a_wrong_shape_are_refused_too(self) -> None:
         run = self.runs["dat"]

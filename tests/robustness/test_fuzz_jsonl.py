@@ -361,7 +361,12 @@ def _first_invalid(lines: list[dict[str, Any]], text_field: str, parsed_field: s
     for number, line in enumerate(lines, start=1):
         if "custom_id" in line:
             ident = line["custom_id"]
-            ok = isinstance(ident, str) and ident != "" and not _unreadable_message(line)
+            ok = (
+                isinstance(ident, str)
+                and ident != ""
+                and ("response" in line or "error" in line)
+                and not _unreadable_message(line)
+            )
         else:
             ident = line.get("id")
             ok = (
