@@ -158,5 +158,58 @@ class SendHintTests(unittest.TestCase):
                     self.assertFalse((tmp / "o.jsonl").exists())
 
 
+class EncodingTests(unittest.TestCase):
+    """A file in another encoding than UTF-8 is named as such (by file and line), not as
+    malformed JSON with a parser's message about surrogates or binary data."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.run_dir = cls.tmp / "run"
+        result = run_cli(
+            "export-tasks", "math", "--source", str(SAMPLE), "-d", str(cls.run_dir), "-q"
+        )
+        assert result.exit_code == 0, result.stderr
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp)
+
+    def error(self, *args: str) -> str:
+        result = run_cli(*args)
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        errors = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        return errors[0]
+
+    def test_utf16_response_files_are_named_utf16(self) -> None:
+        text = '{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw_output": "no"}\n'
+        responses = self.run_dir / "responses.jsonl"
+        for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
+            with self.subTest(encoding=encoding):
+                responses.write_bytes(text.encode(encoding))
+                for command in ("score", "make-judge-tasks"):
+                    line = self.error(command, "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
+                    self.assertIn(f"{responses}", line)
+                    self.assertIn("UTF-16", line)
+
+    def test_utf16_json_documents_are_named_utf16(self) -> None:
+        report = self.tmp / "report.json"
+        report.write_bytes('{"summary": {}, "results": []}'.encode("utf-16"))
+        line = self.error("view", str(report), "-o", str(self.tmp / "page.html"))
+        self.assertIn(f"{report}", line)
+        self.assertIn("UTF-16", line)
+
+    def test_a_byte_that_is_not_utf8_is_named_with_its_line(self) -> None:
+        responses = self.run_dir / "responses.jsonl"
+        responses.write_bytes(
+            b'{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw_output": "caf\xe9"}\n'
+        )
+        line = self.error("score", "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
+        self.assertIn(f"{responses}:2:", line)
+        self.assertIn("not valid UTF-8 (byte 0xe9", line)
+        self.assertNotIn("surrogates", line)
+
+
 if __name__ == "__main__":
     unittest.main()
