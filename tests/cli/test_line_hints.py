@@ -157,6 +157,29 @@ class SendHintTests(unittest.TestCase):
                     self.assertIn("requests/tasks.openai.", lines[1])
                     self.assertFalse((tmp / "o.jsonl").exists())
 
+    def test_a_folder_is_named_with_the_request_files_in_it(self) -> None:
+        """The requests/ folder or the run directory itself, with or without --out."""
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = tmp / "run"
+        result = run_cli(
+            "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run), "-q",
+            "--format", "openai", "--model", "m",
+        )  # fmt: skip
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        for folder in (run / "requests", run):
+            for extra in ((), ("-o", str(tmp / "o.jsonl"))):
+                with self.subTest(folder=folder.name, out=bool(extra)):
+                    result = run_cli(
+                        "send", str(folder), "--base-url", "http://127.0.0.1:9", *extra
+                    )
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    lines = result.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 2, result.stderr)
+                    self.assertIn(f"{folder}: is a directory", lines[0])
+                    self.assertIn(str(run / "requests" / "tasks.openai.*.jsonl"), lines[1])
+                    self.assertFalse((tmp / "o.jsonl").exists())
+
 
 class EncodingTests(unittest.TestCase):
     """A file in another encoding than UTF-8 is named as such (by file and line), not as
