@@ -259,6 +259,10 @@ def _malformed(raw: bytes, exc: Exception) -> str:
             "malformed JSON line (several JSON objects on one line? JSONL needs one object "
             "per line)"
         )
+    if raw.strip() in (b"[", b"{"):
+        return (
+            "malformed JSON line (a pretty-printed JSON document? JSONL needs one object per line)"
+        )
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:

@@ -181,9 +181,8 @@ class SendHintTests(unittest.TestCase):
                     self.assertFalse((tmp / "o.jsonl").exists())
 
 
-class EncodingTests(unittest.TestCase):
-    """A file in another encoding than UTF-8 is named as such (by file and line), not as
-    malformed JSON with a parser's message about surrogates or binary data."""
+class _MathRunTests(unittest.TestCase):
+    """A DatBench math export, and the one error line of a refused command."""
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -204,6 +203,11 @@ class EncodingTests(unittest.TestCase):
         errors = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
         self.assertEqual(len(errors), 1, result.stderr)
         return errors[0]
+
+
+class EncodingTests(_MathRunTests):
+    """A file in another encoding than UTF-8 is named as such (by file and line), not as
+    malformed JSON with a parser's message about surrogates or binary data."""
 
     def test_utf16_response_files_are_named_utf16(self) -> None:
         text = '{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw_output": "no"}\n'
@@ -232,6 +236,20 @@ class EncodingTests(unittest.TestCase):
         self.assertIn(f"{responses}:2:", line)
         self.assertIn("not valid UTF-8 (byte 0xe9", line)
         self.assertNotIn("surrogates", line)
+
+
+class JsonDocumentTests(_MathRunTests):
+    """A pretty-printed JSON document saved as a JSONL file is named as such."""
+
+    def test_a_pretty_printed_document_is_named(self) -> None:
+        responses = self.run_dir / "responses.jsonl"
+        lines = [{"id": "a", "raw_output": "yes"}, {"id": "b", "raw_output": "no"}]
+        for name, document in (("array", lines), ("object", lines[0])):
+            with self.subTest(document=name):
+                responses.write_text(json.dumps(document, indent=2), encoding="utf-8")
+                line = self.error("score", "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
+                self.assertIn(f"{responses}:1:", line)
+                self.assertIn("pretty-printed JSON", line)
 
 
 if __name__ == "__main__":
