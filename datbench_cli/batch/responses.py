@@ -138,6 +138,37 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     return BatchOutcome(text, None, reason, status)
 
 
+def _not_output_hint(obj: dict[str, Any]) -> str:
+    """The hint for a ``custom_id`` line that is not a batch output line."""
+    if "body" in obj or "method" in obj:
+        return (
+            "this looks like a request file (the runner's input): run it, e.g. with "
+            "`datbench send`, and pass the output it writes"
+        )
+    return 'batch output lines are {"custom_id", "response": {"body": <chat completion>}, "error"}'
+
+
+def _message_problem(choice: dict[str, Any]) -> str | None:
+    """Why ``choices[0]`` of a batch line that reached the model cannot be read (``None`` when
+    it can): an answer of another type would otherwise be scored as the empty string."""
+    if "message" not in choice or choice["message"] is None:
+        return None  # the legacy completions shape (choices[0].text)
+    message = choice["message"]
+    if not isinstance(message, dict):
+        return f'"choices[0].message" must be an object, got {type(message).__name__}'
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return None
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return None
+    if isinstance(content, list):
+        return '"choices[0].message.content" parts must be objects ({"type": "text", "text": ...})'
+    return (
+        '"choices[0].message.content" must be a string, a list of parts or null, '
+        f"got {type(content).__name__}"
+    )
+
+
 def batch_line_result(obj: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
     """``(text, error, finish_reason)`` of one OpenAI batch output line; exactly one of text and
     error is ``None`` (a line that reached the model has text, ``""`` when it gave none)."""
@@ -163,10 +194,23 @@ def batch_response_line(
             number,
             hint=f'native lines are {{"id", "{field}"}}; batch output lines carry "response"',
         )
+    if "response" not in obj and "error" not in obj:
+        # A request line, or another service's result line: no answer and no failure in it.
+        raise InputError(
+            'a line with "custom_id" has neither "response" nor "error": not an OpenAI batch '
+            "output line",
+            path,
+            number,
+            hint=_not_output_hint(obj),
+        )
     digest = None
     if tagged:
         ident, digest = split_tagged_id(ident)
     outcome = batch_outcome(obj)
+    if outcome.error is None:
+        problem = _message_problem(obj["response"]["body"]["choices"][0])
+        if problem is not None:
+            raise InputError(problem, path, number)
     return ResponseLine(
         ident,
         outcome.text,

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Self
 import orjson
 
 from datbench_cli.batch.endpoint import BaseUrl, check_path, shown_url
-from datbench_cli.batch.requests import CHAT_URL
+from datbench_cli.batch.requests import CHAT_URL, REQUESTS_DIR
 from datbench_cli.batch.responses import batch_line_result
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
@@ -173,12 +173,27 @@ REQUEST_FILES_HINT = (
 )
 
 
+def _folder_hint(folder: Path) -> str:
+    """Name the request files of a folder given to ``send`` (the ``requests/`` folder or the
+    run directory holding it), as shell patterns: the shell expands them, ``send`` does not."""
+    stems: dict[Path, None] = {}
+    for place in (folder, folder / REQUESTS_DIR):
+        with contextlib.suppress(OSError):
+            for part in sorted(place.glob("*.openai.*.jsonl")):
+                stems[place / f"{part.name.split('.openai.')[0]}.openai.*.jsonl"] = None
+    if not stems:
+        return REQUEST_FILES_HINT
+    return "pass the request files in it: " + " or ".join(str(pattern) for pattern in stems)
+
+
 def check_request_paths(paths: Sequence[Path]) -> None:
     """Refuse a run directory's own task files (``tasks.jsonl``, ``judge_tasks.jsonl``): they
     are for the user's runner, not OpenAI request files; the hint names the right files."""
     from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
 
     for path in paths:
+        if path.is_dir():
+            raise InputError("is a directory, not a request file", path, hint=_folder_hint(path))
         if path.name in (TASKS, JUDGE_TASKS):
             raise InputError(
                 "this is a task file for your own runner, not an OpenAI request file",

@@ -101,6 +101,29 @@ def _too_large(path: Path, limit: int, number: int | None = None) -> InputError:
     )
 
 
+def _is_utf16(head: bytes | bytearray) -> bool:
+    """Whether a file's first bytes are UTF-16 text (a byte order mark, or ASCII text with
+    every other byte NUL, as a Windows editor or PowerShell's ``>`` writes it)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    sample = bytes(head[:64]).rstrip(b"\n")
+    if len(sample) < 4:
+        return False
+    sample = sample[: len(sample) - len(sample) % 2]
+    even, odd = sample[0::2], sample[1::2]
+    return (odd.count(0) == len(odd) and 0 not in even) or (
+        even.count(0) == len(even) and 0 not in odd
+    )
+
+
+def _utf16(path: Path) -> InputError:
+    return InputError(
+        "is UTF-16 text; datbench reads UTF-8",
+        path,
+        hint=f"convert it, e.g. iconv -f UTF-16 -t UTF-8 {path} > {path.stem}.utf8{path.suffix}",
+    )
+
+
 def read_bounded(path: Path, limit: int | None = None) -> bytearray:
     """The bytes of a user-named file read once, front to back (so a pipe or ``/dev/stdin``
     works), at most ``limit`` of them (by default :data:`MAX_DOCUMENT_BYTES`, see
@@ -113,7 +136,11 @@ def read_bounded(path: Path, limit: int | None = None) -> bytearray:
         try:
             while chunk := handle.read(1 << 20):
                 if not data and b"\0" in chunk:
-                    raise InputError("holds NUL bytes: binary data, not JSON text", path)
+                    raise (
+                        _utf16(path)
+                        if _is_utf16(chunk)
+                        else InputError("holds NUL bytes: binary data, not JSON text", path)
+                    )
                 data += chunk
                 if len(data) > limit:
                     raise _too_large(path, limit)
@@ -230,6 +257,8 @@ def _spans(
             if number == 1:
                 if raw.startswith(_GZIP_MAGIC):
                     raise InputError("is gzip-compressed, not JSONL; decompress it first", path)
+                if _is_utf16(raw):
+                    raise _utf16(path)
                 if raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
                     start += len(_BOM)
@@ -259,6 +288,14 @@ def _malformed(raw: bytes, exc: Exception) -> str:
             "malformed JSON line (several JSON objects on one line? JSONL needs one object "
             "per line)"
         )
+    if raw.strip() in (b"[", b"{"):
+        return (
+            "malformed JSON line (a pretty-printed JSON document? JSONL needs one object per line)"
+        )
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8 (byte 0x{raw[bad.start]:02x}, column {bad.start + 1})"
     return f"malformed JSON line ({_short(exc)})"
 
 

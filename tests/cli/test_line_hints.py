@@ -157,6 +157,100 @@ class SendHintTests(unittest.TestCase):
                     self.assertIn("requests/tasks.openai.", lines[1])
                     self.assertFalse((tmp / "o.jsonl").exists())
 
+    def test_a_folder_is_named_with_the_request_files_in_it(self) -> None:
+        """The requests/ folder or the run directory itself, with or without --out."""
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = tmp / "run"
+        result = run_cli(
+            "export-tasks", "math", "--source", str(SAMPLE), "-d", str(run), "-q",
+            "--format", "openai", "--model", "m",
+        )  # fmt: skip
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        for folder in (run / "requests", run):
+            for extra in ((), ("-o", str(tmp / "o.jsonl"))):
+                with self.subTest(folder=folder.name, out=bool(extra)):
+                    result = run_cli(
+                        "send", str(folder), "--base-url", "http://127.0.0.1:9", *extra
+                    )
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    lines = result.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 2, result.stderr)
+                    self.assertIn(f"{folder}: is a directory", lines[0])
+                    self.assertIn(str(run / "requests" / "tasks.openai.*.jsonl"), lines[1])
+                    self.assertFalse((tmp / "o.jsonl").exists())
+
+
+class _MathRunTests(unittest.TestCase):
+    """A DatBench math export, and the one error line of a refused command."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.run_dir = cls.tmp / "run"
+        result = run_cli(
+            "export-tasks", "math", "--source", str(SAMPLE), "-d", str(cls.run_dir), "-q"
+        )
+        assert result.exit_code == 0, result.stderr
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp)
+
+    def error(self, *args: str) -> str:
+        result = run_cli(*args)
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        errors = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        return errors[0]
+
+
+class EncodingTests(_MathRunTests):
+    """A file in another encoding than UTF-8 is named as such (by file and line), not as
+    malformed JSON with a parser's message about surrogates or binary data."""
+
+    def test_utf16_response_files_are_named_utf16(self) -> None:
+        text = '{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw_output": "no"}\n'
+        responses = self.run_dir / "responses.jsonl"
+        for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
+            with self.subTest(encoding=encoding):
+                responses.write_bytes(text.encode(encoding))
+                for command in ("score", "make-judge-tasks"):
+                    line = self.error(command, "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
+                    self.assertIn(f"{responses}", line)
+                    self.assertIn("UTF-16", line)
+
+    def test_utf16_json_documents_are_named_utf16(self) -> None:
+        report = self.tmp / "report.json"
+        report.write_bytes('{"summary": {}, "results": []}'.encode("utf-16"))
+        line = self.error("view", str(report), "-o", str(self.tmp / "page.html"))
+        self.assertIn(f"{report}", line)
+        self.assertIn("UTF-16", line)
+
+    def test_a_byte_that_is_not_utf8_is_named_with_its_line(self) -> None:
+        responses = self.run_dir / "responses.jsonl"
+        responses.write_bytes(
+            b'{"id": "a", "raw_output": "yes"}\n{"id": "b", "raw_output": "caf\xe9"}\n'
+        )
+        line = self.error("score", "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
+        self.assertIn(f"{responses}:2:", line)
+        self.assertIn("not valid UTF-8 (byte 0xe9", line)
+        self.assertNotIn("surrogates", line)
+
+
+class JsonDocumentTests(_MathRunTests):
+    """A pretty-printed JSON document saved as a JSONL file is named as such."""
+
+    def test_a_pretty_printed_document_is_named(self) -> None:
+        responses = self.run_dir / "responses.jsonl"
+        lines = [{"id": "a", "raw_output": "yes"}, {"id": "b", "raw_output": "no"}]
+        for name, document in (("array", lines), ("object", lines[0])):
+            with self.subTest(document=name):
+                responses.write_text(json.dumps(document, indent=2), encoding="utf-8")
+                line = self.error("score", "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
+                self.assertIn(f"{responses}:1:", line)
+                self.assertIn("pretty-printed JSON", line)
+
 
 if __name__ == "__main__":
     unittest.main()

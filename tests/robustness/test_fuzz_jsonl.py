@@ -330,12 +330,43 @@ batch_lines = st.fixed_dictionaries(
 response_lines = st.one_of(native_lines, batch_lines)
 
 
+def _unreadable_message(line: dict[str, Any]) -> bool:
+    """Whether a batch line reached the model with a ``choices[0].message`` of another shape
+    (not an object, or content neither a string, a list of part objects nor null)."""
+    response = line.get("response")
+    if line.get("error") or not isinstance(response, dict):
+        return False
+    status = response.get("status_code", 200)
+    body = response.get("body")
+    if not isinstance(status, int) or isinstance(status, bool) or not 200 <= status < 300:
+        return False
+    if not isinstance(body, dict) or body.get("error"):
+        return False
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return False
+    message = choices[0].get("message")
+    if message is None:
+        return False
+    if not isinstance(message, dict):
+        return True
+    content = message.get("content")
+    if isinstance(content, list):
+        return not all(isinstance(part, dict) for part in content)
+    return not isinstance(content, str | None)
+
+
 def _first_invalid(lines: list[dict[str, Any]], text_field: str, parsed_field: str) -> int | None:
     """The 1-based number of the first line a response reader must refuse, from the contract."""
     for number, line in enumerate(lines, start=1):
         if "custom_id" in line:
             ident = line["custom_id"]
-            ok = isinstance(ident, str) and ident != ""
+            ok = (
+                isinstance(ident, str)
+                and ident != ""
+                and ("response" in line or "error" in line)
+                and not _unreadable_message(line)
+            )
         else:
             ident = line.get("id")
             ok = (

@@ -30,6 +30,9 @@ def _sample(entry: Any, index: int, path: Path) -> Sample:
         raise _bad(path, index, 'has no string "id"')
     if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
         raise _bad(path, index, f'({sample_id}) has no finite number "score"')
+    if not 0 <= score <= 1:
+        # A score is in [0, 1] (docs/report.md): another one is an edited report, never a run.
+        raise _bad(path, index, f'({sample_id}) has a "score" of {score}, outside [0, 1]')
     if not isinstance(correct, bool):
         raise _bad(path, index, f'({sample_id}) has no true/false "is_correct"')
     if not isinstance(meta, dict):
@@ -81,7 +84,7 @@ def columns(data: bytes) -> Columns | None:
     except msgspec.DecodeError:
         return None
     scores = np.array(list(map(_SCORE, entries)), dtype=float)
-    if not np.isfinite(scores).all():
+    if not np.isfinite(scores).all() or not ((scores >= 0) & (scores <= 1)).all():
         return None
     metadata = list(map(_METADATA, entries))
     capability = list(map(_CAPABILITY, metadata))

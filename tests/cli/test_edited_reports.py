@@ -1,0 +1,73 @@
+"""A DatBench report edited by hand (or by a script) with a per-sample score outside [0, 1] is
+refused by compare and leaderboard, naming the report and the result, never averaged into an
+accuracy of millions of percent. (A VisualToolBench ARS has no such bound: rubric weights are
+not range-checked (the VisualToolBench spec, 4.2), so a negative weight can take a task's ARS outside it.)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from tests.cli_helpers import SAMPLE, run_cli
+
+
+def scored_run(tmp: Path, name: str, target: str, sample: Path, *score_args: str) -> Path:
+    run = tmp / name
+    result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+    assert result.exit_code == 0, result.stderr
+    for file in ("responses.jsonl", "judge_responses.jsonl"):
+        shutil.copy(sample / file, run / file)
+    result = run_cli("score", "-d", str(run), "-q", "--allow-missing", *score_args)
+    assert result.exit_code == 0, result.stderr
+    return run / "report.json"
+
+
+class OutOfRangeScoreTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.reports = {"dat": (scored_run(cls.tmp, "dat", "math", SAMPLE), "score")}
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp)
+
+    def edited(self, name: str, value: Any) -> tuple[Path, Path]:
+        report, key = self.reports[name]
+        data = json.loads(report.read_text(encoding="utf-8"))
+        data["results"][0][key] = value
+        edited = self.tmp / f"{name}-edited.json"
+        edited.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        return report, edited
+
+    def test_compare_and_leaderboard_refuse_a_score_outside_0_1(self) -> None:
+        for name in self.reports:
+            for value in (7.5, -1, 2**70):
+                report, edited = self.edited(name, value)
+                for args in (
+                    ("compare", str(report), str(edited), "--resamples", "20"),
+                    ("leaderboard", f"a={report}", f"b={edited}"),
+                ):
+                    with self.subTest(benchmark=name, value=value, command=args[0]):
+                        result = run_cli(*args)
+                        self.assertEqual(result.exit_code, 2, result.stderr)
+                        errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+                        self.assertEqual(len(errors), 1, result.stderr)
+                        self.assertIn(str(edited), errors[0])
+                        self.assertIn("results[0]", errors[0])
+
+    def test_scores_at_the_bounds_are_read(self) -> None:
+        for name in self.reports:
+            for value in (0, 1.0):
+                report, edited = self.edited(name, value)
+                with self.subTest(benchmark=name, value=value):
+                    result = run_cli("compare", str(report), str(edited), "--resamples", "20")
+                    self.assertEqual(result.exit_code, 0, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

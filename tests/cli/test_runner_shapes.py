@@ -1,0 +1,120 @@
+"""Output lines of real runners in shapes datbench does not read are refused, naming the file
+and line (exit 2), never scored as an empty answer or counted as a transport failure (both
+benchmarks, model and judge responses)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from tests.cli_helpers import ROOT, SAMPLE, run_cli
+from tests.runner_lines import openai_ok
+
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
+FIRST_IDS = {"dat": "db_table_000000", "vtb": "vtb-a-medical-001::0"}
+
+
+def with_message(custom_id: str, message: Any) -> dict[str, Any]:
+    """An OpenAI batch output line whose ``choices[0].message`` is ``message``."""
+    line = openai_ok(custom_id, "B")
+    line["response"]["body"]["choices"][0]["message"] = message
+    return line
+
+
+class RunnerShapeTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.runs = {}
+        for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
+            run = cls.tmp / name
+            result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+            assert result.exit_code == 0, result.stderr
+            cls.runs[name] = run
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp)
+
+    def refused(self, run: Path, line: dict[str, Any], *wanted: str) -> None:
+        """Score ``line`` after one good line; assert exit 2 naming the file's line 2."""
+        responses = run / "responses.jsonl"
+        good = openai_ok(FIRST_IDS[run.name], "B")
+        responses.write_text(json.dumps(good) + "\n" + json.dumps(line) + "\n", encoding="utf-8")
+        result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(run / "r.json"))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        errors = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        self.assertIn(f"{responses}:2:", errors[0])
+        for text in wanted:
+            self.assertIn(text, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+
+    def test_content_of_another_type_is_refused_not_scored_empty(self) -> None:
+        for name, run in self.runs.items():
+            ident = FIRST_IDS[name]
+            shapes = {
+                "int": with_message(ident, {"role": "assistant", "content": 5}),
+                "object": with_message(ident, {"role": "assistant", "content": {"text": "B"}}),
+                "string parts": with_message(ident, {"role": "assistant", "content": ["B"]}),
+                "string message": with_message(ident, "B"),
+            }
+            for shape, line in shapes.items():
+                with self.subTest(benchmark=name, shape=shape):
+                    self.refused(run, line, "message")
+
+    def test_request_lines_are_refused_with_a_hint(self) -> None:
+        for name, run in self.runs.items():
+            request = {
+                "custom_id": FIRST_IDS[name],
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": {"model": "m", "messages": []},
+            }
+            with self.subTest(benchmark=name):
+                self.refused(run, request, '"response"', "hint: ", "datbench send")
+
+    def test_lines_of_other_batch_services_are_refused(self) -> None:
+        """An Anthropic Message Batches result line carries "custom_id" but no "response"."""
+        for name, run in self.runs.items():
+            line = {
+                "custom_id": FIRST_IDS[name],
+                "result": {"type": "succeeded", "message": {"content": [{"text": "B"}]}},
+            }
+            with self.subTest(benchmark=name):
+                self.refused(run, line, '"response"')
+
+    def test_judge_lines_of_a_wrong_shape_are_refused_too(self) -> None:
+        run = self.runs["dat"]
+        shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+        judge = run / "judge_responses.jsonl"
+        self.addCleanup(judge.unlink)
+        line = with_message("db_chart_judge_000", {"role": "assistant", "content": {"t": "true"}})
+        judge.write_text(json.dumps(line) + "\n", encoding="utf-8")
+        result = run_cli("check-judge", "-d", str(run))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn(f"{judge}:1:", result.stderr)
+
+    def test_the_documented_shapes_still_read(self) -> None:
+        """Content parts, null content (tool calls only) and the legacy text shape."""
+        for name, run in self.runs.items():
+            ident = FIRST_IDS[name]
+            parts = with_message(ident, {"role": "assistant", "content": [{"type": "text"}]})
+            tools = with_message(ident, {"role": "assistant", "content": None, "tool_calls": []})
+            legacy = openai_ok(ident, "B")
+            legacy["response"]["body"]["choices"][0] = {"index": 0, "text": "B"}
+            for shape, line in (("parts", parts), ("tool calls", tools), ("legacy", legacy)):
+                with self.subTest(benchmark=name, shape=shape):
+                    responses = run / "responses.jsonl"
+                    responses.write_text(json.dumps(line) + "\n", encoding="utf-8")
+                    out = run / "r.json"
+                    result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+                    self.assertEqual(result.exit_code, 0, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
