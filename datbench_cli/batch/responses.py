@@ -227,7 +227,7 @@ def _optional_str(obj: dict[str, Any], key: str, path: Path | None, number: int)
     value = obj.get(key)
     if value is None or isinstance(value, str):
         return value
-    raise InputError(f'"{key}" must be a string, got {type(value).__name__}', path, number)
+    raise InputError(f'"{key}" must be a string or null, got {type(value).__name__}', path, number)
 
 
 def native_digest(obj: dict[str, Any], path: Path | None, number: int) -> str | None:

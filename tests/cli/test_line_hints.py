@@ -89,6 +89,21 @@ class LineHintTests(unittest.TestCase):
                 self.assertIn("hint: this looks like a judge-response file", result.stderr)
                 self.assertIn("--judge-responses", result.stderr)
 
+    def test_a_raw_output_of_another_type_names_null_as_allowed(self) -> None:
+        # Both benchmarks accept a null raw_output (no answer); DatBench's message said
+        # "must be a string", as if null were refused too.
+        for name, (run, _) in self.runs.items():
+            with self.subTest(benchmark=name):
+                bad = run / "numbers.jsonl"
+                shutil.copy(run / "responses.jsonl", bad)
+                rewrite(bad, lambda line: {**line, "raw_output": 5})
+                result = run_cli("score", str(bad), "-d", str(run))
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn(
+                    'numbers.jsonl:1: "raw_output" must be a string or null, got int',
+                    result.stderr,
+                )
+
     def test_tasks_jsonl_given_as_responses_gets_a_hint(self) -> None:
         for name, (run, _) in self.runs.items():
             with self.subTest(benchmark=name):
