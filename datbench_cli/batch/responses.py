@@ -148,9 +148,10 @@ def _not_output_hint(obj: dict[str, Any]) -> str:
     return 'batch output lines are {"custom_id", "response": {"body": <chat completion>}, "error"}'
 
 
-def _message_problem(choice: dict[str, Any]) -> str | None:
+def message_problem(choice: dict[str, Any]) -> str | None:
     """Why ``choices[0]`` of a batch line that reached the model cannot be read (``None`` when
-    it can): an answer of another type would otherwise be scored as the empty string."""
+    it can): an answer of another type would otherwise be scored as the empty string (``send``
+    retries such an answer rather than write one score refuses)."""
     if "message" not in choice or choice["message"] is None:
         return None  # the legacy completions shape (choices[0].text)
     message = choice["message"]
@@ -208,7 +209,7 @@ def batch_response_line(
         ident, digest = split_tagged_id(ident)
     outcome = batch_outcome(obj)
     if outcome.error is None:
-        problem = _message_problem(obj["response"]["body"]["choices"][0])
+        problem = message_problem(obj["response"]["body"]["choices"][0])
         if problem is not None:
             raise InputError(problem, path, number)
     return ResponseLine(

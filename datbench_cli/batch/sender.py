@@ -42,7 +42,7 @@ import orjson
 
 from datbench_cli.batch.endpoint import BaseUrl, check_path, shown_url
 from datbench_cli.batch.requests import CHAT_URL, REQUESTS_DIR
-from datbench_cli.batch.responses import batch_line_result
+from datbench_cli.batch.responses import batch_line_result, message_problem
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.append_log import AppendLog
@@ -451,6 +451,11 @@ def _attempt(answer: Answer) -> _Attempt:
         # list (no answer: score would count it errored): retried as unreadable.
         said = f": {server_message(body)}" if body.get("error") else ""
         attempt.problem = f'the server\'s answer has no "choices"{said}'
+        attempt.code = "invalid_response"
+    elif isinstance(choice := body["choices"][0], dict) and (problem := message_problem(choice)):
+        # An answer of another type (content 5): score refuses such a line, so it is retried
+        # as unreadable and, failing that, written as a failure (sent again by a rerun).
+        attempt.problem = f"the server's answer cannot be read: {problem}"
         attempt.code = "invalid_response"
     return attempt
 

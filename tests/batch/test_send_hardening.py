@@ -423,6 +423,39 @@ class RunGoesOnTests(_Case):
         self.assertEqual((result.answered, result.failed_ids), (2, []))
         self.assertEqual(successes(self.out), {"a": 1, "b": 1})
 
+    def test_an_answer_whose_content_score_refuses_is_retried(self) -> None:
+        # A 200 whose message content is of another type (["yes"], 5) was written as an
+        # answer, never sent again, and score refused the whole file (exit 2) for that line.
+        message = {"role": "assistant", "content": ["yes"]}
+        unreadable = json.dumps({"choices": [{"message": message}]}).encode()
+        answers = iter([unreadable] * 2)
+
+        def respond(conn: socket.socket) -> None:
+            body = next(answers, completion())
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
+
+        with RawServer(respond) as server:
+            result = bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+        self.assertEqual((result.answered, result.failed_ids), (2, []))
+        self.assertEqual(successes(self.out), {"a": 1, "b": 1})
+        loaded = load_vlm_responses(self.out)  # scored: the failed attempts are not written
+        self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "yes", "b": "yes"})
+
+    def test_an_unreadable_answer_left_after_retries_is_an_error_line(self) -> None:
+        # Every attempt unreadable: the line is written as a failure score counts as errored
+        # (and a rerun sends again), not as an answer score refuses.
+        message = {"role": "assistant", "content": 5}
+        unreadable = json.dumps({"choices": [{"message": message}]}).encode()
+
+        def respond(conn: socket.socket) -> None:
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(unreadable)}") + unreadable)
+
+        with RawServer(respond) as server:
+            result = bounded(self, 20, lambda: self.send(server.base_url))
+        self.assertEqual(sorted(result.failed_ids), ["a", "b"])
+        loaded = load_vlm_responses(self.out)
+        self.assertEqual(sorted(loaded.errored_ids), ["a", "b"])
+
     def test_answers_stream_to_a_pipe_or_device(self) -> None:
         # -o /dev/stdout (or a FIFO, /dev/null) is written in place, as the output guard says:
         # the first answer was written, then fsync (EINVAL on a pipe) stopped the run with
