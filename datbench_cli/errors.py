@@ -27,24 +27,6 @@ def name_ids(ids: Sequence[str]) -> str:
     return f"{shown} and {extra} more" if extra > 0 else shown
 
 
-# The longest untrusted text a message shows whole (a table cell: MAX_CELL_CHARS, far longer
-# than any number), and the share of a longer one's end that is kept (where a message says
-# what to do).
-MAX_LINE_CHARS = 4000
-MAX_CELL_CHARS = 200
-_TAIL_SHARE = 4
-
-
-def shortened(text: str, limit: int = MAX_LINE_CHARS) -> str:
-    """``text`` when at most ``limit`` characters, else its start and end around a note of how
-    many characters are not shown (a 10 MB id or model name in a message)."""
-    if len(text) <= limit:
-        return text
-    tail = limit // _TAIL_SHARE
-    head = limit - tail
-    return f"{text[:head]} ... ({len(text) - limit} characters not shown) ... {text[-tail:]}"
-
-
 class DatbenchError(Exception):
     """Base class: a message for the user and an exit code (``hint``: at most one more line
     that names the fix)."""

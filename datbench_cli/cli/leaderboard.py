@@ -10,7 +10,7 @@ import typer
 
 from datbench_cli.cli import tables
 from datbench_cli.cli.common import QuietOpt, handle_errors
-from datbench_cli.cli.output import Output, plain
+from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import text_table
 from datbench_cli.compare.inputs import compare_inputs
 from datbench_cli.files import jsonio
@@ -18,6 +18,7 @@ from datbench_cli.files.outputs import guard_outputs, locked_runs
 from datbench_cli.leaderboard import board as boards
 from datbench_cli.leaderboard import outputs, runs
 from datbench_cli.report_html import check_target
+from datbench_cli.shown_text import plain
 
 
 @handle_errors

@@ -9,7 +9,6 @@ sequences, carriage returns, bidirectional overrides) shown escaped (:func:`plai
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,46 +27,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from datbench_cli.errors import MAX_LINE_CHARS, shortened
 from datbench_cli.runtime import interrupt
-
-# C0 and C1 controls but tab and newline, DEL, the Unicode line separators and bidirectional
-# controls (embeddings, overrides, isolates and the marks ALM, LRM and RLM), and the characters
-# that show nothing (soft hyphen, zero-width space, joiners, word joiner and invisible
-# operators, byte order mark, annotation marks, tag characters): each can disguise what a
-# terminal shows ("gpt-4o" and "gpt-4o" + U+200B look alike); and lone surrogates (a file or
-# folder name that is not UTF-8, as Python decodes it), which no UTF-8 stream can write.
-_CONTROL_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029"
-    "\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff\ufff9-\ufffb"
-    "\U000e0000-\U000e007f]"
-)
-_CELL_CONTROL_RE = re.compile("[\n\t]|" + _CONTROL_RE.pattern)
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-def _json_escaped(match: re.Match[str]) -> str:
-    """A character as a JSON ``\\u`` escape (a surrogate pair beyond the first plane)."""
-    code = ord(match.group())
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-
-
-def plain(text: str, *, one_line: bool = False, limit: int = MAX_LINE_CHARS) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``); ``one_line``
-    escapes newlines and tabs too (table cells) and cuts a text over ``limit`` characters in
-    the middle (:func:`shortened`)."""
-    if not one_line:
-        return _CONTROL_RE.sub(_escaped, text)
-    return _CELL_CONTROL_RE.sub(_escaped, shortened(text, limit))
+from datbench_cli.shown_text import CONTROL_RE, json_escaped, plain, shortened
 
 
 class RateColumn(ProgressColumn):
@@ -135,7 +96,7 @@ class Output:
         codes, bidirectional marks, line separators, invisible characters) are written as
         ``\\u`` escapes: the document reads back the same and shows nothing on a terminal
         (``\\x`` escapes, as :meth:`data` writes them, are not JSON)."""
-        text = _CONTROL_RE.sub(_json_escaped, document.decode())
+        text = CONTROL_RE.sub(json_escaped, document.decode())
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len
 
-from datbench_cli.cli.output import Output, plain
-from datbench_cli.errors import MAX_CELL_CHARS
+from datbench_cli.cli.output import Output
+from datbench_cli.shown_text import MAX_CELL_CHARS, plain
 
 # Between two aligned columns, and between two pairs of a stacked block.
 _GAP = "  "

@@ -10,9 +10,8 @@ import math
 import re
 from typing import Any
 
-from datbench_cli.cli.output import plain
-from datbench_cli.errors import MAX_CELL_CHARS
 from datbench_cli.leaderboard.outputs import table
+from datbench_cli.shown_text import MAX_CELL_CHARS, plain
 from datbench_cli.version import __version__
 
 _CSS = """

@@ -233,7 +233,7 @@ def test_a_detectable_difference_past_the_whole_scale_reads_over_100() -> None:
 
 def test_bidirectional_controls_are_shown_escaped() -> None:
     # The overrides and isolates were escaped, the marks (U+061C, U+200E, U+200F) were not.
-    from datbench_cli.cli.output import plain
+    from datbench_cli.shown_text import plain
 
     for char in "\u061c\u200e\u200f\u202e\u2067":
         assert plain(f"a{char}b") == f"a\\u{ord(char):04x}b"
@@ -280,7 +280,7 @@ def test_a_stacked_pair_wider_than_the_terminal_puts_its_value_below() -> None:
 def test_invisible_characters_are_shown_escaped() -> None:
     # A zero-width space, joiner, word joiner, byte order mark, soft hyphen or tag character
     # shows nothing: "gpt-4o" and "gpt-4o\u200b" were two labels a terminal showed alike.
-    from datbench_cli.cli.output import plain
+    from datbench_cli.shown_text import plain
 
     assert plain("a\u00adb") == "a\\xadb"
     for char in "\u180e\u200b\u200c\u200d\u2060\u2064\ufeff\ufffb":

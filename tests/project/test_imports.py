@@ -11,7 +11,18 @@ from pathlib import Path
 from tests.cli_helpers import ROOT
 
 PACKAGE = ROOT / "datbench_cli"
-LOWER = ("files", "batch", "runtime", "scorers", "metrics", "text", "stats", "errors", "version")
+LOWER = (
+    "files",
+    "batch",
+    "runtime",
+    "scorers",
+    "metrics",
+    "text",
+    "stats",
+    "errors",
+    "version",
+    "shown_text",
+)
 # The top package re-exports the API (the evaluators), so it sits above everything too.
 ABOVE = ("benchmarks", "cli", "leaderboard", "compare", "report_html", "")
 
@@ -112,3 +123,33 @@ def test_the_lower_layers_import_nothing_above_them() -> None:
         if _layer(target) in ABOVE
     )
     assert wrong == []
+
+
+def test_only_the_command_line_imports_the_command_line_and_rich() -> None:
+    # The leaderboard's page imported cli.output (and rich with it) for one helper: library
+    # code must work without the terminal layer (rich is for the terminal only).
+    entry = "datbench_cli.__main__"
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph().items()
+        if _layer(module) != "cli" and module != entry
+        for target in targets
+        if _layer(target) == "cli"
+    )
+    assert wrong == []
+    rich_users = sorted(
+        str(path.relative_to(ROOT))
+        for path in PACKAGE.rglob("*.py")
+        if "cli" not in path.relative_to(PACKAGE).parts[:1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            name.split(".")[0] == "rich"
+            for name in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+        )
+    )
+    assert rich_users == []
