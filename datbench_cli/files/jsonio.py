@@ -420,13 +420,16 @@ def is_stream_output(path: Path) -> bool:
         return False
 
 
-# The folder of a process's descriptor links: /proc/<pid>/fd (or a thread's).
-_DESCRIPTOR_FOLDER = re.compile(r"/proc/[0-9]+(?:/task/[0-9]+)?/fd")
+# The folder of a process's descriptor links: /proc/<pid>/fd (or a thread's); on systems
+# without /proc (macOS), /dev/fd itself, the calling process's descriptors.
+_DESCRIPTOR_FOLDER = re.compile(r"/proc/[0-9]+(?:/task/[0-9]+)?/fd|/dev/fd")
+_OWN_DESCRIPTOR_FOLDER = "/dev/fd"
 
 
 def _descriptor_entry(path: Path) -> tuple[str, str] | None:
-    """``(folder, name)`` of the ``/proc/<pid>/fd`` entry ``path`` is or leads to through
-    links in ``/dev`` itself (``/dev/stdout``), else ``None``."""
+    """``(folder, name)`` of the ``/proc/<pid>/fd`` entry (``/dev/fd`` where it is a real
+    folder, as on macOS) ``path`` is or leads to through links in ``/dev`` itself
+    (``/dev/stdout``), else ``None``."""
     current = os.path.abspath(path)
     for _ in range(8):  # /dev/stdout -> /proc/self/fd/1 is one step; the bound is for safety
         folder = os.path.realpath(os.path.dirname(current))
@@ -450,6 +453,8 @@ def _own_descriptor(path: Path) -> int | None:
     entry = _descriptor_entry(path)
     if entry is None or not entry[1].isdigit():
         return None
+    if entry[0] == _OWN_DESCRIPTOR_FOLDER:
+        return int(entry[1])
     pid = int(entry[0].split("/")[2])
     return int(entry[1]) if pid == os.getpid() else None
 

@@ -663,3 +663,39 @@ class SendSwapTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 2, result.stderr)
         self.assertIn(str(out), result.stderr)
         self.assertEqual(precious.read_text(), "not yours")
+
+
+class DescriptorFolderWithoutProcTests(unittest.TestCase):
+    """Where /dev/fd is a folder of its own (macOS: no /proc, ``/dev/stdout -> fd/1``), its
+    entries are this process's descriptors: ``-o /dev/stdout`` is written through, as on
+    Linux. The review of the guard's rewrite found it refused there as "a symlink"."""
+
+    def test_dev_stdout_through_a_real_dev_fd_folder(self) -> None:
+        from unittest import mock
+
+        from datbench_cli.files import jsonio
+
+        real_realpath, real_islink, real_readlink = (
+            os.path.realpath,
+            os.path.islink,
+            os.readlink,
+        )
+
+        def realpath(path: Any, *args: Any, **kwargs: Any) -> str:
+            return "/dev/fd" if path == "/dev/fd" else real_realpath(path, *args, **kwargs)
+
+        def islink(path: Any) -> bool:
+            return True if path == "/dev/stdout" else real_islink(path)
+
+        def readlink(path: Any, *args: Any, **kwargs: Any) -> Any:
+            return "fd/1" if path == "/dev/stdout" else real_readlink(path, *args, **kwargs)
+
+        with (
+            mock.patch("os.path.realpath", realpath),
+            mock.patch("os.path.islink", islink),
+            mock.patch("os.readlink", readlink),
+        ):
+            self.assertTrue(jsonio.is_descriptor_link(Path("/dev/stdout")))
+            self.assertTrue(jsonio.is_descriptor_link(Path("/dev/fd/3")))
+            self.assertEqual(jsonio._own_descriptor(Path("/dev/stdout")), 1)
+            self.assertFalse(jsonio.is_descriptor_link(Path("/dev/shm/x")))
