@@ -143,6 +143,9 @@ class WholeOutputsTests(unittest.TestCase):
 
 class MemoTests(unittest.TestCase):
     def setUp(self) -> None:
+        # On Python 3.12+ latex2sympy2's ANTLR runtime needs the shim the scorer installs before
+        # its own import (a worker that has scored no MathVision sample yet has none).
+        mathvision._typing_io_shim()
         import latex2sympy2
 
         self.module = latex2sympy2

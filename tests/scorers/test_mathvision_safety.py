@@ -215,6 +215,9 @@ class NoCodeRunsTests(unittest.TestCase):
     def test_converter_output_with_code_is_wrong_and_inert(self) -> None:
         import sympy
 
+        # mock.patch imports latex2sympy2, which needs the scorer's shim on Python 3.12+.
+        mathvision._typing_io_shim()
+
         for payload in self.payloads():
             # The payload is real Python: only the evaluator's policy stops it.
             self.assertIsInstance(ast.parse(payload, mode="eval"), ast.Expression)
