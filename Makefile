@@ -67,13 +67,11 @@ demo: $(STAMP)
 
 # The suite on one interpreter (PYTHON, in VENV), on pytest-xdist workers: one more than the
 # cores, since much of the suite waits on processes it starts (the CLI, kills, scoring pools):
-# on 2 cores, 3 workers took 286 s where 2 took 416 s. Idle workers steal queued tests from busy
-# ones (--dist worksteal: the few 10-25 s tests no longer leave one worker finishing alone; on
-# 2026-12-03, 3.13: 160 s against 176 and 182 s, 3.11: 335 s against 340 s). It ends with the 15
-# slowest tests so drift shows, and the reason of every skip (-rs). PYTEST_MARKS selects by
-# marker (`make test` runs the newest Python with "not one_python").
+# on 2 cores, 3 workers took 286 s where 2 took 416 s. It ends with the 15 slowest tests so
+# drift shows, and the reason of every skip (-rs). PYTEST_MARKS selects by marker (`make test`
+# runs the newest Python with "not one_python").
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --dist worksteal --durations=15 -rs
+PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --durations=15 -rs
 PYTEST_MARKS ?=
 suite: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
