@@ -15,14 +15,21 @@ MAX_CELL_CHARS = 200
 _TAIL_SHARE = 4
 
 
-def shortened(text: str, limit: int = MAX_LINE_CHARS) -> str:
-    """``text`` when at most ``limit`` characters, else its start and end around a note of how
-    many characters are not shown (a 10 MB id or model name in a message)."""
+def shortened(
+    text: str,
+    limit: int = MAX_LINE_CHARS,
+    *,
+    tail: int | None = None,
+    note: str = " ... ({} characters not shown) ... ",
+) -> str:
+    """``text`` when at most ``limit`` characters, else its start and its last ``tail``
+    characters (a quarter of ``limit`` by default), ``limit`` in all, around ``note`` saying
+    how many are not shown (a 10 MB id or model name in a message, a looping output on a
+    page)."""
     if len(text) <= limit:
         return text
-    tail = limit // _TAIL_SHARE
-    head = limit - tail
-    return f"{text[:head]} ... ({len(text) - limit} characters not shown) ... {text[-tail:]}"
+    kept_tail = limit // _TAIL_SHARE if tail is None else tail
+    return text[: limit - kept_tail] + note.format(len(text) - limit) + text[-kept_tail:]
 
 
 # C0 and C1 controls but tab and newline, DEL, the Unicode line separators and bidirectional

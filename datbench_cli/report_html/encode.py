@@ -9,23 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from datbench_cli.shown_text import shortened
+
 # The longest text one block, key/value row or table cell shows whole: a model looping to its
 # token limit writes 100 KB to 1 MB, and the page holds every sample. A longer text keeps its
 # start and end around a note saying what is cut (the report holds it whole).
 MAX_SHOWN_CHARS = 20_000
 _TAIL_CHARS = 4_000
+_CUT_NOTE = "\n[... {} characters not shown here; the report holds the whole text ...]\n"
 
 
 def cut(value: Any) -> Any:
     """``value``, or when a string over :data:`MAX_SHOWN_CHARS` characters, its start and end
     around a line saying how many characters the page leaves out."""
-    if not isinstance(value, str) or len(value) <= MAX_SHOWN_CHARS:
+    if not isinstance(value, str):
         return value
-    left_out = len(value) - MAX_SHOWN_CHARS
-    return (
-        f"{value[: MAX_SHOWN_CHARS - _TAIL_CHARS]}\n[... {left_out} characters not shown here; "
-        f"the report holds the whole text ...]\n{value[-_TAIL_CHARS:]}"
-    )
+    return shortened(value, MAX_SHOWN_CHARS, tail=_TAIL_CHARS, note=_CUT_NOTE)
 
 
 def _cell(value: Any) -> Any:
