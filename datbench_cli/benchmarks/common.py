@@ -4,7 +4,6 @@ note of the answers counted as they are."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from datbench_cli.batch.digests import DIGEST_FIELD, is_digest
 from datbench_cli.benchmarks.base import Warn, ignore
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.outputs import same_file
 from datbench_cli.files.rundir import JUDGE_DIGESTS, JUDGE_TASKS, RunDir
 
 
@@ -59,7 +59,7 @@ def record_asked(run: RunDir, out: Path, lines: Iterable[Mapping[str, Any]]) -> 
     the run's own judge_tasks.jsonl (tasks written elsewhere, another model's or a retry round,
     leave the record alone); the caller holds the run's lock and writes the tasks after. Ids
     not in ``lines`` keep theirs. Returns how many ids were asked about another text before."""
-    if Path(os.path.abspath(out)) != Path(os.path.abspath(run.path(JUDGE_TASKS))):
+    if not same_file(out, run.path(JUDGE_TASKS)):
         return 0
     if run.path(JUDGE_DIGESTS).is_file():
         asked = _asked(run)

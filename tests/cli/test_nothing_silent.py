@@ -384,6 +384,21 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertNotIn("changed", result.stderr)
         self.assertEqual(self.score(work)[1]["judge_stale_verdicts"], 1)
 
+    def test_the_runs_own_judge_tasks_named_through_a_folder_link_are_recorded(self) -> None:
+        # -o reaching the run's own judge_tasks.jsonl through a link to its folder writes
+        # those tasks: what they asked is recorded as when named plainly (it was not: the
+        # paths were compared as spelled).
+        work = self.work("through-a-link")
+        (work / "judge_digests.json").unlink(missing_ok=True)
+        link = work.parent / "through-a-link-link"
+        link.symlink_to(work, target_is_directory=True)
+        self.addCleanup(link.unlink)
+        result = run_cli("make-judge-tasks", "-d", str(work), "-o", str(link / "judge_tasks.jsonl"))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        recorded = json.loads((work / "judge_digests.json").read_text())
+        asked = {t["id"]: t["response_digest"] for t in read_lines(work / "judge_tasks.jsonl")}
+        self.assertEqual(recorded, asked)
+
     def test_a_copied_run_judged_again_for_another_model_counts_its_verdicts(self) -> None:
         # cp -r run run-b, another model's answers, new judge tasks, the judge's lines without
         # digest: they judged the new tasks and count (none stale).
