@@ -268,8 +268,9 @@ def _left_out_note(
     """The line naming the columns no table shows, then those some table shows but another
     (named by its title) leaves out; ``""`` when every table shows every column."""
     left_out = [h for h in dict.fromkeys(headers) if h and h not in visible]
-    parts = [f"{len(left_out)} column(s) left out at this width: {', '.join(left_out)}"]
-    parts = parts if left_out else []
+    parts = []
+    if left_out:
+        parts.append(f"{len(left_out)} column(s) left out at this width: {', '.join(left_out)}")
     for title, columns in dropped:
         partly = [h for h in columns if h and h in visible]
         if partly:

@@ -409,17 +409,22 @@ class RunGoesOnTests(_Case):
         self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "", "b": "yes"})
         self.assertEqual(loaded.errored_ids, [])
 
-    def test_an_answer_with_an_empty_choice_list_is_retried(self) -> None:
-        # {"choices": []} holds no answer (score counts it errored) but was written at once as
-        # that request's line, unlike a 200 without "choices", which is retried.
-        answers = iter([b'{"choices": []}'] * 2)
+    def send_after_unreadable(self, unreadable: bytes) -> SendResult:
+        """``send`` (2 retries) against a server whose first two answers are ``unreadable``
+        200s, then good ones."""
+        answers = iter([unreadable] * 2)
 
         def respond(conn: socket.socket) -> None:
             body = next(answers, completion())
             conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
 
         with RawServer(respond) as server:
-            result = bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+            return bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+
+    def test_an_answer_with_an_empty_choice_list_is_retried(self) -> None:
+        # {"choices": []} holds no answer (score counts it errored) but was written at once as
+        # that request's line, unlike a 200 without "choices", which is retried.
+        result = self.send_after_unreadable(b'{"choices": []}')
         self.assertEqual((result.answered, result.failed_ids), (2, []))
         self.assertEqual(successes(self.out), {"a": 1, "b": 1})
 
@@ -428,14 +433,7 @@ class RunGoesOnTests(_Case):
         # answer, never sent again, and score refused the whole file (exit 2) for that line.
         message = {"role": "assistant", "content": ["yes"]}
         unreadable = json.dumps({"choices": [{"message": message}]}).encode()
-        answers = iter([unreadable] * 2)
-
-        def respond(conn: socket.socket) -> None:
-            body = next(answers, completion())
-            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
-
-        with RawServer(respond) as server:
-            result = bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+        result = self.send_after_unreadable(unreadable)
         self.assertEqual((result.answered, result.failed_ids), (2, []))
         self.assertEqual(successes(self.out), {"a": 1, "b": 1})
         loaded = load_vlm_responses(self.out)  # scored: the failed attempts are not written
