@@ -14,12 +14,24 @@ from datbench_cli.files.hub_layout import write_hub_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "datbench"
+VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> Any:
     """Invoke ``datbench`` in-process; the result has exit_code, stdout and stderr."""
     runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})})
     return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def export_samples(root: Path) -> dict[str, tuple[Path, Path]]:
+    """Both benchmarks' sample data exported under ``root``: ``{"dat"|"vtb": (run, sample)}``."""
+    runs = {}
+    for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
+        run = root / name
+        result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+        assert result.exit_code == 0, result.stderr
+        runs[name] = (run, sample)
+    return runs
 
 
 def retry_judge_tasks(run: Path, out: Path) -> Any:

@@ -9,9 +9,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tests.cli_helpers import ROOT, SAMPLE, run_cli
-
-VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
+from tests.cli_helpers import SAMPLE, VTB_SAMPLE, export_samples, run_cli
 
 
 def rewrite(path: Path, change) -> None:  # type: ignore[no-untyped-def]
@@ -23,14 +21,10 @@ class LineHintTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
-        cls.runs = {}
-        for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
-            run = cls.tmp / name
-            result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
-            assert result.exit_code == 0, result.stderr
+        cls.runs = export_samples(cls.tmp)
+        for run, sample in cls.runs.values():
             # VisualToolBench's check-judge reads the responses first: every test has them.
             shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
-            cls.runs[name] = (run, sample)
 
     @classmethod
     def tearDownClass(cls) -> None:

@@ -11,10 +11,9 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import ROOT, SAMPLE, run_cli
+from tests.cli_helpers import SAMPLE, export_samples, run_cli
 from tests.runner_lines import openai_ok
 
-VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
 FIRST_IDS = {"dat": "db_table_000000", "vtb": "vtb-a-medical-001::0"}
 
 
@@ -29,12 +28,7 @@ class RunnerShapeTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
-        cls.runs = {}
-        for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
-            run = cls.tmp / name
-            result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
-            assert result.exit_code == 0, result.stderr
-            cls.runs[name] = run
+        cls.runs = {name: run for name, (run, _) in export_samples(cls.tmp).items()}
 
     @classmethod
     def tearDownClass(cls) -> None:

@@ -17,9 +17,8 @@ import pytest
 from datbench_cli.cli.compare_table import comparison_tables
 from datbench_cli.cli.tables import TextTable, legend_lines, render
 from datbench_cli.compare.comparison import compare
-from tests.cli_helpers import ROOT, SAMPLE, run_cli
+from tests.cli_helpers import export_samples, run_cli
 
-VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
 WIDTHS = (60, 80, 120)
 
 
@@ -27,10 +26,7 @@ WIDTHS = (60, 80, 120)
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     tmp = tmp_path_factory.mktemp("tables")
     made = {}
-    for name, target, sample in (("dat", "all", SAMPLE), ("vtb", "vistoolbench", VTB_SAMPLE)):
-        run = tmp / name
-        result = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
-        assert result.exit_code == 0, result.stderr
+    for name, (run, sample) in export_samples(tmp).items():
         shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
         shutil.copy(sample / "judge_responses.jsonl", run / "judge_responses.jsonl")
         assert run_cli("score", "-d", str(run), "--allow-missing", "-q").exit_code == 0
