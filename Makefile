@@ -65,12 +65,13 @@ demo: $(STAMP)
 	@echo "demo: PATH (source $(VENV)/bin/activate) and write the page of the first run:"
 	@echo "    datbench view $(DEMO_DIR)/"
 
-# The suite on one interpreter (PYTHON, in VENV), on pytest-xdist workers: one more than the
-# cores, since much of the suite waits on processes it starts (the CLI, kills, scoring pools):
-# on 2 cores, 3 workers took 286 s where 2 took 416 s. It ends with the 15 slowest tests so
-# drift shows, and the reason of every skip (-rs). PYTEST_MARKS selects by marker (`make test`
-# runs the newest Python with "not one_python").
-PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+# The suite on one interpreter (PYTHON, in VENV), on pytest-xdist workers: two more than the
+# cores, since much of the suite waits on processes it starts (the CLI, kills, scoring pools,
+# sandboxes). On 2 cores, the suite on Python 3.11 took 314 s on 3 workers, 283 s on 4 and
+# 313 s on 5 (on 3.13 without the one_python tests: 182 s on 3, 177 s on 4). It ends with
+# the 15 slowest tests so drift shows, and the reason of every skip (-rs). PYTEST_MARKS selects
+# by marker (`make test` runs the newest Python with "not one_python").
+PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 2 )))
 PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --durations=15 -rs
 PYTEST_MARKS ?=
 suite: $(STAMP)
