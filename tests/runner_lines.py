@@ -140,3 +140,53 @@ def write_lines(path: Path, lines: list[dict[str, Any]]) -> Path:
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def openai_responses_ok(
+    custom_id: str,
+    text: str | None,
+    *,
+    status: str | None = None,
+    incomplete: str | None = None,
+    refusal: str | None = None,
+) -> dict[str, Any]:
+    """An OpenAI Batch API output-file line for a request sent to ``/v1/responses``: a reasoning
+    item, then the assistant message (its text split over two ``output_text`` parts). The status
+    is ``incomplete`` when an ``incomplete`` reason is given, ``completed`` otherwise."""
+    if status is None:
+        status = "completed" if incomplete is None else "incomplete"
+    content: list[dict[str, Any]] = []
+    if text is not None:
+        half = len(text) // 2
+        content += [
+            {"type": "output_text", "text": part, "annotations": [], "logprobs": []}
+            for part in (text[:half], text[half:])
+        ]
+    if refusal is not None:
+        content.append({"type": "refusal", "refusal": refusal})
+    body = {
+        "id": f"resp_{uuid.uuid4().hex}",
+        "object": "response",
+        "created_at": 1764547200,
+        "status": status,
+        "error": None,
+        "incomplete_details": None if incomplete is None else {"reason": incomplete},
+        "model": "gpt-5-2025-08-07",
+        "output": [
+            {"id": f"rs_{uuid.uuid4().hex}", "type": "reasoning", "summary": []},
+            {
+                "id": f"msg_{uuid.uuid4().hex}",
+                "type": "message",
+                "status": "completed" if incomplete is None else "incomplete",
+                "role": "assistant",
+                "content": content,
+            },
+        ],
+        "usage": {"input_tokens": 321, "output_tokens": 17, "total_tokens": 338},
+    }
+    return {
+        "id": f"batch_req_{uuid.uuid4().hex[:24]}",
+        "custom_id": custom_id,
+        "response": {"status_code": 200, "request_id": uuid.uuid4().hex, "body": body},
+        "error": None,
+    }

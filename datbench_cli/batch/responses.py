@@ -1,8 +1,10 @@
 """Reading model and judge response files: the native lines and OpenAI batch output lines.
 
 A batch output line (``custom_id`` + ``response.body.choices[0].message.content``, or
-``choices[0].text`` of the legacy completions shape) is detected per line, so one file may mix
-both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
+``choices[0].text`` of the legacy completions shape, or a Responses API body: ``"object":
+"response"`` with ``output[]`` messages of ``output_text`` parts, as the Batch API's
+``/v1/responses`` endpoint writes) is detected per line, so one file may mix the shapes. Every
+line gets a *status* (:data:`RESPONSE_STATUSES`):
 
 - ``errored``: a transport failure, not an answer (``error`` set, which may be an object or a
   plain string as vLLM writes both; a ``status_code`` outside 2xx; no choice in the body).
@@ -11,7 +13,10 @@ both shapes. Every line gets a *status* (:data:`RESPONSE_STATUSES`):
 - ``refused``: the model was reached but declined (``message.refusal`` set, or ``finish_reason``
   ``content_filter``); ``truncated``: ``finish_reason`` ``length``; ``empty``: no usable text
   (content null or empty, or only ``reasoning_content``); ``ok`` otherwise. These are the
-  model's answer: the text (``""`` when there is none) is scored as it is.
+  model's answer: the text (``""`` when there is none) is scored as it is. A Responses API
+  body says the same with a ``refusal`` part, and ``"status": "incomplete"`` for
+  ``max_output_tokens`` (truncated) or ``content_filter`` (refused); any other status but
+  ``completed`` (failed, cancelled, still queued) is errored.
 
 A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench send``) is
 skipped and reported, never an error. Judge lines may carry the digest of the response they
@@ -23,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from datbench_cli.batch.answers import JudgeResponse, VLMResponse
 from datbench_cli.batch.digests import DIGEST_FIELD, is_digest, split_tagged_id
@@ -113,12 +118,73 @@ def content_text(content: Any) -> str | None:
     return None
 
 
+#: A Responses API ``incomplete_details.reason``, as the chat ``finish_reason`` it means.
+_INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+def is_responses_body(body: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a batch line's body is a Responses API object (not a chat completion)."""
+    return isinstance(body, dict) and body.get("object") == "response" and "choices" not in body
+
+
+def _message_parts(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The content parts of the assistant messages of a Responses API body, in order."""
+    for item in body.get("output") or ():
+        if isinstance(item, dict) and item.get("type") == "message":
+            yield from (part for part in item.get("content") or () if isinstance(part, dict))
+
+
+def _responses_outcome(body: dict[str, Any]) -> BatchOutcome:
+    """Classify a Responses API body (see the module docstring): its text is the
+    ``output_text`` parts of its messages joined, as the API's own ``output_text`` is."""
+    status = body.get("status", "completed")
+    reason = None
+    if status == "incomplete":
+        details = body.get("incomplete_details")
+        said = details.get("reason") if isinstance(details, dict) else None
+        reason = _INCOMPLETE_REASONS.get(said) if isinstance(said, str) else None
+        if reason is None:
+            return BatchOutcome(None, f"the response is incomplete ({said})", None, ERRORED)
+    elif status != "completed":
+        return BatchOutcome(None, f'the response\'s status is "{status}"', None, ERRORED)
+    parts = list(_message_parts(body))
+    text = "".join(
+        p["text"]
+        for p in parts
+        if p.get("type") == "output_text" and isinstance(p.get("text"), str)
+    )
+    refused = any(p.get("type") == "refusal" for p in parts) and not text
+    return BatchOutcome(text, None, reason, text_status(text, reason, refused=refused))
+
+
+def responses_problem(body: dict[str, Any]) -> str | None:
+    """Why a Responses API body cannot be read (``None`` when it can): read anyway, its answer
+    would be scored as the empty string."""
+    output = body.get("output")
+    if not isinstance(output, list):
+        return f'"output" of a Responses API body must be a list, got {type(output).__name__}'
+    for item in output:
+        if not isinstance(item, dict):
+            return f'"output" items must be objects, got {type(item).__name__}'
+        content = item.get("content")
+        if item.get("type") != "message":
+            continue  # reasoning, tool calls: not the answer
+        if not isinstance(content, list):
+            return f'"content" of an "output" message must be a list, got {type(content).__name__}'
+        if not all(isinstance(part, dict) for part in content):
+            return '"content" parts of an "output" message must be objects'
+    return None
+
+
 def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     """Classify one OpenAI batch output line (see the module docstring)."""
     response = obj.get("response")
     error = _batch_error(obj, response)
     if error is not None:
         return BatchOutcome(None, error, None, ERRORED)
+    body = response.get("body") if isinstance(response, dict) else None
+    if is_responses_body(body):
+        return _responses_outcome(body)
     try:
         choice = response["body"]["choices"][0]  # type: ignore[index]
     except (KeyError, IndexError, TypeError):
@@ -209,7 +275,11 @@ def batch_response_line(
         ident, digest = split_tagged_id(ident)
     outcome = batch_outcome(obj)
     if outcome.error is None:
-        problem = message_problem(obj["response"]["body"]["choices"][0])
+        body = obj["response"]["body"]
+        if is_responses_body(body):
+            problem = responses_problem(body)
+        else:
+            problem = message_problem(body["choices"][0])
         if problem is not None:
             raise InputError(problem, path, number)
     return ResponseLine(
