@@ -223,6 +223,7 @@ class AccountingTests(TempDirCase):
                 "errored": 0,
                 "unknown_responses": 8,  # 2 above + 6 sample lines of C, D and B::1 (no answer)
                 "duplicate_responses": 1,
+                "truncated_responses": 0,
                 "tasks_with_unjudged_rubrics": 1,
             },
         )

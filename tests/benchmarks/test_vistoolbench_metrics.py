@@ -113,6 +113,7 @@ class WorkedExampleTests(unittest.TestCase):
                 "errored": 0,
                 "unknown_responses": 0,
                 "duplicate_responses": 0,
+                "truncated_responses": 0,
                 "tasks_with_unjudged_rubrics": 2,
             },
         )

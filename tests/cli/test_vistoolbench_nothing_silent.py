@@ -210,6 +210,27 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         self.assertGreater(report["summary"]["judge"]["stale"], 0)
         self.assertEqual(run_cli("check-judge", "-d", str(work)).exit_code, 1)
 
+    def test_judge_replies_cut_at_the_token_limit_are_counted_and_said(self) -> None:
+        # A judge that ran out of tokens after writing its verdict: read as it is (as DatBench
+        # scores a cut judge reply), but counted and said, never silently.
+        work = self.work("cut-judge")
+        result = run_cli("make-judge-tasks", "-d", str(work), "--format", "openai", "--model", "j")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        requests = read_lines(work / "requests" / "judge_tasks.openai.00001.jsonl")
+        cut = MET + " Let me double-check the second half of the"
+        lines = [openai_ok(r["custom_id"], MET) for r in requests]
+        lines[0] = openai_ok(requests[0]["custom_id"], cut, finish_reason="length")
+        # A native line (a custom judge loop) says it the same way.
+        native = {"id": self.tasks[1]["id"], "raw_judge_output": cut, "finish_reason": "length"}
+        native["response_digest"] = self.tasks[1]["response_digest"]
+        lines[1] = native
+        write_lines(work / "judge_responses.jsonl", lines)
+        result, report = self.score(work, "--strict-judge")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        judge = report["summary"]["judge"]
+        self.assertEqual((judge["truncated_responses"], judge["met"]), (2, len(self.tasks)))
+        self.assertIn("2 judge response(s) stopped at the token limit", result.stderr)
+
     def test_a_failed_check_never_leaves_an_older_report(self) -> None:
         work = self.work("report")
         self.assertEqual(run_cli("score", "-d", str(work), "-q").exit_code, 0)

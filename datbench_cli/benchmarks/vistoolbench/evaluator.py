@@ -222,6 +222,7 @@ class VisToolBenchEvaluator:
             "duplicate_responses": sum(
                 lost for key, lost in match.lost_lines.items() if key[0] in scored_ids
             ),
+            "truncated_responses": _truncated_verdicts(match, answers, scored_ids),
             "tasks_with_unjudged_rubrics": counts["tasks_with_unjudged_rubrics"],
         }
         self._check_judge(results, judge, match, strict_judge)
@@ -314,3 +315,21 @@ class VisToolBenchEvaluator:
             )
         if match.unknown_lines:
             self.warn(f"{match.unknown_lines} judge line(s) match no judge task and were ignored")
+        if judge["truncated_responses"]:
+            self.warn(
+                f"{judge['truncated_responses']} judge response(s) stopped at the token limit "
+                "(finish_reason length); their verdicts are read as they are"
+            )
+
+
+def _truncated_verdicts(match: JudgeMatch, answers: Answers, scored: set[str]) -> int:
+    """How many judge lines a scored task's verdict is read from (neither errored nor stale)
+    stopped at the judge's token limit."""
+    return sum(
+        1
+        for key, line in match.by_key.items()
+        if line.truncated
+        and key[0] in scored
+        and not line.errored
+        and not is_stale(line.digest, answers.by_turn[key[:2]])
+    )

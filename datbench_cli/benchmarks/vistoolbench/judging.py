@@ -81,14 +81,16 @@ def build_judge_tasks(tasks: Iterable[Task], answers: Answers) -> list[JudgeTask
 
 @dataclass(frozen=True)
 class JudgeLine:
-    """One judge response: its id (or task/turn/rubric key), raw text and verdict field, and
-    the digest of the answer it judged when the line carries one."""
+    """One judge response: its id (or task/turn/rubric key), raw text and verdict field, the
+    digest of the answer it judged when the line carries one, and whether the judge's reply
+    stopped at its token limit (``finish_reason`` ``length``)."""
 
     key: str | RubricKey
     raw: str | None
     verdict: Any = None
     errored: bool = False
     digest: str | None = None
+    truncated: bool = False
 
     @property
     def display_id(self) -> str:
@@ -108,7 +110,11 @@ def judge_line(
         line = batch_response_line(obj, path, number or 0, tagged=True)
         errored = line.error is not None
         return JudgeLine(
-            line.id, None if errored else line.text, errored=errored, digest=line.digest
+            line.id,
+            None if errored else line.text,
+            errored=errored,
+            digest=line.digest,
+            truncated=line.finish_reason == "length",
         )
     if all(k in obj for k in ("task_id", "turn_index", "rubric_id")):
         task_id, turn_index, rubric_id = obj["task_id"], obj["turn_index"], obj["rubric_id"]
@@ -132,7 +138,8 @@ def judge_line(
     digest = native_digest(obj, path, number or 0)
     if obj.get("error"):  # a custom loop's failed judge call, as for DatBench's native lines
         return JudgeLine(key, None, errored=True, digest=digest)
-    return JudgeLine(key, raw, obj.get("verdict"), digest=digest)
+    truncated = obj.get("finish_reason") == "length"
+    return JudgeLine(key, raw, obj.get("verdict"), digest=digest, truncated=truncated)
 
 
 def as_judge_line(item: Any, position: int = 0) -> JudgeLine:
