@@ -123,8 +123,9 @@ def held_responses(
     return store
 
 
-def unpickled(raw: tuple[int, bytes, Any]) -> Any:
-    """The object of a held row (see :meth:`AnsweredLines.hold`)."""
+def unpickled(raw: tuple[Any, ...]) -> Any:
+    """The object of a held row, from its line number and bytes (see
+    :meth:`AnsweredLines.hold`)."""
     return pickle.loads(raw[1])
 
 

@@ -86,9 +86,9 @@ class LineTable:
             "number INTEGER NOT NULL, raw BLOB NOT NULL, extra)"
         )
 
-    def fill(self, rows: Iterable[tuple[str, int, bytes, Any]]) -> None:
+    def fill(self, rows: Iterable[tuple[str | bytes, int, bytes, Any]]) -> None:
         """Add every ``(id, line number, raw bytes, extra)`` of ``rows``, in one transaction,
-        then index the ids."""
+        then index the ids (an id given as bytes is equal to no text id)."""
         counter = iter(range(1 << 62))
         with self.db:
             self.db.execute("BEGIN")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from datbench_cli.benchmarks.datbench.references import HeldSamples, ReferenceFile
+from datbench_cli.benchmarks.datbench.references import ReferenceFile
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.errors import InputError
 
@@ -47,15 +47,33 @@ class ReferenceFileTests(unittest.TestCase):
         with ReferenceFile(self.path) as refs:
             self.assertEqual(len(refs), 3)
             self.assertEqual([refs.parser()(raw) for raw in refs.raws(range(3))], expected)
-            held = HeldSamples(expected)
-            self.assertEqual(list(refs.keys()), list(held.keys()))
-            for i in range(3):
-                self.assertEqual(refs.item_metrics(i), held.item_metrics(i))
-                self.assertEqual(refs.key(i), held.key(i))
             self.assertEqual(refs.known(["z", "b", "a", "b"]), {"a", "b"})
-            self.assertEqual(held.known(["z", "b", "a", "b"]), {"a", "b"})
             self.assertIn("c", refs)
             self.assertNotIn("z", refs)
+            # The Python API's samples, held in a store of their own, read back the same.
+            with ReferenceFile(None, held=expected) as held:
+                self.assertEqual([held.parser()(raw) for raw in held.raws(range(3))], expected)
+                self.assertEqual(list(refs.keys()), list(held.keys()))
+                for i in range(3):
+                    self.assertEqual(refs.item_metrics(i), held.item_metrics(i))
+                    self.assertEqual(refs.key(i), held.key(i))
+                self.assertEqual(held.known(["z", "b", "a", "b"]), {"a", "b"})
+
+    def test_held_samples_go_without_images_and_odd_ids_match_nothing(self) -> None:
+        # A caller's sample may carry its image (never sent to a worker) and an id that is
+        # not a string: no response id (a string) matches it, not even its text.
+        samples = [
+            DatBenchSample(**orjson.loads(_line("a")), image=object()),
+            DatBenchSample(**{**orjson.loads(_line("a")), "id": 7}, image=None),
+            DatBenchSample(**{**orjson.loads(_line("a")), "id": None}, image=None),
+        ]
+        with ReferenceFile(None, held=samples) as held:
+            parse = held.parser()
+            self.assertEqual([parse(raw).image for raw in held.raws(range(3))], [None] * 3)
+            self.assertEqual([parse(raw).id for raw in held.raws(range(3))], ["a", 7, None])
+            self.assertEqual(held.known(["a", "7", "None", "b'7'"]), {"a"})
+            self.assertEqual(held.lines.last_by_id()["a"], 0)
+            self.assertIsNotNone(samples[0].image)  # the caller's own sample is untouched
 
     def test_a_duplicate_id_takes_the_last_lines_item_statistics(self) -> None:
         self.path.write_bytes(

@@ -15,8 +15,8 @@ from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
-from datbench_cli.benchmarks.datbench.records import library_record, sample_score, streamed_record
-from datbench_cli.benchmarks.datbench.references import HeldSamples, SampleKey, Samples
+from datbench_cli.benchmarks.datbench.records import library_record, streamed_record
+from datbench_cli.benchmarks.datbench.references import ReferenceFile, SampleKey
 from datbench_cli.benchmarks.datbench.schema import (
     REQUIRED_COLUMNS,
     DatBenchReport,
@@ -114,13 +114,15 @@ class DatBenchEvaluator:
         self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
         self._hold([_sample(number, row, capability) for number, row in enumerate(hf_dataset)])
 
-    def _hold(self, samples: list[DatBenchSample], source: Samples | None = None) -> None:
+    def _hold(self, samples: list[DatBenchSample], source: ReferenceFile | None = None) -> None:
         self.samples = samples
         self.samples_by_id: dict[str, DatBenchSample] = {s.id: s for s in samples}
         self._source = source
 
-    def _samples(self) -> Samples:
-        return self._source if self._source is not None else HeldSamples(self.samples)
+    def _samples(self) -> ReferenceFile:
+        """The samples to score: the run's references, or the held samples in a private store
+        of their own (as held responses are)."""
+        return self._source if self._source is not None else ReferenceFile(None, held=self.samples)
 
     def get_inference_tasks(self) -> list[InferenceTask]:
         """One task per sample, in dataset order."""
@@ -168,10 +170,8 @@ class DatBenchEvaluator:
         :func:`compute_report`, one frame below them for the warnings' stack level)."""
         results: list[SampleScore] = []
 
-        def keep(build: Build, raw: RawItem, record: tuple) -> None:
-            item = build(raw)
-            score, is_correct, details = record[0], record[1], record[7]
-            results.append(sample_score(item.sample, item.output, score, is_correct, details))
+        def keep(record: tuple) -> None:
+            results.append(record[7])
 
         summary, _ = self._evaluate(
             vlm_responses, judge_responses, strict_judge, library_record, keep, options, depth=1
@@ -194,7 +194,7 @@ class DatBenchEvaluator:
             judge_responses,
             False,
             streamed_record,
-            lambda _, __, record: entries.add(record[7]),
+            lambda record: entries.add(record[7]),
             options,
             with_status=True,
             release_inputs=True,
@@ -207,7 +207,7 @@ class DatBenchEvaluator:
         judge_responses: Iterable[JudgeResponse] | JudgeStore | None,
         strict_judge: bool,
         finish: Finish,
-        sink: Callable[[Build, RawItem, tuple], None],
+        sink: Callable[[tuple], None],
         options: ScoreOptions,
         *,
         with_status: bool = False,
@@ -305,7 +305,7 @@ class DatBenchEvaluator:
         # collector gets to the generator (never, while a caller keeps the traceback).
         done = reported = 0
         with contextlib.closing(records):
-            for done, (raw, record) in enumerate(records, 1):
+            for done, (_, record) in enumerate(records, 1):
                 if progress is not None and done % report_every == 0:
                     progress(done - reported)
                     reported = done
@@ -330,7 +330,7 @@ class DatBenchEvaluator:
                     frontier,
                     weight,
                 )
-                sink(build, raw, record)
+                sink(record)
         if done != len(work):
             raise AssertionError(f"{len(work)} samples to score, {done} scored")
         if progress is not None:
@@ -385,7 +385,7 @@ def _sample(number: int, row: Any, capability: str) -> DatBenchSample:
 
 
 def evaluator_over(
-    samples: Iterable[DatBenchSample] = (), source: Samples | None = None
+    samples: Iterable[DatBenchSample] = (), source: ReferenceFile | None = None
 ) -> DatBenchEvaluator:
     """An evaluator of the run-directory stages: over ready-made ``samples`` (which may span
     several capabilities), or scoring the samples of ``source`` (a

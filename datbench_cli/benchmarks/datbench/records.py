@@ -10,7 +10,7 @@ entry)``:
 - ``reasons``: why the sample is censored (see
   :func:`~datbench_cli.benchmarks.datbench.censoring.sample_reasons`);
 - ``entry``: in a streamed record, the sample's entry of the report's ``results`` as the
-  report's indented JSON bytes; in a library record, the sample's score details.
+  report's indented JSON bytes; in a library record, the sample's :class:`SampleScore`.
 """
 
 from __future__ import annotations
@@ -77,8 +77,12 @@ def _record(item: WorkItem, outcome: Outcome, entry: Any) -> tuple:
 
 
 def library_record(item: WorkItem, outcome: Outcome) -> tuple:
-    """The record of a library call (``compute_metrics``): the details as they are."""
-    return _record(item, outcome, outcome.details)
+    """The record of a library call (``compute_metrics``): the sample's result, built where
+    the sample was scored."""
+    result = sample_score(
+        item.sample, item.output, outcome.score, outcome.is_correct, outcome.details
+    )
+    return _record(item, outcome, result)
 
 
 def streamed_record(item: WorkItem, outcome: Outcome) -> tuple:

@@ -1,27 +1,29 @@
 """The samples a scoring run works through, held compactly.
 
-:class:`HeldSamples` wraps samples already in memory (the Python API). :class:`ReferenceFile`
-(what ``score`` uses) reads ``references.jsonl`` once, checking every line, into a table of the
-run store (:mod:`~datbench_cli.files.run_store`: id, line number, raw bytes), and keeps in
-memory only the few fields the parent needs per sample (capability, eval mode, dataset, item
-statistics: a list each, the names shared); a sample is parsed again from its stored line when it is scored, so memory does not
-hold one :class:`DatBenchSample` per reference, and a file rewritten meanwhile cannot mix two
-versions.
+:class:`ReferenceFile` (what ``score`` uses) reads ``references.jsonl`` once, checking every
+line, into a table of the run store (:mod:`~datbench_cli.files.run_store`: id, line number, raw
+bytes), and keeps in memory only the few fields the parent needs per sample (capability, eval
+mode, dataset, item statistics: a list each, the names shared); a sample is parsed again from
+its stored line when it is scored, so memory does not hold one :class:`DatBenchSample` per
+reference, and a file rewritten meanwhile cannot mix two versions. Samples already in memory
+(the Python API) go into the same kind of store, each row their pickle.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import pickle
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
+from datbench_cli.batch.response_store import unpickled
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
 from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
@@ -68,51 +70,6 @@ class SampleKey:
         )
 
 
-class Samples(Protocol):
-    """The samples of a run, in order (see the module docstring)."""
-
-    def __len__(self) -> int: ...
-
-    def keys(self) -> Iterator[SampleKey]:
-        """Every sample's key, in order."""
-        ...
-
-    def raws(self, indices: Sequence[int]) -> list[Any]:
-        """What :meth:`parser` makes each sample of ``indices`` (at most ``run_store.MANY``)
-        of, cheap to send to a worker process (a stored line's number and bytes), at once."""
-        ...
-
-    def parser(self) -> Callable[[Any], DatBenchSample]:
-        """A function (picklable) from a value of :meth:`raws` to the sample."""
-        ...
-
-    def known(self, ids: Sequence[str]) -> set[str]:
-        """Those of ``ids`` (at most ``run_store.MANY``) that are some sample's id."""
-        ...
-
-    def key(self, index: int) -> SampleKey:
-        """The key of the sample at ``index``."""
-        ...
-
-    def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        """The item statistics (see :func:`~datbench_cli.benchmarks.datbench.uncertainty.
-        item_metrics`) of the last sample with the id of the one at ``index``."""
-        ...
-
-    def release(self) -> None:
-        """Drop everything held per sample (a run that has scored them)."""
-        ...
-
-
-def as_is(value: Any) -> Any:
-    """The parser of samples held as they are."""
-    return value
-
-
-def _key(index: int, sample: DatBenchSample) -> SampleKey:
-    return SampleKey(index, sample.id, sample.capability, sample.eval_mode, sample.dataset)
-
-
 def _without_image(sample: DatBenchSample) -> DatBenchSample:
     """The sample as a worker gets it: without its image, which no scorer reads and which a
     worker would otherwise receive pickled (400 samples of 1024x1024 pixels: 15.6 s and
@@ -124,38 +81,10 @@ def _without_image(sample: DatBenchSample) -> DatBenchSample:
     return light
 
 
-class HeldSamples:
-    """Samples in memory (a list), behind :class:`Samples`."""
-
-    def __init__(self, samples: Sequence[DatBenchSample]) -> None:
-        self._samples = samples
-        self._last = {s.id: i for i, s in enumerate(samples)}
-
-    def __len__(self) -> int:
-        return len(self._samples)
-
-    def keys(self) -> Iterator[SampleKey]:
-        for index, sample in enumerate(self._samples):
-            yield _key(index, sample)
-
-    def raws(self, indices: Sequence[int]) -> list[DatBenchSample]:
-        return [_without_image(self._samples[index]) for index in indices]
-
-    def parser(self) -> Callable[[Any], DatBenchSample]:
-        return as_is
-
-    def known(self, ids: Sequence[str]) -> set[str]:
-        return {ident for ident in ids if ident in self._last}
-
-    def key(self, index: int) -> SampleKey:
-        return _key(index, self._samples[index])
-
-    def item_metrics(self, index: int) -> tuple[bool | None, float | None]:
-        last = self._last[self._samples[index].id]
-        return item_metrics(self._samples[last].eval_metrics)
-
-    def release(self) -> None:
-        return None
+def _stored_id(ident: Any) -> str | bytes:
+    """The id a sample is stored under: a caller's sample may have an id that is not a string
+    (the Python API), stored as bytes, which no response's id (a string) ever equals."""
+    return ident if isinstance(ident, str) else b"\0" + repr(ident).encode()
 
 
 def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) -> Any:
@@ -184,13 +113,15 @@ def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
 class ReferenceFile(StoreOwner):
     """``references.jsonl`` in the run store (see the module docstring); use it as a context
     manager (a store of its own, when not given one, is closed with it). ``scan`` is given
-    every line read."""
+    every line read. ``path`` ``None``: the caller's ``held`` samples instead (the Python
+    API), each stored pickled, without its image."""
 
     def __init__(
         self,
-        path: Path,
+        path: Path | None,
         db: sqlite3.Connection | None = None,
         scan: Callable[[bytes], None] | None = None,
+        held: Iterable[DatBenchSample] = (),
     ) -> None:
         super().__init__(db)
         self.path = path
@@ -200,18 +131,24 @@ class ReferenceFile(StoreOwner):
         self._frontier = array("b")  # 1 frontier, 0 not, -1 no flag
         self._weights = array("d")  # NaN: no usable weight
         shared: dict[tuple[str, str, str], tuple[str, str, str]] = {}
-
-        def rows() -> Iterator[tuple[str, int, bytes, None]]:
+        if path is None:
+            samples: Iterable[tuple[int, DatBenchSample, bytes]] = (
+                (number, sample, pickle.dumps(_without_image(sample), pickle.HIGHEST_PROTOCOL))
+                for number, sample in enumerate(held, 1)
+            )
+        else:
             lines = jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path, None, scan)
-            for number, record, raw in lines:
-                sample = _parse(record, path, number)
+            samples = ((number, _parse(record, path, number), raw) for number, record, raw in lines)
+
+        def rows() -> Iterator[tuple[str | bytes, int, bytes, None]]:
+            for number, sample, raw in samples:
                 self._groups.append(
                     _shared(shared, (sample.capability, sample.eval_mode, sample.dataset))
                 )
                 frontier, weight = item_metrics(sample.eval_metrics)
                 self._frontier.append(-1 if frontier is None else int(frontier))
                 self._weights.append(math.nan if weight is None else weight)
-                yield sample.id, number, raw, None
+                yield _stored_id(sample.id), number, raw, None
 
         try:
             self.lines.fill(rows())
@@ -253,7 +190,9 @@ class ReferenceFile(StoreOwner):
         return [(number, raw) for number, raw, _ in self.lines.lines_at(indices)]
 
     def parser(self) -> Callable[[tuple[int, bytes]], DatBenchSample]:
-        return partial(line_sample, self.path)
+        """A function (picklable: sent to the workers) from a value of :meth:`raws` to the
+        sample."""
+        return unpickled if self.path is None else partial(line_sample, self.path)
 
     def known(self, ids: Sequence[str]) -> set[str]:
         return self.lines.present(ids)

@@ -11,7 +11,7 @@ from typing import Any
 
 from datbench_cli.batch.judge_store import JudgeStore
 from datbench_cli.batch.response_store import ResponseStore
-from datbench_cli.benchmarks.datbench.references import Samples
+from datbench_cli.benchmarks.datbench.references import ReferenceFile
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench.scoring import WorkItem
 from datbench_cli.files.run_store import MANY
@@ -29,7 +29,7 @@ class WorkList:
 
     def __init__(
         self,
-        samples: Samples,
+        samples: ReferenceFile,
         profile: str,
         responses: ResponseStore,
         judges: JudgeStore | None = None,
