@@ -16,6 +16,7 @@ from datbench_cli import stats
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import (
     RunReport,
+    changed_inputs,
     coverage_and_warnings,
     identity,
     identity_differences,
@@ -119,7 +120,7 @@ def _side_block(run: RunReport, samples: int) -> dict[str, Any]:
         "report": str(run.report_path),
         "samples": samples,
         "profile": run.profile,
-        "warnings": coverage_and_warnings(run.report["summary"])[1],
+        "warnings": coverage_and_warnings(run.report["summary"])[1] + changed_inputs(run),
     }
 
 

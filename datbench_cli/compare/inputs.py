@@ -9,7 +9,8 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT
+from datbench_cli.files.provenance import sha256_file
+from datbench_cli.files.rundir import JUDGE_RESPONSES, MANIFEST, REFERENCES, REPORT, RESPONSES
 
 DATBENCH = "datbench"
 REFERENCE_PROFILE = "reference"
@@ -51,6 +52,49 @@ class RunReport:
         entry = inputs.get(name) if isinstance(inputs, dict) else None
         digest = entry.get("sha256") if isinstance(entry, dict) else None
         return digest if isinstance(digest, str) else None
+
+
+#: The inputs a report's provenance names, and the file of each in a run directory.
+_RUN_INPUTS = (
+    ("references", REFERENCES),
+    ("responses", RESPONSES),
+    ("judge_responses", JUDGE_RESPONSES),
+)
+
+
+def changed_inputs(run: RunReport) -> list[str]:
+    """A sentence per input beside the report (its folder's references, responses and judge
+    responses, where the report scored a file of that name) rewritten since the report was:
+    newer than the report, and not the bytes the report's provenance says it scored. The
+    report's numbers are then not those of the files beside it."""
+    block = run.report.get("provenance")
+    inputs = block.get("inputs") if isinstance(block, dict) else None
+    if not isinstance(inputs, dict):
+        return []
+    try:
+        written = run.report_path.stat().st_mtime_ns
+    except OSError:
+        return []
+    changed = []
+    for name, filename in _RUN_INPUTS:
+        entry = inputs.get(name)
+        recorded = entry.get("path") if isinstance(entry, dict) else None
+        digest = run.input_digest(name)
+        if not isinstance(recorded, str) or Path(recorded).name != filename or digest is None:
+            continue
+        path = run.report_path.parent / filename
+        try:
+            if not path.is_file() or path.stat().st_mtime_ns <= written:
+                continue
+            if sha256_file(path) == digest:
+                continue
+        except OSError:
+            continue
+        changed.append(
+            f"{path} changed after this report was written (not the bytes it scored): "
+            "score the run again"
+        )
+    return changed
 
 
 def compare_inputs(*given: Path) -> list[Path]:

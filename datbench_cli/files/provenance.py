@@ -149,7 +149,8 @@ def image_sizes(root: Path, written: dict[str, str], prefix: str = IMAGES) -> di
     }
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read a block at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -186,7 +187,7 @@ def check_images(
             info = path.stat()
             if info.st_size == size and info.st_mtime_ns <= manifest_time:
                 continue
-        if _sha256_file(path) != recorded:
+        if sha256_file(path) != recorded:
             changed.append(rel)
     return missing, changed
 

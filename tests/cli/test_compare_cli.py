@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import tempfile
 import unittest
@@ -398,6 +399,27 @@ class VisToolBenchCompareTest(unittest.TestCase):
         pair = next(p for p in data["pairs"] if p["id"] == "vtb-a-medical-001")
         self.assertEqual((pair["apr_a"], pair["apr_b"]), (1, 0))
         self.assertEqual(pair["ars_b"], 0.0)
+
+    def test_a_judge_file_rewritten_after_scoring_is_named(self) -> None:
+        # The report's numbers are no longer those of the run's files: compare and the
+        # leaderboard say which file changed (a file touched but not changed is not named).
+        stale = self.tmp / "stale"
+        shutil.copytree(self.b, stale)
+        report = stale / "report.json"
+        later = report.stat().st_mtime_ns + 10**9
+        judges = stale / "judge_responses.jsonl"
+        os.utime(stale / "responses.jsonl", ns=(later, later))  # touched, same bytes
+        write_jsonl(judges, read_jsonl(self.a / "judge_responses.jsonl"))
+        os.utime(judges, ns=(later, later))
+        result, data = _compare(str(self.a), str(stale))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        named = [w for w in data["b"]["warnings"] if "changed after this report" in w]
+        self.assertEqual(len(named), 1, data["b"]["warnings"])
+        self.assertIn("judge_responses.jsonl", named[0])
+        self.assertFalse(any("changed after" in w for w in data["a"]["warnings"]))
+        board = run_cli("leaderboard", str(self.a), str(stale))
+        self.assertEqual(board.exit_code, 0, board.stderr)
+        self.assertIn("judge_responses.jsonl changed after this report", board.stderr)
 
     def test_one_changed_task_is_not_significant(self) -> None:
         # One task's ARS fell: its one-task rows have a bootstrap interval of that single
