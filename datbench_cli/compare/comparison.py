@@ -120,7 +120,8 @@ def _side_block(run: RunReport, samples: int) -> dict[str, Any]:
         "report": str(run.report_path),
         "samples": samples,
         "profile": run.profile,
-        "warnings": coverage_and_warnings(run.report["summary"])[1] + changed_inputs(run),
+        "warnings": coverage_and_warnings(run.report["summary"])[1]
+        + changed_inputs(run.report, run.report_path),
     }
 
 

@@ -62,27 +62,28 @@ _RUN_INPUTS = (
 )
 
 
-def changed_inputs(run: RunReport) -> list[str]:
-    """A sentence per input beside the report (its folder's references, responses and judge
-    responses, where the report scored a file of that name) rewritten since the report was:
-    newer than the report, and not the bytes the report's provenance says it scored. The
+def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
+    """A sentence per input beside ``report_path`` (its folder's references, responses and
+    judge responses, where the report scored a file of that name) rewritten since the report
+    was: newer than the report, and not the bytes the report's provenance says it scored. The
     report's numbers are then not those of the files beside it."""
-    block = run.report.get("provenance")
+    block = report.get("provenance")
     inputs = block.get("inputs") if isinstance(block, dict) else None
     if not isinstance(inputs, dict):
         return []
     try:
-        written = run.report_path.stat().st_mtime_ns
+        written = report_path.stat().st_mtime_ns
     except OSError:
         return []
     changed = []
     for name, filename in _RUN_INPUTS:
         entry = inputs.get(name)
-        recorded = entry.get("path") if isinstance(entry, dict) else None
-        digest = run.input_digest(name)
-        if not isinstance(recorded, str) or Path(recorded).name != filename or digest is None:
+        if not isinstance(entry, dict):
             continue
-        path = run.report_path.parent / filename
+        recorded, digest = entry.get("path"), entry.get("sha256")
+        if not isinstance(recorded, str) or Path(recorded).name != filename:
+            continue
+        path = report_path.parent / filename
         try:
             if not path.is_file() or path.stat().st_mtime_ns <= written:
                 continue

@@ -210,7 +210,7 @@ def read_run(argument: str) -> tuple[Run, list[str]]:
     responders = _models(loaded.report, "responses")
     model = responders.most_common(1)[0][0] if responders else None
     coverage, warnings = coverage_and_warnings(loaded.report["summary"])
-    warnings += changed_inputs(loaded)
+    warnings += changed_inputs(loaded.report, loaded.report_path)
     # The absolute path's: a run given as `.` or `report.json` is named by its folder too.
     folder = os.path.basename(
         os.path.abspath(loaded.report_path.parent if path.is_file() else path)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.benchmarks import BENCHMARKS
+from datbench_cli.compare.inputs import changed_inputs
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_output
@@ -63,6 +64,7 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
     note = images.note()
     if note:
         data["notes"].append(note)
+    data["notes"].extend(changed_inputs(files.report, files.report_path))
     return data
 
 

@@ -5,6 +5,7 @@ image paths stay inside the run directory, a page never replaces a file it did n
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -430,3 +431,34 @@ def test_a_very_long_text_is_cut_on_the_page_saying_so(tmp_path: Path) -> None:
     shown = json.dumps(record)
     assert "characters not shown" in shown and "report" in shown
     assert shown.count("THE-END") >= 1  # the end of a cut text stays
+
+
+def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path) -> None:
+    # The page shows the report's numbers; responses.jsonl rewritten since (not scored again)
+    # is named among the page's notes, as compare and the leaderboard name it.
+    from datbench_cli.report_html.build import _run_data
+    from datbench_cli.report_html.inputs import locate
+
+    run = tmp_path / "run"
+    exported = run_cli("export-tasks", "chart", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert exported.exit_code == 0, exported.stderr
+    responses = run / "responses.jsonl"
+    responses.write_bytes((SAMPLE / "responses.jsonl").read_bytes())
+    scored = run_cli("score", "-d", str(run), "--allow-missing", "-q")
+    assert scored.exit_code == 0, scored.stderr
+
+    def notes() -> list[str]:
+        files = locate(run)
+        return [n for n in _run_data(files, Images(run, run))["notes"] if "changed after" in n]
+
+    later = (run / "report.json").stat().st_mtime_ns + 10**9
+    os.utime(responses, ns=(later, later))  # newer, the same bytes: not named
+    assert notes() == []
+    responses.write_bytes(
+        responses.read_bytes().replace(b'"raw_output": "', b'"raw_output": "x', 1)
+    )
+    os.utime(responses, ns=(later, later))
+    assert notes() == [
+        f"{responses} changed after this report was written (not the bytes it scored): "
+        "score the run again"
+    ]
