@@ -230,6 +230,9 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         judge = report["summary"]["judge"]
         self.assertEqual((judge["truncated_responses"], judge["met"]), (2, len(self.tasks)))
         self.assertIn("2 judge response(s) stopped at the token limit", result.stderr)
+        checked = run_cli("check-judge", "-d", str(work))  # the judge half of score says it too
+        self.assertEqual(checked.exit_code, 0, checked.stderr)
+        self.assertIn("2 judge response(s) in", checked.stderr)
 
     def test_a_failed_check_never_leaves_an_older_report(self) -> None:
         work = self.work("report")

@@ -534,6 +534,11 @@ def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[C
     counts line). ``warn`` hears what reading the files set aside (a torn last line, unknown
     keys), as DatBench's does; the coverage warnings of ``score`` are left to ``score``."""
     report = score(run, responses, path, strict_judge=False, turncase=None, read_warn=warn)
+    if cut := report.summary["judge"]["truncated_responses"]:  # as DatBench's says it
+        warn(
+            f"{cut} judge response(s) in {path} stopped at the token limit (finish_reason "
+            "length); their verdicts are read as they are"
+        )
     return judge_check(report), judge_counts_line(report)
 
 
