@@ -12,11 +12,14 @@ earlier answers. Rerunning continues: committed turns are never run again.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import shutil
+import stat
 import tempfile
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator
@@ -341,23 +344,66 @@ def _run_agent(
     return result
 
 
+#: The scratch folders of runs that lock them (an earlier version's, unlocked, never match:
+#: mkdtemp's names have no hyphen).
+_SCRATCH_PREFIX = "datbench-agent-run-"
+# The sweep leaves a folder this young alone: its run may not have locked it yet.
+_SWEEP_AFTER_SECONDS = 60
+
+
 @contextlib.contextmanager
 def _scratch() -> Iterator[Path]:
     """A private folder for the turns' folders (their images, what the code tools write),
     removed by this thread whatever stops the run. Ctrl-C or SIGTERM leaves turn threads
     mid-turn: the folder is first renamed away, so none of them can add to what is removed
-    (their paths no longer resolve)."""
-    folder = Path(tempfile.mkdtemp(prefix="datbench-agent-"))
+    (their paths no longer resolve). A SIGKILL leaves it behind: the run holds an ``flock`` on
+    it, which the kernel drops with the process, and the next run removes it
+    (:func:`_sweep_orphans`)."""
+    _sweep_orphans(Path(tempfile.gettempdir()))
+    folder = Path(tempfile.mkdtemp(prefix=_SCRATCH_PREFIX))
+    held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
+        fcntl.flock(held, fcntl.LOCK_EX)
         yield folder
     finally:
         doomed = folder
         with contextlib.suppress(OSError):
             # An empty folder of our own, made just now, is replaced by the rename.
-            doomed = Path(tempfile.mkdtemp(prefix="datbench-agent-", dir=folder.parent))
+            doomed = Path(tempfile.mkdtemp(prefix=_SCRATCH_PREFIX, dir=folder.parent))
             os.replace(folder, doomed)
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(doomed, ignore_errors=True)
+        os.close(held)
+
+
+def _sweep_orphans(base: Path) -> None:
+    """Remove the scratch folders in ``base`` of agent runs that were killed where nothing
+    could clean up (SIGKILL, the out-of-memory killer): this user's folders of our prefix,
+    not symbolic links, a minute old or more, whose lock nobody holds (a live run, in any
+    process namespace, holds its own)."""
+    try:
+        entries = [e for e in os.scandir(base) if e.name.startswith(_SCRATCH_PREFIX)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if (
+                not stat.S_ISDIR(info.st_mode)
+                or info.st_uid != os.getuid()
+                or time.time() - info.st_mtime < _SWEEP_AFTER_SECONDS
+            ):
+                continue
+            handle = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(entry.path, ignore_errors=True)  # refuses a symbolic link
+        except OSError:
+            continue  # a live run's
+        finally:
+            os.close(handle)
 
 
 def _pool(

@@ -1,0 +1,80 @@
+"""The agent's scratch folder: a run locks its own, and the next run removes what a SIGKILLed
+run left behind (an unlocked folder of ours), never a live run's, a fresh one, another user's
+or what a symbolic link points to."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from datbench_cli.benchmarks.vistoolbench.agent import run as agent_run
+
+PREFIX = agent_run._SCRATCH_PREFIX
+
+
+def _aged(path: Path, seconds: float = 3600) -> Path:
+    when = path.stat().st_mtime - seconds
+    os.utime(path, (when, when), follow_symlinks=False)
+    return path
+
+
+class ScratchSweepTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.base = Path(self.dir.name)
+
+    def tearDown(self) -> None:
+        self.dir.cleanup()
+
+    def folder(self, name: str) -> Path:
+        path = self.base / name
+        (path / "datbench-turn-1").mkdir(parents=True)
+        (path / "datbench-turn-1" / "turn_0_image_0.jpg").write_bytes(b"x")
+        return _aged(path)
+
+    def test_only_unlocked_aged_folders_of_ours_go(self) -> None:
+        orphan = self.folder(PREFIX + "orphan")
+        live = self.folder(PREFIX + "live")
+        fresh = self.base / (PREFIX + "fresh")
+        fresh.mkdir()
+        older_version = self.folder("datbench-agent-abc123")  # unlocked, but never ours to judge
+        other = self.folder("something-else")
+        target = self.folder("pointed-at")
+        link = self.base / (PREFIX + "link")
+        link.symlink_to(target, target_is_directory=True)
+        holder = os.open(live, os.O_RDONLY | os.O_DIRECTORY)  # as a live run holds it
+        try:
+            fcntl.flock(holder, fcntl.LOCK_EX)
+            agent_run._sweep_orphans(self.base)
+        finally:
+            os.close(holder)
+        self.assertFalse(orphan.exists())
+        for kept in (live, fresh, older_version, other, target, link):
+            self.assertTrue(kept.exists(), kept)
+        self.assertTrue((target / "datbench-turn-1" / "turn_0_image_0.jpg").exists())
+
+    def test_another_users_folder_is_left_alone(self) -> None:
+        orphan = self.folder(PREFIX + "theirs")
+        with mock.patch.object(agent_run.os, "getuid", return_value=os.getuid() + 1):
+            agent_run._sweep_orphans(self.base)
+        self.assertTrue(orphan.exists())
+
+    def test_a_run_locks_its_folder_and_sweeps_the_others(self) -> None:
+        orphan = self.folder(PREFIX + "killed")
+        with mock.patch.object(agent_run.tempfile, "tempdir", str(self.base)):
+            with agent_run._scratch() as scratch:
+                self.assertFalse(orphan.exists())
+                probe = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    with self.assertRaises(BlockingIOError):
+                        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                finally:
+                    os.close(probe)
+                _aged(scratch)
+                agent_run._sweep_orphans(self.base)  # another run starting meanwhile
+                self.assertTrue(scratch.is_dir())
+        self.assertEqual(list(self.base.iterdir()), [])
