@@ -128,10 +128,15 @@ def is_responses_body(body: Any) -> TypeGuard[dict[str, Any]]:
 
 
 def _message_parts(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The content parts of the assistant messages of a Responses API body, in order."""
-    for item in body.get("output") or ():
-        if isinstance(item, dict) and item.get("type") == "message":
-            yield from (part for part in item.get("content") or () if isinstance(part, dict))
+    """The content parts of the assistant messages of a Responses API body, in order (parts
+    of the wrong shape are left out here; :func:`responses_problem` names them)."""
+    output = body.get("output")
+    for item in output if isinstance(output, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "message":
+            continue
+        content = item.get("content")
+        if isinstance(content, list):
+            yield from (part for part in content if isinstance(part, dict))
 
 
 def _responses_outcome(body: dict[str, Any]) -> BatchOutcome:

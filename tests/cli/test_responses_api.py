@@ -104,6 +104,9 @@ class ResponsesApiTests(unittest.TestCase):
                 "output of strings": ["B"],
                 "content string": [{"type": "message", "role": "assistant", "content": "B"}],
                 "content of strings": [{"type": "message", "role": "assistant", "content": ["B"]}],
+                "output number": 5,
+                "output of numbers": [3],
+                "content number": [{"type": "message", "role": "assistant", "content": 7}],
             }
             for shape, output in shapes.items():
                 with self.subTest(benchmark=name, shape=shape):
