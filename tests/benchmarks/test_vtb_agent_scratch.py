@@ -1,6 +1,7 @@
-"""The agent's scratch folder: a run locks its own, and the next run removes what a SIGKILLed
-run left behind (an unlocked folder of ours), never a live run's, a fresh one, another user's
-or what a symbolic link points to."""
+"""The agent's scratch folder: a run locks and marks its own, and the next run removes what a
+SIGKILLed run left behind (an unlocked, marked folder of ours), never a live run's, a fresh
+one, an unmarked one (a user's folder of that name), another user's or what a symbolic link
+points to."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from unittest import mock
 
 from datbench_cli.benchmarks.vistoolbench.agent import run as agent_run
 
-PREFIX = agent_run._SCRATCH_PREFIX
+PREFIX = agent_run._prefix()
 
 
 def _aged(path: Path, seconds: float = 3600) -> Path:
@@ -30,10 +31,12 @@ class ScratchSweepTests(unittest.TestCase):
     def tearDown(self) -> None:
         self.dir.cleanup()
 
-    def folder(self, name: str) -> Path:
+    def folder(self, name: str, marked: bool = True) -> Path:
         path = self.base / name
         (path / "datbench-turn-1").mkdir(parents=True)
         (path / "datbench-turn-1" / "turn_0_image_0.jpg").write_bytes(b"x")
+        if marked:
+            (path / agent_run._MARK).touch()
         return _aged(path)
 
     def test_only_unlocked_aged_folders_of_ours_go(self) -> None:
@@ -41,7 +44,11 @@ class ScratchSweepTests(unittest.TestCase):
         live = self.folder(PREFIX + "live")
         fresh = self.base / (PREFIX + "fresh")
         fresh.mkdir()
-        older_version = self.folder("datbench-agent-abc123")  # unlocked, but never ours to judge
+        (fresh / agent_run._MARK).touch()  # marked, but too young: its run may lock it yet
+        older_version = self.folder("datbench-agent-abc123", marked=False)  # unlocked, unmarked
+        users_run = self.folder(PREFIX + "2026-12-04", marked=False)  # a run directory so named
+        (users_run / "responses.jsonl").write_bytes(b"{}\n")
+        other_host = self.folder("datbench-agent-otherhost-abc")
         other = self.folder("something-else")
         target = self.folder("pointed-at")
         link = self.base / (PREFIX + "link")
@@ -53,7 +60,7 @@ class ScratchSweepTests(unittest.TestCase):
         finally:
             os.close(holder)
         self.assertFalse(orphan.exists())
-        for kept in (live, fresh, older_version, other, target, link):
+        for kept in (live, fresh, older_version, users_run, other_host, other, target, link):
             self.assertTrue(kept.exists(), kept)
         self.assertTrue((target / "datbench-turn-1" / "turn_0_image_0.jpg").exists())
 

@@ -15,7 +15,9 @@ import contextlib
 import fcntl
 import os
 import queue
+import re
 import shutil
+import socket
 import stat
 import tempfile
 import threading
@@ -344,11 +346,18 @@ def _run_agent(
     return result
 
 
-#: The scratch folders of runs that lock them (an earlier version's, unlocked, never match:
-#: mkdtemp's names have no hyphen).
-_SCRATCH_PREFIX = "datbench-agent-run-"
-# The sweep leaves a folder this young alone: its run may not have locked it yet.
+#: The file that marks a run's scratch folder, made once the run holds the folder's lock: a
+#: folder without it (a user's own, an earlier version's) is never swept.
+_MARK = ".datbench-agent-scratch"
+# The sweep leaves a folder this young alone.
 _SWEEP_AFTER_SECONDS = 60
+
+
+def _prefix() -> str:
+    """The start of this host's scratch folders' names: a lock taken on another host of a
+    shared file system may not be seen here, so only this host's folders are swept."""
+    host = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
+    return f"datbench-agent-{host}-"
 
 
 @contextlib.contextmanager
@@ -360,16 +369,18 @@ def _scratch() -> Iterator[Path]:
     it, which the kernel drops with the process, and the next run removes it
     (:func:`_sweep_orphans`)."""
     _sweep_orphans(Path(tempfile.gettempdir()))
-    folder = Path(tempfile.mkdtemp(prefix=_SCRATCH_PREFIX))
+    folder = Path(tempfile.mkdtemp(prefix=_prefix()))
     held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.flock(held, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError):  # no locks on this file system: never swept
+            fcntl.flock(held, fcntl.LOCK_EX)
+            os.close(os.open(_MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=held))
         yield folder
     finally:
         doomed = folder
         with contextlib.suppress(OSError):
             # An empty folder of our own, made just now, is replaced by the rename.
-            doomed = Path(tempfile.mkdtemp(prefix=_SCRATCH_PREFIX, dir=folder.parent))
+            doomed = Path(tempfile.mkdtemp(prefix=_prefix(), dir=folder.parent))
             os.replace(folder, doomed)
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(doomed, ignore_errors=True)
@@ -377,12 +388,13 @@ def _scratch() -> Iterator[Path]:
 
 
 def _sweep_orphans(base: Path) -> None:
-    """Remove the scratch folders in ``base`` of agent runs that were killed where nothing
-    could clean up (SIGKILL, the out-of-memory killer): this user's folders of our prefix,
-    not symbolic links, a minute old or more, whose lock nobody holds (a live run, in any
-    process namespace, holds its own)."""
+    """Remove the scratch folders in ``base`` of agent runs killed where nothing could clean
+    up (SIGKILL, the out-of-memory killer): this user's and this host's folders, not symbolic
+    links, a minute old or more, marked as a run's (:data:`_MARK`), whose lock nobody holds
+    (a live run, in any process namespace, holds its own)."""
+    prefix = _prefix()
     try:
-        entries = [e for e in os.scandir(base) if e.name.startswith(_SCRATCH_PREFIX)]
+        entries = [e for e in os.scandir(base) if e.name.startswith(prefix)]
     except OSError:
         return
     for entry in entries:
@@ -399,9 +411,10 @@ def _sweep_orphans(base: Path) -> None:
             continue
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            shutil.rmtree(entry.path, ignore_errors=True)  # refuses a symbolic link
+            if stat.S_ISREG(os.stat(_MARK, dir_fd=handle, follow_symlinks=False).st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)  # refuses a symbolic link
         except OSError:
-            continue  # a live run's
+            continue  # a live run's, or not a run's folder
         finally:
             os.close(handle)
 
