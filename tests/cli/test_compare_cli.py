@@ -405,6 +405,8 @@ class VisToolBenchCompareTest(unittest.TestCase):
         # leaderboard say which file changed (a file touched but not changed is not named).
         stale = self.tmp / "stale"
         shutil.copytree(self.b, stale)
+        scored = run_cli("score", "-d", str(stale), "-q", "--allow-missing")
+        self.assertEqual(scored.exit_code, 0, scored.stderr)
         report = stale / "report.json"
         later = report.stat().st_mtime_ns + 10**9
         judges = stale / "judge_responses.jsonl"

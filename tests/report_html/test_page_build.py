@@ -447,9 +447,13 @@ def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path
     scored = run_cli("score", "-d", str(run), "--allow-missing", "-q")
     assert scored.exit_code == 0, scored.stderr
 
+    def notes_of(folder: Path) -> list[str]:
+        files = locate(folder)
+        data = _run_data(files, Images(folder, folder))
+        return [n for n in data["notes"] if "changed after" in n]
+
     def notes() -> list[str]:
-        files = locate(run)
-        return [n for n in _run_data(files, Images(run, run))["notes"] if "changed after" in n]
+        return notes_of(run)
 
     later = (run / "report.json").stat().st_mtime_ns + 10**9
     os.utime(responses, ns=(later, later))  # newer, the same bytes: not named
@@ -462,3 +466,17 @@ def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path
         f"{responses} changed after this report was written (not the bytes it scored): "
         "score the run again"
     ]
+    # A run directory moved since (the recorded path leads nowhere): its files are judged.
+    moved = run.rename(tmp_path / "moved")
+    assert [n.split(" changed")[0] for n in notes_of(moved)] == [str(moved / "responses.jsonl")]
+    run = moved.rename(run)
+    # A report of another file of that name (score -d run other/responses.jsonl) does not
+    # judge the run's own file.
+    other = tmp_path / "other" / "responses.jsonl"
+    other.parent.mkdir()
+    other.write_bytes((SAMPLE / "responses.jsonl").read_bytes())
+    rescored = run_cli("score", "-d", str(run), str(other), "--allow-missing", "-q")
+    assert rescored.exit_code == 0, rescored.stderr
+    later = (run / "report.json").stat().st_mtime_ns + 10**9
+    os.utime(responses, ns=(later, later))
+    assert notes() == []
