@@ -5,6 +5,7 @@ in place while scoring."""
 from __future__ import annotations
 
 import tempfile
+import threading
 import unittest
 from pathlib import Path
 
@@ -74,6 +75,19 @@ class ReferenceFileTests(unittest.TestCase):
             self.assertEqual(held.known(["a", "7", "None", "b'7'"]), {"a"})
             self.assertEqual(held.lines.last_by_id()["a"], 0)
             self.assertIsNotNone(samples[0].image)  # the caller's own sample is untouched
+
+    def test_held_samples_no_store_can_take_are_unmatched_or_named(self) -> None:
+        # A lone surrogate (a string UTF-8 cannot hold) matches nothing, as an odd id does; a
+        # sample that cannot be pickled for the workers is refused by its place.
+        record = orjson.loads(_line("a"))
+        surrogate = DatBenchSample(**{**record, "id": "\ud800"}, image=None)
+        with ReferenceFile(None, held=[surrogate]) as held:
+            self.assertEqual(held.known(["\ud800".encode("utf-8", "surrogatepass").decode(
+                "utf-8", "replace")]), set())  # fmt: skip
+            self.assertEqual(held.parser()(held.raws([0])[0]).id, "\ud800")
+        locked = DatBenchSample(**{**record, "source_info": {"lock": threading.Lock()}}, image=None)
+        with self.assertRaisesRegex(TypeError, r"hf_dataset\[1\] \(id 'a'\) cannot be sent"):
+            ReferenceFile(None, held=[surrogate, locked])
 
     def test_a_duplicate_id_takes_the_last_lines_item_statistics(self) -> None:
         self.path.write_bytes(

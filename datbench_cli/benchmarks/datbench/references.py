@@ -83,8 +83,26 @@ def _without_image(sample: DatBenchSample) -> DatBenchSample:
 
 def _stored_id(ident: Any) -> str | bytes:
     """The id a sample is stored under: a caller's sample may have an id that is not a string
-    (the Python API), stored as bytes, which no response's id (a string) ever equals."""
-    return ident if isinstance(ident, str) else b"\0" + repr(ident).encode()
+    (the Python API), or a string no UTF-8 can hold (a lone surrogate), stored as bytes, which
+    no response's id (a string) ever equals."""
+    if isinstance(ident, str):
+        try:
+            ident.encode("utf-8")
+            return ident
+        except UnicodeEncodeError:
+            pass
+    return b"\0" + repr(ident).encode()
+
+
+def _pickled(index: int, sample: DatBenchSample) -> bytes:
+    """A held sample as its store row holds it (the scoring workers get it so)."""
+    try:
+        return pickle.dumps(_without_image(sample), pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 - said with the sample's place, whatever it is
+        raise TypeError(
+            f"hf_dataset[{index}] (id {sample.id!r}) cannot be sent to a scoring worker process: "
+            f"its values must be picklable ({exc})"
+        ) from None
 
 
 def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) -> Any:
@@ -133,7 +151,7 @@ class ReferenceFile(StoreOwner):
         shared: dict[tuple[str, str, str], tuple[str, str, str]] = {}
         if path is None:
             samples: Iterable[tuple[int, DatBenchSample, bytes]] = (
-                (number, sample, pickle.dumps(_without_image(sample), pickle.HIGHEST_PROTOCOL))
+                (number, sample, _pickled(number - 1, sample))
                 for number, sample in enumerate(held, 1)
             )
         else:
