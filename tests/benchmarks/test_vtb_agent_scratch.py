@@ -5,6 +5,7 @@ points to."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import tempfile
@@ -84,4 +85,18 @@ class ScratchSweepTests(unittest.TestCase):
                 _aged(scratch)
                 agent_run._sweep_orphans(self.base)  # another run starting meanwhile
                 self.assertTrue(scratch.is_dir())
+        self.assertEqual(list(self.base.iterdir()), [])
+
+    def test_a_file_system_without_locks_runs_unmarked(self) -> None:
+        # flock may fail with ENOLCK (some network file systems): the run goes on, its folder
+        # left unmarked, so no sweep ever takes it.
+        def no_locks(*_: object) -> None:
+            raise OSError(errno.ENOLCK, "No locks available")
+
+        with (
+            mock.patch.object(agent_run.tempfile, "tempdir", str(self.base)),
+            mock.patch.object(agent_run.fcntl, "flock", no_locks),
+        ):
+            with agent_run._scratch() as scratch:
+                self.assertEqual(list(scratch.iterdir()), [])
         self.assertEqual(list(self.base.iterdir()), [])
