@@ -65,7 +65,8 @@ _RUN_INPUTS = (
 
 def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
     """A sentence per input beside ``report_path`` (its folder's references, responses and
-    judge responses, where the report scored that very file) rewritten since the report was: newer than the report, and not the bytes the report's provenance says it scored. The
+    judge responses, where the report scored that very file) rewritten since the report was:
+    newer than the report, and not the bytes the report's provenance says it scored. The
     report's numbers are then not those of the files beside it."""
     block = report.get("provenance")
     inputs = block.get("inputs") if isinstance(block, dict) else None
@@ -85,12 +86,14 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
             continue
         path = report_path.parent / filename
         try:
-            # The recorded path is as given to score (relative to where it ran). Where it still
-            # leads to a file, that file must be this one (a report of another file of that
-            # name is not judged); where it leads nowhere (the run moved), the name decides.
-            if os.path.exists(recorded) and not os.path.samefile(recorded, path):
-                continue
-            if path.stat().st_mtime_ns <= written:
+            # The recorded path is as given to score. Absolute and still leading to a file,
+            # that file must be this one (a report of another file of that name is not
+            # judged); relative (to wherever score ran) or leading nowhere (the run moved),
+            # the name decides.
+            if os.path.isabs(recorded) and os.path.exists(recorded):
+                if not os.path.samefile(recorded, path):
+                    continue
+            if not path.is_file() or path.stat().st_mtime_ns <= written:
                 continue
             if sha256_file(path) == digest:
                 continue

@@ -480,3 +480,39 @@ def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path
     later = (run / "report.json").stat().st_mtime_ns + 10**9
     os.utime(responses, ns=(later, later))
     assert notes() == []
+
+
+def test_a_stale_report_is_judged_from_any_folder_and_a_fifo_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # score records the path as given: relative to where it ran. Read from elsewhere, where
+    # that relative path leads to another file, the run's own file is still the one judged.
+    from datbench_cli.report_html.build import _run_data
+    from datbench_cli.report_html.inputs import locate
+
+    run = tmp_path / "run"
+    exported = run_cli("export-tasks", "chart", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert exported.exit_code == 0, exported.stderr
+    responses = run / "responses.jsonl"
+    responses.write_bytes((SAMPLE / "responses.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    scored = run_cli("score", "-d", "run", "--allow-missing", "-q")
+    assert scored.exit_code == 0, scored.stderr
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "run").mkdir(parents=True)
+    (elsewhere / "run" / "responses.jsonl").write_bytes(b"{}\n")
+    monkeypatch.chdir(elsewhere)
+    later = (run / "report.json").stat().st_mtime_ns + 10**9
+
+    def notes() -> list[str]:
+        data = _run_data(locate(run), Images(run, run))
+        return [n for n in data["notes"] if "changed after" in n]
+
+    responses.write_bytes(responses.read_bytes() + b"\n")
+    os.utime(responses, ns=(later, later))
+    assert [n.split(" changed")[0] for n in notes()] == [str(responses)]
+    # A FIFO of that name is never opened (reading it would wait for a writer).
+    responses.unlink()
+    os.mkfifo(responses)
+    os.utime(responses, ns=(later, later))
+    assert notes() == []
