@@ -100,3 +100,46 @@ class ScratchSweepTests(unittest.TestCase):
             with agent_run._scratch() as scratch:
                 self.assertEqual(list(scratch.iterdir()), [])
         self.assertEqual(list(self.base.iterdir()), [])
+
+    def test_the_mark_goes_last(self) -> None:
+        # A SIGKILL while a folder is removed must leave it marked (a later sweep takes it):
+        # everything else goes before the mark.
+        folder = self.folder(PREFIX + "removed")
+        (folder / "a.png").write_bytes(b"x")
+        order: list[str] = []
+        unlink, rmtree = os.unlink, agent_run.shutil.rmtree
+
+        def logged_unlink(path: object, *args: object, **kwargs: object) -> None:
+            order.append(Path(str(path)).name)
+            unlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        def logged_rmtree(path: object, *args: object, **kwargs: object) -> None:
+            order.append(Path(str(path)).name)
+            rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        with (
+            mock.patch.object(agent_run.os, "unlink", logged_unlink),
+            mock.patch.object(agent_run.shutil, "rmtree", logged_rmtree),
+        ):
+            agent_run._remove(folder)
+        self.assertFalse(folder.exists())
+        self.assertEqual(order[-2:], [agent_run._MARK, folder.name])
+        self.assertEqual(order.count(agent_run._MARK), 1)
+        self.assertLessEqual({"a.png", "datbench-turn-1"}, set(order[:-2]))
+
+    def test_a_folder_that_cannot_be_opened_is_not_left(self) -> None:
+        real_open = os.open
+
+        def no_descriptors(path: object, *args: object, **kwargs: object) -> int:
+            if str(path).startswith(str(self.base / PREFIX)):
+                raise OSError(errno.EMFILE, "Too many open files")
+            return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        with (
+            mock.patch.object(agent_run.tempfile, "tempdir", str(self.base)),
+            mock.patch.object(agent_run.os, "open", no_descriptors),
+        ):
+            with self.assertRaises(OSError):
+                with agent_run._scratch():
+                    pass
+        self.assertEqual(list(self.base.iterdir()), [])

@@ -370,7 +370,11 @@ def _scratch() -> Iterator[Path]:
     (:func:`_sweep_orphans`)."""
     _sweep_orphans(Path(tempfile.gettempdir()))
     folder = Path(tempfile.mkdtemp(prefix=_prefix()))
-    held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        folder.rmdir()
+        raise
     try:
         with contextlib.suppress(OSError):  # no locks on this file system: never swept
             fcntl.flock(held, fcntl.LOCK_EX)
@@ -382,9 +386,28 @@ def _scratch() -> Iterator[Path]:
             # An empty folder of our own, made just now, is replaced by the rename.
             doomed = Path(tempfile.mkdtemp(prefix=_prefix(), dir=folder.parent))
             os.replace(folder, doomed)
-        shutil.rmtree(folder, ignore_errors=True)
-        shutil.rmtree(doomed, ignore_errors=True)
+        _remove(folder)
+        _remove(doomed)
         os.close(held)
+
+
+def _remove(folder: Path) -> None:
+    """Remove ``folder`` (not a symbolic link to one), its mark last: a SIGKILL meanwhile
+    leaves it marked, for a later sweep."""
+    if folder.is_symlink():
+        return
+    with contextlib.suppress(OSError):
+        for child in os.scandir(folder):
+            if child.name == _MARK:
+                continue
+            if child.is_dir(follow_symlinks=False):
+                shutil.rmtree(child.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(child.path)
+    with contextlib.suppress(OSError):
+        (folder / _MARK).unlink()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _sweep_orphans(base: Path) -> None:
@@ -412,7 +435,7 @@ def _sweep_orphans(base: Path) -> None:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             if stat.S_ISREG(os.stat(_MARK, dir_fd=handle, follow_symlinks=False).st_mode):
-                shutil.rmtree(entry.path, ignore_errors=True)  # refuses a symbolic link
+                _remove(Path(entry.path))
         except OSError:
             continue  # a live run's, or not a run's folder
         finally:
