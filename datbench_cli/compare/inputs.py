@@ -10,8 +10,14 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.provenance import sha256_file
-from datbench_cli.files.rundir import JUDGE_RESPONSES, MANIFEST, REFERENCES, REPORT, RESPONSES
+from datbench_cli.files.rundir import (
+    JUDGE_RESPONSES,
+    MANIFEST,
+    REFERENCES,
+    REPORT,
+    RESPONSES,
+    sha256_file,
+)
 
 DATBENCH = "datbench"
 REFERENCE_PROFILE = "reference"
@@ -48,11 +54,17 @@ class RunReport:
     def input_digest(self, name: str) -> str | None:
         """The SHA-256 of one scored input (``responses``, ``judge_responses``) as the
         report's provenance records it, when it does."""
-        block = self.report.get("provenance")
-        inputs = block.get("inputs") if isinstance(block, dict) else None
-        entry = inputs.get(name) if isinstance(inputs, dict) else None
-        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        digest = _scored_input(self.report, name).get("sha256")
         return digest if isinstance(digest, str) else None
+
+
+def _scored_input(report: dict[str, Any], name: str) -> dict[str, Any]:
+    """What the report's provenance records of one scored input (its ``path``, ``sha256``):
+    empty when it records nothing of it."""
+    block = report.get("provenance")
+    inputs = block.get("inputs") if isinstance(block, dict) else None
+    entry = inputs.get(name) if isinstance(inputs, dict) else None
+    return entry if isinstance(entry, dict) else {}
 
 
 #: The inputs a report's provenance names, and the file of each in a run directory.
@@ -68,19 +80,13 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
     judge responses, where the report scored that very file) rewritten since the report was:
     newer than the report, and not the bytes the report's provenance says it scored. The
     report's numbers are then not those of the files beside it."""
-    block = report.get("provenance")
-    inputs = block.get("inputs") if isinstance(block, dict) else None
-    if not isinstance(inputs, dict):
-        return []
     try:
         written = report_path.stat().st_mtime_ns
     except OSError:
         return []
     changed = []
     for name, filename in _RUN_INPUTS:
-        entry = inputs.get(name)
-        if not isinstance(entry, dict):
-            continue
+        entry = _scored_input(report, name)
         recorded, digest = entry.get("path"), entry.get("sha256")
         if not isinstance(recorded, str) or Path(recorded).name != filename:
             continue

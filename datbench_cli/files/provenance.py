@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from datbench_cli.files.rundir import sha256_file
 from datbench_cli.version import __version__
 
 REFERENCE = "datologyai/DatBench@bd2ecaf"
@@ -147,15 +148,6 @@ def image_sizes(root: Path, written: dict[str, str], prefix: str = IMAGES) -> di
         for rel, digest in written.items()
         if rel.startswith(prefix) and digest
     }
-
-
-def sha256_file(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read a block at a time."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_images(
