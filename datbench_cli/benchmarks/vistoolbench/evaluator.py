@@ -25,6 +25,7 @@ from datbench_cli.benchmarks.vistoolbench.ars_apr import (
 from datbench_cli.benchmarks.vistoolbench.judging import (
     JudgeMatch,
     build_judge_tasks,
+    cut_replies_note,
     match_judge_lines,
 )
 from datbench_cli.benchmarks.vistoolbench.model import (
@@ -316,10 +317,7 @@ class VisToolBenchEvaluator:
         if match.unknown_lines:
             self.warn(f"{match.unknown_lines} judge line(s) match no judge task and were ignored")
         if judge["truncated_responses"]:
-            self.warn(
-                f"{judge['truncated_responses']} judge response(s) stopped at the token limit "
-                "(finish_reason length); their verdicts are read as they are"
-            )
+            self.warn(cut_replies_note(judge["truncated_responses"]))
 
 
 def _truncated_verdicts(match: JudgeMatch, answers: Answers, scored: set[str]) -> int:

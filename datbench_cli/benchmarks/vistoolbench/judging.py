@@ -142,6 +142,16 @@ def judge_line(
     return JudgeLine(key, raw, obj.get("verdict"), digest=digest, truncated=truncated)
 
 
+def cut_replies_note(count: int, path: Path | None = None) -> str:
+    """The warning about ``count`` judge replies cut at the judge's token limit (read from
+    ``path``, when it is named)."""
+    where = f" in {path}" if path is not None else ""
+    return (
+        f"{count} judge response(s){where} stopped at the token limit (finish_reason length); "
+        "their verdicts are read as they are"
+    )
+
+
 def as_judge_line(item: Any, position: int = 0) -> JudgeLine:
     """A :class:`JudgeLine` from a line, a ``JudgeResponse`` or a judge response dict (a
     caller's ``judge_responses[position]``: what is none of these is a ``TypeError``, a dict

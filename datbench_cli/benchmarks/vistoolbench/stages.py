@@ -41,7 +41,11 @@ from datbench_cli.benchmarks.vistoolbench.evaluator import (
     check_turncase,
     context_policy_for,
 )
-from datbench_cli.benchmarks.vistoolbench.judging import JudgeLine, read_judge_lines
+from datbench_cli.benchmarks.vistoolbench.judging import (
+    JudgeLine,
+    cut_replies_note,
+    read_judge_lines,
+)
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
 from datbench_cli.benchmarks.vistoolbench.records import (
     GOLDEN_HISTORY,
@@ -535,10 +539,7 @@ def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[C
     keys), as DatBench's does; the coverage warnings of ``score`` are left to ``score``."""
     report = score(run, responses, path, strict_judge=False, turncase=None, read_warn=warn)
     if cut := report.summary["judge"]["truncated_responses"]:  # as DatBench's says it
-        warn(
-            f"{cut} judge response(s) in {path} stopped at the token limit (finish_reason "
-            "length); their verdicts are read as they are"
-        )
+        warn(cut_replies_note(cut, path))
     return judge_check(report), judge_counts_line(report)
 
 
