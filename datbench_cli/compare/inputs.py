@@ -94,10 +94,12 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
         try:
             # The recorded path is as given to score. Absolute and still leading to a file,
             # that file must be this one (a report of another file of that name is not
-            # judged); relative (to wherever score ran) or leading nowhere (the run moved),
-            # the name decides.
+            # judged), or the run's own file in a copy of the run (cp -r): relative (to
+            # wherever score ran) or leading nowhere (the run moved), the name decides.
             if os.path.isabs(recorded) and os.path.exists(recorded):
-                if not os.path.samefile(recorded, path):
+                if not os.path.samefile(recorded, path) and not _copied_run_file(
+                    report, report_path.parent, recorded
+                ):
                     continue
             if not path.is_file() or path.stat().st_mtime_ns <= written:
                 continue
@@ -110,6 +112,20 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
             "score the run again"
         )
     return changed
+
+
+def _copied_run_file(report: dict[str, Any], folder: Path, recorded: str) -> bool:
+    """Whether ``folder`` is a copy of the run the report scored (``cp -r``) and ``recorded``
+    (the absolute path of a file it scored) that run's own file: the file sat beside the
+    manifest the report recorded, whose bytes ``folder``'s manifest has."""
+    manifest = _scored_input(report, "manifest")
+    if manifest.get("path") != os.path.join(os.path.dirname(recorded), MANIFEST):
+        return False
+    digest, copy = manifest.get("sha256"), folder / MANIFEST
+    try:
+        return isinstance(digest, str) and copy.is_file() and sha256_file(copy) == digest
+    except OSError:
+        return False
 
 
 def compare_inputs(*given: Path) -> list[Path]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import orjson
@@ -436,6 +437,7 @@ def test_a_very_long_text_is_cut_on_the_page_saying_so(tmp_path: Path) -> None:
 def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path) -> None:
     # The page shows the report's numbers; responses.jsonl rewritten since (not scored again)
     # is named among the page's notes, as compare and the leaderboard name it.
+    from datbench_cli.compare.inputs import changed_inputs
     from datbench_cli.report_html.build import _run_data
     from datbench_cli.report_html.inputs import locate
 
@@ -470,6 +472,14 @@ def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path
     moved = run.rename(tmp_path / "moved")
     assert [n.split(" changed")[0] for n in notes_of(moved)] == [str(moved / "responses.jsonl")]
     run = moved.rename(run)
+    # A copy of the run (cp -r; the original, which the recorded path leads to, still there):
+    # the copy's own files are judged, unless its manifest is another run's.
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)  # the files' times too
+    assert [n.split(" changed")[0] for n in notes_of(copy)] == [str(copy / "responses.jsonl")]
+    (copy / "datbench.json").write_bytes((copy / "datbench.json").read_bytes() + b"\n")
+    report = json.loads((copy / "report.json").read_bytes())
+    assert changed_inputs(report, copy / "report.json") == []
     # A report of another file of that name (score -d run other/responses.jsonl) does not
     # judge the run's own file.
     other = tmp_path / "other" / "responses.jsonl"
