@@ -178,6 +178,18 @@ def responses_problem(body: dict[str, Any]) -> str | None:
             return f'"content" of an "output" message must be a list, got {type(content).__name__}'
         if not all(isinstance(part, dict) for part in content):
             return '"content" parts of an "output" message must be objects'
+        if problem := _part_text_problem(content, 'a content part of an "output" message'):
+            return problem
+    return None
+
+
+def _part_text_problem(parts: list[dict[str, Any]], what: str) -> str | None:
+    """Why a content part's ``text`` cannot be read (``None`` when every part's can): a
+    string, or null for none; another type would be left out, its answer scored as empty."""
+    for part in parts:
+        text = part.get("text")
+        if text is not None and not isinstance(text, str):
+            return f'"text" of {what} must be a string, got {type(text).__name__}'
     return None
 
 
@@ -232,7 +244,7 @@ def message_problem(choice: dict[str, Any]) -> str | None:
     if content is None or isinstance(content, str):
         return None
     if isinstance(content, list) and all(isinstance(part, dict) for part in content):
-        return None
+        return _part_text_problem(content, 'a "choices[0].message.content" part')
     if isinstance(content, list):
         return '"choices[0].message.content" parts must be objects ({"type": "text", "text": ...})'
     return (

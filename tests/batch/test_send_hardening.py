@@ -439,6 +439,15 @@ class RunGoesOnTests(_Case):
         loaded = load_vlm_responses(self.out)  # scored: the failed attempts are not written
         self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "yes", "b": "yes"})
 
+    def test_an_answer_whose_part_text_score_refuses_is_retried(self) -> None:
+        # A content part whose "text" is a number was dropped: the answer written as "" and
+        # scored 0 as an empty answer.
+        message = {"role": "assistant", "content": [{"type": "text", "text": 5}]}
+        unreadable = json.dumps({"choices": [{"message": message}]}).encode()
+        result = self.send_after_unreadable(unreadable)
+        self.assertEqual((result.answered, result.failed_ids), (2, []))
+        self.assertEqual(successes(self.out), {"a": 1, "b": 1})
+
     def test_an_unreadable_answer_left_after_retries_is_an_error_line(self) -> None:
         # Every attempt unreadable: the line is written as a failure score counts as errored
         # (and a rerun sends again), not as an answer score refuses.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_helpers import SAMPLE, export_samples, run_cli
-from tests.runner_lines import openai_ok
+from tests.runner_lines import openai_ok, openai_responses_ok
 
 FIRST_IDS = {"dat": "db_table_000000", "vtb": "vtb-a-medical-001::0"}
 
@@ -56,10 +56,26 @@ class RunnerShapeTests(unittest.TestCase):
                 "object": with_message(ident, {"role": "assistant", "content": {"text": "B"}}),
                 "string parts": with_message(ident, {"role": "assistant", "content": ["B"]}),
                 "string message": with_message(ident, "B"),
+                "part text int": with_message(
+                    ident, {"role": "assistant", "content": [{"type": "text", "text": 5}]}
+                ),
+                "part text list": with_message(
+                    ident, {"role": "assistant", "content": [{"type": "text", "text": ["B"]}]}
+                ),
             }
             for shape, line in shapes.items():
                 with self.subTest(benchmark=name, shape=shape):
                     self.refused(run, line, "message")
+
+    def test_responses_api_part_text_of_another_type_is_refused(self) -> None:
+        # An output_text part whose "text" is not a string was left out: "" scored as empty.
+        for name, run in self.runs.items():
+            line = openai_responses_ok(FIRST_IDS[name], "B")
+            message = line["response"]["body"]["output"][1]
+            for value in (["B"], 5, {"value": "B"}):
+                message["content"] = [{"type": "output_text", "text": value, "annotations": []}]
+                with self.subTest(benchmark=name, text=value):
+                    self.refused(run, line, '"text"', '"output" message')
 
     def test_request_lines_are_refused_with_a_hint(self) -> None:
         for name, run in self.runs.items():
@@ -87,11 +103,13 @@ class RunnerShapeTests(unittest.TestCase):
         shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
         judge = run / "judge_responses.jsonl"
         self.addCleanup(judge.unlink)
-        line = with_message("db_chart_judge_000", {"role": "assistant", "content": {"t": "true"}})
-        judge.write_text(json.dumps(line) + "\n", encoding="utf-8")
-        result = run_cli("check-judge", "-d", str(run))
-        self.assertEqual(result.exit_code, 2, result.stderr)
-        self.assertIn(f"{judge}:1:", result.stderr)
+        for content in ({"t": "true"}, [{"type": "text", "text": True}]):
+            line = with_message("db_chart_judge_000", {"role": "assistant", "content": content})
+            judge.write_text(json.dumps(line) + "\n", encoding="utf-8")
+            with self.subTest(content=content):
+                result = run_cli("check-judge", "-d", str(run))
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn(f"{judge}:1:", result.stderr)
 
     def test_the_documented_shapes_still_read(self) -> None:
         """Content parts, null content (tool calls only) and the legacy text shape."""
