@@ -331,6 +331,44 @@ class _Attacks(unittest.TestCase):
         self.assertEqual(content, repr({"stdout": expected, "stderr": ""}))
         self.assert_unharmed()
 
+    def test_kernel_memory_and_per_user_objects_are_refused(self) -> None:
+        # Extended attributes are not counted by a tmpfs size cap (3 GB of them in /tmp and
+        # /turn each, 12 GB of the host's kernel memory); POSIX message queues and inotify
+        # instances are counted per host user: held by a call, the agent's user had none left.
+        numbers = seccomp._SYSCALLS[os.uname().machine][1]
+        names = [*seccomp.MEMORY_SYSCALLS[4:], *seccomp.PER_USER_SYSCALLS]
+        calls = {name: numbers[name] for name in names if name in numbers}
+        self.assertIn("setxattr", calls)
+        content, _ = self.interpret(
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"for name, nr in {calls!r}.items():\n"
+            "    ctypes.set_errno(0)\n"
+            "    print(name, libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno())"
+        )
+        expected = "".join(f"{name} -1 1\n" for name in calls)
+        self.assertEqual(content, repr({"stdout": expected, "stderr": ""}))
+        # The same through Python's own call, on a file of the writable /tmp.
+        self.assert_fails(
+            "import os\nos.close(os.open('/tmp/x', os.O_CREAT | os.O_WRONLY, 0o600))\n"
+            "os.setxattr('/tmp/x', 'user.a', b'v' * 65536)\nprint('REACHED')",
+            "Errno 1]",
+        )
+        self.assert_unharmed()
+
+    def test_the_real_time_signal_queue_is_bounded(self) -> None:
+        # Real-time signals queued to itself are counted per host user: 96,000 of them left
+        # the agent's user (root) unable to queue a signal or create a timer of its own.
+        content, _ = self.interpret(
+            "import ctypes, os, signal\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "sig = signal.SIGRTMIN + 2\nsignal.pthread_sigmask(signal.SIG_BLOCK, {sig})\n"
+            "n = 0\n"
+            "while n < 1000 and libc.sigqueue(os.getpid(), sig, ctypes.c_void_p(0)) == 0:\n"
+            "    n += 1\n"
+            "print(n <= 16, ctypes.get_errno())"
+        )
+        self.assertEqual(content, repr({"stdout": "True 11\n", "stderr": ""}))
+        self.assert_unharmed()
+
     def test_infinite_loop_is_stopped_by_the_cpu_limit(self) -> None:
         # A loaded shared machine may give the child a fraction of a core: the wall-clock limit
         # is raised so that the 1 s of CPU time, not the clock, is what stops the loop.

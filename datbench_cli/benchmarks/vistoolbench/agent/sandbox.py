@@ -117,6 +117,8 @@ class Isolation:
             + ", ".join(seccomp.DENIED_SYSCALLS)
             + "), no memory outside the address space ("
             + ", ".join(seccomp.MEMORY_SYSCALLS)
+            + "), no kernel objects counted per host user ("
+            + ", ".join(seccomp.PER_USER_SYSCALLS)
             + "), no kernel interfaces image code never needs ("
             + ", ".join(seccomp.KERNEL_SYSCALLS)
             + "), no sockets outside the network namespace ("

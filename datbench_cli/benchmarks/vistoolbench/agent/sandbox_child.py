@@ -70,6 +70,9 @@ def _limits(config: dict, pids: tuple[int, ...]) -> None:
         ("RLIMIT_FSIZE", config["file_mb"] * mb, config["file_mb"] * mb),
         ("RLIMIT_NOFILE", 64, 64),
         ("RLIMIT_CORE", 0, 0),
+        # Queued real-time signals are counted per host user (root's own sigqueue and
+        # timer_create failed while a call held 96,000); Python queues none.
+        ("RLIMIT_SIGPENDING", 16, 16),
         # Not enforced for host root (the seccomp filter is what holds there); it holds for
         # --unsafe-sandbox run by an ordinary user.
         ("RLIMIT_NPROC", 0, 0),

@@ -8,7 +8,13 @@ host's pids. The filter refuses process and thread creation to every caller, roo
 A ``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
 not count once unmapped (a gigabyte under a 512 MB limit), and System V semaphore sets and
 message queues are kernel memory it never counts (the kernel allows 32000 sets of 32000
-semaphores, about 64 GB): all four are refused too. So are the
+semaphores, about 64 GB): all four are refused too, as are extended attributes, which the
+size caps of the sandbox's tmpfs folders do not count (each folder took 3 GB of ``user.*``
+attributes, about 6 GB of the host's kernel memory, in one call). POSIX message queues, inotify
+instances and queued real-time signals are counted per host user, across the user namespace:
+a call holding them denied the agent's user (root) its own until the call ended. The first two
+are refused here; the signals are bounded by ``RLIMIT_SIGPENDING`` (``sandbox_child.py``). So
+are the
 calls container runtimes refuse by default for their kernel attack surface: ``ptrace`` (it
 reaches bubblewrap's own process, pid 1 inside), io_uring, the kernel keyrings (not
 namespaced), ``bpf`` and ``perf_event_open``; and, as Docker's default profile does, sockets of
@@ -22,7 +28,17 @@ import os
 import struct
 
 DENIED_SYSCALLS = ("clone", "clone3", "fork", "vfork")
-MEMORY_SYSCALLS = ("memfd_create", "shmget", "semget", "msgget")
+MEMORY_SYSCALLS = (
+    "memfd_create",
+    "shmget",
+    "semget",
+    "msgget",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+)
+PER_USER_SYSCALLS = ("mq_open", "inotify_init", "inotify_init1")
 KERNEL_SYSCALLS = (
     "ptrace",
     "io_uring_setup",
@@ -38,7 +54,7 @@ REFUSED_SOCKETS = ("AF_VSOCK",)
 _AF_VSOCK = 40
 # the number of socket(2), whose family (first argument) the filter checks
 _SOCKET = {"x86_64": 41, "aarch64": 198}
-# audit arch -> the numbers of the refused calls (aarch64 has no fork or vfork)
+# audit arch -> the numbers of the refused calls (aarch64 has no fork, vfork or inotify_init)
 _SYSCALLS = {
     "x86_64": (
         0xC000003E,
@@ -51,6 +67,13 @@ _SYSCALLS = {
             "shmget": 29,
             "semget": 64,
             "msgget": 68,
+            "setxattr": 188,
+            "lsetxattr": 189,
+            "fsetxattr": 190,
+            "setxattrat": 463,
+            "mq_open": 240,
+            "inotify_init": 253,
+            "inotify_init1": 294,
             "ptrace": 101,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
@@ -71,6 +94,12 @@ _SYSCALLS = {
             "shmget": 194,
             "semget": 190,
             "msgget": 186,
+            "setxattr": 5,
+            "lsetxattr": 6,
+            "fsetxattr": 7,
+            "setxattrat": 463,
+            "mq_open": 180,
+            "inotify_init1": 26,
             "ptrace": 117,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
