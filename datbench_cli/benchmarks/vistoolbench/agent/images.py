@@ -20,6 +20,12 @@ _MIME = {
     "BMP": "image/bmp",
     "TIFF": "image/tiff",
 }
+# The model's code writes the images this process reads: PIL tries only these raster formats
+# (its EPS reader runs Ghostscript on the file, outside the sandbox, with this process's
+# environment), and decodes none larger than this (a 21 KB PNG of 13300 x 13300 pixels took
+# 1.4 GB); either is sent as it is, with a note.
+_FORMATS = tuple(_MIME)
+MAX_PIXELS = 64_000_000
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,16 @@ def _sent(data: bytes, mime: str, size: tuple[int, int] | None, note: str | None
 
 def encode(data: bytes, transport: str) -> SentImage:
     """``data`` ready to send. ``jpeg-q85`` converts to RGB and re-encodes as JPEG quality 85
-    (the official transport); an image PIL cannot read is sent as it is, as officially."""
+    (the official transport); an image PIL cannot read (or may not: see :data:`_FORMATS`) is
+    sent as it is, as officially."""
     from PIL import Image  # only `agent` sends images: kept out of every other start-up
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with Image.open(io.BytesIO(data), formats=_FORMATS) as image:
             fmt, size = image.format or "", image.size
+            if size[0] * size[1] > MAX_PIXELS:
+                note = f"image of {size[0]} x {size[1]} pixels, over {MAX_PIXELS:,}: not decoded"
+                return _sent(data, _MIME.get(fmt, "application/octet-stream"), size, note)
             if transport == JPEG_Q85:
                 rgb = image if image.mode == "RGB" else image.convert("RGB")
                 buffer = io.BytesIO()

@@ -1,0 +1,50 @@
+"""The images the model's code saves are read by the agent's own process, outside the sandbox:
+only plain raster formats are decoded, and none past the pixel cap."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import EpsImagePlugin, Image
+
+from datbench_cli.benchmarks.vistoolbench.agent import images
+
+EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\n(pwned) print {} loop\n"
+
+
+def test_postscript_never_reaches_ghostscript(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PIL's EPS reader ran Ghostscript on the model's PostScript, outside every namespace,
+    # with the agent's environment (its API keys).
+    marker = tmp_path / "ran"
+    gs = tmp_path / "gs"
+    gs.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    gs.chmod(0o755)
+    monkeypatch.setattr(EpsImagePlugin, "gs_binary", str(gs))
+    for transport in images.TRANSPORTS:
+        sent = images.encode(EPS, transport)
+        assert sent.mime == "application/octet-stream"
+        assert "unreadable image" in (sent.note or "")
+    assert not marker.exists()
+    # The reader would have run it: the fake Ghostscript is the one PIL calls.
+    with Image.open(io.BytesIO(EPS)) as image, pytest.raises(subprocess.CalledProcessError):
+        image.load()
+    assert marker.exists()
+
+
+def test_an_image_past_the_pixel_cap_is_sent_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 21 KB PNG of 13300 x 13300 pixels took the agent to 1.4 GB when decoded.
+    monkeypatch.setattr(images, "MAX_PIXELS", 10_000)
+    buffer = io.BytesIO()
+    Image.new("1", (101, 100)).save(buffer, format="PNG")
+    data = buffer.getvalue()
+    sent = images.encode(data, images.JPEG_Q85)
+    assert (sent.mime, sent.size, sent.width, sent.height) == ("image/png", len(data), 101, 100)
+    assert "not decoded" in (sent.note or "")
+    small = io.BytesIO()
+    Image.new("1", (100, 100)).save(small, format="PNG")
+    assert images.encode(small.getvalue(), images.JPEG_Q85).mime == "image/jpeg"
