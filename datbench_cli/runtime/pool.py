@@ -38,7 +38,6 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass
-from itertools import islice
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT, SampleTimeout
@@ -51,7 +50,11 @@ R = TypeVar("R")
 
 # How much memory scoring one item may add to its worker (bytes).
 SAMPLE_MEMORY_CAP = 1 << 30
+# A chunk is this many items, or fewer whose sizes reach _CHUNK_BYTES: a worker pickles a
+# chunk's results in one piece under its memory cap (23 outputs of 10 MB in one chunk took it
+# past 1 GiB: the worker died with a traceback on stderr and the chunk was scored again).
 _CHUNK = 64
+_CHUNK_BYTES = 8 << 20
 # An item may run this long past its budget before its worker is killed (the alarm fires at
 # the budget; only a call into C that never checks for signals gets this far).
 _GRACE_FACTOR = 0.5
@@ -219,11 +222,13 @@ def score_in_workers(
     failed: Callable[[T, Failure], R],
     jobs: int = 1,
     limits: Limits = Limits(),
+    size: Callable[[T], int] = lambda item: 0,
 ) -> Generator[tuple[T, R], None, None]:
     """``(item, function(item))`` for every item, in order, computed on ``jobs`` workers
     (``jobs`` <= 0: every usable core). ``function`` and the items travel to the workers
-    pickled; an item whose scoring fails in its worker (see the module) comes with
-    ``failed(item, failure)``."""
+    pickled, in chunks of at most :data:`_CHUNK` items and about :data:`_CHUNK_BYTES` of
+    ``size`` (an item's bytes); an item whose scoring fails in its worker (see the module)
+    comes with ``failed(item, failure)``."""
     import pebble  # here, not at start-up: it loads asyncio (and ssl) for its decorators
 
     if multiprocessing.current_process().daemon:
@@ -250,7 +255,7 @@ def score_in_workers(
         started = False
         while True:
             while len(batches) < 4 * workers:
-                chunk = list(islice(source, _CHUNK))
+                chunk = _chunk(source, size)
                 if not chunk:
                     break
                 # The first schedule forks the workers, here: a Ctrl-C or SIGTERM meanwhile
@@ -277,6 +282,18 @@ def score_in_workers(
     finally:
         _stop(pool)
         _release_stop_error(pending.future for pending in batches)
+
+
+def _chunk(source: Iterator[T], size: Callable[[T], int]) -> list[T]:
+    """The next items of ``source`` to send together (empty: none left)."""
+    chunk: list[T] = []
+    total = 0
+    for item in source:
+        chunk.append(item)
+        total += size(item)
+        if len(chunk) == _CHUNK or total >= _CHUNK_BYTES:
+            break
+    return chunk
 
 
 def _stop(pool: pebble.ProcessPool) -> None:

@@ -125,6 +125,40 @@ class MemoryCapTests(unittest.TestCase):
             if error is not None:
                 self.assertEqual(error["type"], "SampleMemoryExceeded")
 
+    def test_large_items_travel_in_small_chunks(self) -> None:
+        # 20 items of 6 MiB in one chunk: their results, pickled in one piece, took the worker
+        # past its cap; it died printing a MemoryError traceback (on the CLI's stderr too, for
+        # 23 outputs of 10 MB) and the chunk was scored again item by item.
+        script = textwrap.dedent(
+            """
+            import json, sys
+            from datbench_cli.runtime.pool import Limits, score_in_workers
+            from tests.robustness.test_memory_cap import echo, failed
+            items = [bytes([n]) * (6 << 20) for n in range(20)]
+            out = list(score_in_workers(echo, items, failed, 1, Limits(30.0, 150 << 20), len))
+            print(json.dumps([[a == b, len(b)] for a, b in out]))
+            """
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=cli_env(),
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout), [[True, 6 << 20]] * 20)
+        self.assertEqual(done.stderr, "")
+
+
+def echo(item: bytes) -> bytes:
+    """A worker's function: the item back, as large as it came."""
+    return item
+
+
+def failed(item: bytes, failure: object) -> bytes:
+    return b""
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -36,7 +36,7 @@ from datbench_cli.benchmarks.datbench.scoring import (
 from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport, result_table
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
 from datbench_cli.benchmarks.datbench.uncertainty import table_additions
-from datbench_cli.benchmarks.datbench.work import RawItem, WorkList
+from datbench_cli.benchmarks.datbench.work import RawItem, WorkList, raw_size
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
     CoverageWarning,
@@ -299,6 +299,7 @@ class DatBenchEvaluator:
             partial(_failed_record, finish, build),
             worker_count(options.jobs, len(work)),
             Limits(budget=options.sample_timeout),
+            raw_size,
         )
         # The parent adds each record up from the sample's key and codes: it parses no sample.
         # Closed on the way out, whatever ends the loop: the workers stop then, not when the

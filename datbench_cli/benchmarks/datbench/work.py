@@ -107,6 +107,11 @@ class WorkList:
         return sum(self._judge_modes)
 
 
+def raw_size(raw: RawItem) -> int:
+    """The bytes of a raw item's stored lines (what travels to a worker)."""
+    return sum(len(part[1]) for part in (raw[0], raw[1], raw[3]) if part is not None)
+
+
 def _work_item(
     sample: Callable[[Any], DatBenchSample],
     response: Callable[[Any], VLMResponse],
