@@ -9,7 +9,7 @@ hub client's retries; offline, ``HF_HUB_OFFLINE=1``, from the local hub cache on
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +25,27 @@ from datbench_cli.files.sources import (
 __all__ = ["SOURCE_ENV", "is_local_source", "load_split", "load_source_split"]
 
 
-def refuse_split_dict(dataset: Any) -> None:
+def check_rows(dataset: Any, rows: str) -> None:
     """A ``ValueError`` for a ``DatasetDict`` (``load_dataset`` without ``split=``): it holds
-    splits, not rows, and read as rows it fails far from the cause."""
+    splits, not rows, and read as rows it fails far from the cause; a ``TypeError`` for what
+    is no iterable of rows at all (``None``, a number, a string, one row), naming ``rows``,
+    what ``hf_dataset`` must be."""
     if isinstance(getattr(dataset, "column_names", None), dict) and hasattr(dataset, "keys"):
         splits = ", ".join(map(str, dataset.keys()))
         raise ValueError(
             f"hf_dataset is a DatasetDict of splits ({splits}), not rows: pass one split, "
             'e.g. load_dataset(..., split="test")'
         )
+    if not_a_collection(dataset):
+        raise TypeError(
+            f"hf_dataset must be {rows} (a datasets split), got {type(dataset).__name__}"
+        )
+
+
+def not_a_collection(values: Any) -> bool:
+    """Whether a caller's argument is no iterable of records: ``None``, a number, a string,
+    bytes or a single mapping."""
+    return isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable)
 
 
 def parquet_rows(files: list[Path]) -> int:

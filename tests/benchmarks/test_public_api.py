@@ -71,6 +71,14 @@ class PublicApiTests(unittest.TestCase):
             self.assertIn("a DatasetDict of splits (test)", message)
             self.assertIn('split="test"', message)
 
+    def test_rows_that_are_no_collection_are_named(self) -> None:
+        # 5 or 3.0 raised "'int' object is not iterable"; a single row was read as its keys.
+        for bad in (None, 5, 3.0, "rows", b"rows", _row("a")):
+            with self.subTest(bad=bad), self.assertRaises(TypeError) as caught:
+                DatBenchEvaluator(bad, "math")  # type: ignore[arg-type]
+            self.assertIn("hf_dataset must be the capability's rows", str(caught.exception))
+            self.assertIn(type(bad).__name__, str(caught.exception))
+
     def test_capability_names_are_checked(self) -> None:
         with self.assertRaises(ValueError) as caught:
             DatBenchEvaluator([_row("a")], "maths")

@@ -135,8 +135,17 @@ class ResponseMatchingTests(unittest.TestCase):
         self.assertIn("context must be one of", str(caught.exception))
         with self.assertRaises(ValueError):
             self.evaluator.compute_metrics([], None, turncase="single")
-        with self.assertRaisesRegex(TypeError, "hf_dataset must be VisualToolBench's rows"):
-            VisToolBenchEvaluator(None)  # was "'NoneType' object is not iterable"
+        # Each was "'NoneType' (or 'int') object is not iterable", naming no argument.
+        for bad in (None, 5, "rows", {"id": "x"}):
+            with self.assertRaisesRegex(TypeError, "hf_dataset must be VisualToolBench's rows"):
+                VisToolBenchEvaluator(bad)
+        for bad in (None, 5):
+            with self.assertRaisesRegex(TypeError, "^responses must be an iterable"):
+                self.evaluator.compute_metrics(bad, [])
+            with self.assertRaisesRegex(TypeError, "^responses must be an iterable"):
+                self.evaluator.create_judge_tasks(bad)
+        with self.assertRaisesRegex(TypeError, "^judge_responses must be an iterable"):
+            self.evaluator.compute_metrics([], 5)
 
     def test_shapes(self) -> None:
         got = self.answers(

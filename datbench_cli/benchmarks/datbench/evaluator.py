@@ -45,7 +45,7 @@ from datbench_cli.errors import (
     StrictJudgeError,
     name_ids,
 )
-from datbench_cli.files.loading import refuse_split_dict
+from datbench_cli.files.loading import check_rows
 from datbench_cli.files.run_store import unknown
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
@@ -107,9 +107,7 @@ class DatBenchEvaluator:
     def __init__(self, hf_dataset: Iterable[dict[str, Any]], capability: str):
         if capability not in CAPABILITIES:
             raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
-        if hf_dataset is None:
-            raise TypeError("hf_dataset must be the capability's rows (a datasets split)")
-        refuse_split_dict(hf_dataset)
+        check_rows(hf_dataset, "the capability's rows")
         self.capability = capability
         self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
         self._hold([_sample(number, row, capability) for number, row in enumerate(hf_dataset)])

@@ -40,7 +40,7 @@ from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_ta
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
 from datbench_cli.errors import BadArgument, DatbenchWarning, StrictJudgeError, name_ids
-from datbench_cli.files.loading import refuse_split_dict
+from datbench_cli.files.loading import check_rows, not_a_collection
 
 _T = TypeVar("_T")
 
@@ -117,9 +117,7 @@ class VisToolBenchEvaluator:
     ) -> None:
         check_turncase(turncase)
         check_limit(limit)
-        if hf_dataset is None:  # as DatBenchEvaluator says it
-            raise TypeError("hf_dataset must be VisualToolBench's rows (a datasets split)")
-        refuse_split_dict(hf_dataset)
+        check_rows(hf_dataset, "VisualToolBench's rows")
         self.context_policy = context_policy_for(context)
         self._held: list[str] = []
         self.warn: Warn = warn or self._held.append
@@ -162,6 +160,7 @@ class VisToolBenchEvaluator:
     @_warns_at_caller
     def collect_answers(self, responses: Iterable[Any]) -> Answers:
         """The judged answer of each turn from response lines / ``VLMResponse``s / dicts."""
+        _check_records(responses, "responses", "VLMResponse")
         return collect_answers(self.tasks, responses, self.warn)
 
     @_warns_at_caller
@@ -205,6 +204,8 @@ class VisToolBenchEvaluator:
         (it judged another text); an errored judge line (a failed judge call) is *errored*.
         Each turn of a result carries the ``response_status`` of its answer."""
         check_turncase(turncase)
+        if judge_responses is not None:
+            _check_records(judge_responses, "judge_responses", "JudgeResponse")
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
         match = match_judge_lines(build_judge_tasks(self.tasks, answers), judge_responses or ())
         in_scope = [t for t in self.tasks if turncase is None or t.turncase == turncase]
@@ -331,3 +332,13 @@ def _truncated_verdicts(match: JudgeMatch, answers: Answers, scored: set[str]) -
         and not line.errored
         and not is_stale(line.digest, answers.by_turn[key[:2]])
     )
+
+
+def _check_records(values: Any, argument: str, kind: str) -> None:
+    """A ``TypeError`` naming ``argument`` when a caller's records are not an iterable of
+    records (``None``, a number, a string, one dict)."""
+    if not_a_collection(values):
+        raise TypeError(
+            f"{argument} must be an iterable of {kind} objects, dicts or lines, "
+            f"got {type(values).__name__}"
+        )
