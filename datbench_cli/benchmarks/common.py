@@ -89,6 +89,16 @@ def _asked(run: RunDir) -> dict[str, str]:
     return asked
 
 
+def no_judge_lines(path: Path) -> InputError:
+    """The error of a judge file ``check-judge`` reads outside a run directory that holds no
+    line at all (empty, blank lines only): nothing to check is no passing check."""
+    return InputError(
+        "holds no judge response line: nothing to check",
+        path,
+        hint="an empty download of a judge batch? run the judge, then check its output file",
+    )
+
+
 def changed_note(changed: int) -> str | None:
     """What ``make-judge-tasks`` says when ``changed`` judge tasks ask about another response
     text than the run's judge tasks did before."""

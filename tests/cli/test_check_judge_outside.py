@@ -73,6 +73,41 @@ class CheckJudgeOutsideTests(unittest.TestCase):
                 self.assertTrue(lines[0].startswith("error: ") and words in lines[0], err)
                 self.assertLessEqual(len(lines), 2, err)
 
+    def test_a_file_without_a_line_is_bad_input_not_a_pass(self) -> None:
+        # "0 verdicts: ..." and exit 0: a CI step passed on an empty batch download.
+        for content in (b"", b"\n\n", b"  \n"):
+            path = self.tmp / "judge.jsonl"
+            path.write_bytes(content)
+            for extra in ((), ("--benchmark", "datbench"), ("--benchmark", "vistoolbench")):
+                with self.subTest(content=content, extra=extra):
+                    code, out, err = self.check(str(path), *extra)
+                    self.assertEqual(code, 2, err)
+                    lines = err.strip().splitlines()
+                    self.assertEqual(
+                        lines[0], f"error: {path}: holds no judge response line: nothing to check"
+                    )
+                    self.assertEqual(len(lines), 2, err)
+                    self.assertEqual(out, "")
+
+    def test_replaced_lines_are_said_as_score_says_them(self) -> None:
+        # Two lines of one id counted as "1 verdicts" and the earlier verdict was dropped
+        # without a word.
+        cases = (
+            ("datbench", "db_a", "true", "1 judge response id(s) occur more than once"),
+            ("vistoolbench", "t::0::r1", "Met", "1 judge line(s) were replaced by a later line"),
+        )
+        for benchmark, ident, verdict, said in cases:
+            path = self.tmp / "judge.jsonl"
+            lines = [{"id": ident, "raw_judge_output": text} for text in (verdict, verdict)]
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            with self.subTest(benchmark=benchmark):
+                code, out, err = self.check(str(path), "--benchmark", benchmark)
+                self.assertEqual(code, 0, err)
+                self.assertIn(f"warning: {said}", err)
+                path.write_text(json.dumps(lines[0]) + "\n")
+                code, out, err = self.check(str(path), "--benchmark", benchmark)
+                self.assertEqual((code, err), (0, ""))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -147,6 +147,13 @@ class PipelineTests(unittest.TestCase):
         result = run_cli("check-judge", "-d", str(work))
         self.assertEqual(result.exit_code, 1)
         self.assertIn("unparsed", result.stdout)
+        self.assertNotIn("more than once", result.stderr)
+        # A later line of an id replaces its verdict: said, as score says it.
+        judge = work / "judge_responses.jsonl"
+        first = judge.read_bytes().splitlines(keepends=True)[0]
+        judge.write_bytes(judge.read_bytes() + first)
+        result = run_cli("check-judge", "-d", str(work))
+        self.assertIn("warning: 1 judge response id(s) occur more than once", result.stderr)
 
     def test_score_accepts_openai_batch_output_lines(self) -> None:
         work = self.tmp / "batch-run"

@@ -117,12 +117,18 @@ class VisToolBenchCliTests(unittest.TestCase):
         judge += [
             {"id": f"{C}::0::r1", "raw_judge_output": "Met"},
             {"id": f"{D}::0::r1", "raw_judge_output": "Not Met"},
+            judge[0],  # the same verdict again
         ]
         clean = self.tmp / "clean.jsonl"
         clean.write_text("".join(json.dumps(j) + "\n" for j in judge))
         result = self.cli("check-judge", str(clean))
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertTrue(result.stdout.startswith("12 judge tasks: 8 met, 4 not_met, 0 unparsed"))
+        # The first line is replaced by its copy: said, as score says it.
+        self.assertIn(
+            "warning: 1 judge line(s) were replaced by a later line for the same judge task",
+            result.stderr,
+        )
 
     def test_turncase_is_rejected_for_bad_values(self) -> None:
         result = self.cli("score", "--turncase", "three-turn")

@@ -15,6 +15,7 @@ from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
+from datbench_cli.benchmarks.datbench.judge_check import DUPLICATE_JUDGE_IDS
 from datbench_cli.benchmarks.datbench.records import library_record, streamed_record
 from datbench_cli.benchmarks.datbench.references import ReferenceFile, SampleKey
 from datbench_cli.benchmarks.datbench.schema import (
@@ -459,7 +460,7 @@ def _warn_about(
         ),
         (
             coverage.duplicate_judge_response_ids,
-            "judge response id(s) occur more than once (last wins)",
+            DUPLICATE_JUDGE_IDS,
             DatbenchWarning,
         ),
     ]

@@ -17,6 +17,7 @@ from datbench_cli.batch.judge_store import JudgeStore, unknown_ids
 from datbench_cli.batch.line_keys import JUDGE_KEYS, UnknownKeys, torn_tail_warner
 from datbench_cli.batch.response_store import ResponseStore
 from datbench_cli.batch.responses import iter_response_lines
+from datbench_cli.benchmarks.common import no_judge_lines
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
 from datbench_cli.benchmarks.datbench.references import SampleKey
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
@@ -140,6 +141,10 @@ def _tally(
             getattr(account, str(verdict)).append(ident)
 
 
+#: How ``score`` and ``check-judge`` say that ids had several judge lines.
+DUPLICATE_JUDGE_IDS = "judge response id(s) occur more than once (last wins)"
+
+
 def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     """Outside a run directory: parse each judged id's verdict (errored lines are counted as
     errored, not unparsed). Several lines for one id: the last wins, except that an errored
@@ -148,6 +153,7 @@ def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     torn = torn_tail_warner(path, warn)
     unknown = UnknownKeys(JUDGE_KEYS)
     verdicts: dict[str, bool | None | str] = {}
+    answered: dict[str, int] = {}  # the answered lines of each id
     lines = iter_response_lines(
         path, "raw_judge_output", "verdict", on_torn_tail=torn, unknown=unknown
     )
@@ -156,9 +162,14 @@ def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
             if line.id not in verdicts or verdicts[line.id] == "errored":
                 verdicts[line.id] = "errored"
             continue
+        answered[line.id] = answered.get(line.id, 0) + 1
         verdicts[line.id] = parse_judge_verdict(line.parsed, line.text)
+    if not verdicts:
+        raise no_judge_lines(path)
     if (message := unknown.message(path)) is not None:
         warn(message)
+    if duplicates := sum(count > 1 for count in answered.values()):
+        warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
     account = JudgeAccount(in_run=False)
     for ident, verdict in verdicts.items():
         if verdict is True:

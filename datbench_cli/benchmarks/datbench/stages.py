@@ -43,7 +43,11 @@ from datbench_cli.benchmarks.common import (
 )
 from datbench_cli.benchmarks.datbench.evaluator import ScoreOptions, evaluator_over
 from datbench_cli.benchmarks.datbench.judge import parse_judge_verdict
-from datbench_cli.benchmarks.datbench.judge_check import JudgeAccount, account_judges
+from datbench_cli.benchmarks.datbench.judge_check import (
+    DUPLICATE_JUDGE_IDS,
+    JudgeAccount,
+    account_judges,
+)
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.references import ReferenceFile
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
@@ -448,4 +452,6 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
             if isinstance(line.get("id"), str)
         ]
     with held_responses(vlm) as answered, held_judges(judges.judge) as judged:
+        if duplicates := judged.duplicate_ids():  # as score warns it
+            warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
         return account_judges(samples, answered, judged, judges.errored_ids)

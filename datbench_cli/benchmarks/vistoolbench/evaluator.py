@@ -311,14 +311,19 @@ class VisToolBenchEvaluator:
         if judge["judge_tasks"] and judge["judge_tasks"] == judge[MISSING]:
             self.warn("no judge response matched any judge task (wrong judge file or ids?)")
         if match.lost_lines:
-            self.warn(
-                f"{sum(match.lost_lines.values())} judge line(s) were replaced by a later line "
-                "for the same judge task (the last one is used)"
-            )
+            self.warn(replaced_note(sum(match.lost_lines.values())))
         if match.unknown_lines:
             self.warn(f"{match.unknown_lines} judge line(s) match no judge task and were ignored")
         if judge["truncated_responses"]:
             self.warn(cut_replies_note(judge["truncated_responses"]))
+
+
+def replaced_note(count: int) -> str:
+    """How ``score`` and ``check-judge`` say that judge lines were replaced by later ones."""
+    return (
+        f"{count} judge line(s) were replaced by a later line for the same judge task "
+        "(the last one is used)"
+    )
 
 
 def _truncated_verdicts(match: JudgeMatch, answers: Answers, scored: set[str]) -> int:

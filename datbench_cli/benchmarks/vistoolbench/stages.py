@@ -26,6 +26,7 @@ from datbench_cli.benchmarks.common import (
     asked_digests,
     changed_note,
     done_judge_ids,
+    no_judge_lines,
     record_asked,
 )
 from datbench_cli.benchmarks.vistoolbench.agent.settings import (
@@ -40,6 +41,7 @@ from datbench_cli.benchmarks.vistoolbench.evaluator import (
     VisToolBenchEvaluator,
     check_turncase,
     context_policy_for,
+    replaced_note,
 )
 from datbench_cli.benchmarks.vistoolbench.judging import (
     JudgeLine,
@@ -540,6 +542,8 @@ def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[C
     report = score(run, responses, path, strict_judge=False, turncase=None, read_warn=warn)
     if cut := report.summary["judge"]["truncated_responses"]:  # as DatBench's says it
         warn(cut_replies_note(cut, path))
+    if replaced := report.summary["judge"]["duplicate_responses"]:
+        warn(replaced_note(replaced))
     return judge_check(report), judge_counts_line(report)
 
 
@@ -549,13 +553,19 @@ def check_judge_file(path: Path, warn: Warn) -> tuple[dict[str, int], list[str]]
     Several lines for one id: the last wins, except that an errored line never replaces an
     answer (as in scoring, and as DatBench's ``check-judge`` reads them)."""
     statuses: dict[str, str] = {}
+    replaced = 0  # answered lines a later answered line of their id replaced
     for line in read_judge_lines(path, warn):
         ident = line.display_id
         if line.errored:
             if statuses.get(ident, "errored") == "errored":
                 statuses[ident] = "errored"
             continue
+        replaced += statuses.get(ident, "errored") != "errored"
         statuses[ident] = parse_vtb_verdict(line.verdict, line.raw) or "unparsed"
+    if not statuses:
+        raise no_judge_lines(path)
+    if replaced:
+        warn(replaced_note(replaced))
     counts = {"lines": len(statuses), "met": 0, "not_met": 0, "unparsed": 0, "errored": 0}
     for status in statuses.values():
         counts[status] += 1
