@@ -10,7 +10,8 @@ first), says which columns may be dropped and what each column means, and calls
 - on a terminal where it fits: aligned columns, cells never wrapped;
 - too wide: optional columns are dropped (the last listed first) until it fits;
 - still too wide: a stacked layout, one block per row, its ``header value`` pairs packed onto
-  lines at pair boundaries (a pair wider than a line alone: its value on the next line).
+  lines at pair boundaries (a pair wider than a line alone: its value on lines of its own,
+  broken at its spaces if it must be, never inside a number).
 
 The legend names only the columns shown and is wrapped at words.
 
@@ -182,15 +183,36 @@ def _stacked(
             if current and cell_len(indent + candidate) > width:
                 lines.append(indent + current)
                 candidate = pair
-            if headers[i] and cell_len(indent + candidate) > width:
+            if cell_len(indent + candidate) > width:
                 # Wider than the line alone: the terminal would wrap it inside the value, so
-                # the value goes whole on the next line.
-                lines += [indent + headers[i], indent + "  " + row[i]]
+                # the value goes on lines of its own.
+                if headers[i]:
+                    lines.append(indent + headers[i])
+                lines += _value_lines(row[i], indent + "  ", width)
                 candidate = ""
             current = candidate
         if current:
             lines.append(indent + current)
     return lines
+
+
+def _value_lines(value: str, indent: str, width: int) -> list[str]:
+    """``value`` on lines of its own: at ``indent`` when it fits there, else further left,
+    else broken at its spaces, never inside a number."""
+    for lead in (indent, ""):
+        if cell_len(lead + value) <= width:
+            return [lead + value]
+    tokens = value.split(" ")
+    lead = indent if max(map(cell_len, tokens)) + cell_len(indent) <= width else ""
+    lines: list[str] = []
+    current = ""
+    for token in tokens:
+        candidate = f"{current} {token}" if current else token
+        if current and cell_len(lead + candidate) > width:
+            lines.append(lead + current)
+            candidate = token
+        current = candidate
+    return [*lines, lead + current]
 
 
 def render(table: TextTable, width: int, terminal: bool) -> Rendered:

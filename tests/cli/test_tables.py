@@ -91,6 +91,24 @@ def test_no_number_is_ever_cut(runs: dict[str, Path], width: int | None) -> None
                 assert max(len(line) for line in rendered.lines) <= width, where
 
 
+def test_no_number_is_cut_on_the_narrowest_terminals(runs: dict[str, Path]) -> None:
+    # At 20 to 24 columns a value too wide for its own line ("      100.0 [39.6, 100.0]",
+    # 25 wide) was put there anyway: the terminal wrapped it inside a number.
+    for where, table in every_table(runs):
+        names = {row[0] for row in table.rows if row is not None}
+        for width in range(20, 41):
+            rendered = render(table, width, terminal=True)
+            # Only a row's name (a dataset's, text) may be wider than the line.
+            wide = [line for line in rendered.lines if len(line) > width]
+            assert set(wide) <= names, (where, width, wide)
+            text = tokens(rendered.lines)
+            shown = [i for i, h in enumerate(table.headers) if h in rendered.shown]
+            for row in table.rows:
+                for i in shown if row is not None else ():
+                    for token in row[i].split():
+                        assert_whole(text, token, f"{where} at {width}")
+
+
 def test_aligned_layout_drops_optional_columns_before_stacking() -> None:
     table = TextTable(
         headers=["group", "n", "score", "extra"],
