@@ -76,10 +76,12 @@ _RUN_INPUTS = (
 
 
 def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
-    """A sentence per input beside ``report_path`` (its folder's references, responses and
-    judge responses, where the report scored that very file) rewritten since the report was:
-    newer than the report, and not the bytes the report's provenance says it scored. The
-    report's numbers are then not those of the files beside it."""
+    """A sentence per input the report scored (references, responses, judge responses) that
+    is no longer the bytes its provenance says it scored, changed since the report was
+    written: the report's numbers are then not those of the files. The file judged is the one
+    scored (its recorded path, absolute, when it still leads to a file), or, in a copy of the
+    run or where the recorded path is relative (to wherever score ran) or leads nowhere (the
+    run moved), the file of that name beside the report."""
     try:
         written = report_path.stat().st_mtime_ns
     except OSError:
@@ -90,18 +92,12 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
         recorded, digest = entry.get("path"), entry.get("sha256")
         if not isinstance(recorded, str) or Path(recorded).name != filename:
             continue
-        path = report_path.parent / filename
         try:
-            # The recorded path is as given to score. Absolute and still leading to a file,
-            # that file must be this one (a report of another file of that name is not
-            # judged), or the run's own file in a copy of the run (cp -r): relative (to
-            # wherever score ran) or leading nowhere (the run moved), the name decides.
-            if os.path.isabs(recorded) and os.path.exists(recorded):
-                if not os.path.samefile(recorded, path) and not _copied_run_file(
-                    report, report_path.parent, recorded
-                ):
-                    continue
-            if not path.is_file() or path.stat().st_mtime_ns <= written:
+            path = _judged_file(report, report_path.parent, recorded)
+            # The change time, not the modification time: a file moved into place keeps an
+            # older mtime (or has one set), never an older ctime. The report's own tick is
+            # hashed too.
+            if not path.is_file() or path.stat().st_ctime_ns < written:
                 continue
             if sha256_file(path) == digest:
                 continue
@@ -112,6 +108,17 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
             "score the run again"
         )
     return changed
+
+
+def _judged_file(report: dict[str, Any], folder: Path, recorded: str) -> Path:
+    """The file judged for an input ``recorded`` as the report scored it (see
+    :func:`changed_inputs`)."""
+    beside = folder / Path(recorded).name
+    if not (os.path.isabs(recorded) and os.path.exists(recorded)):
+        return beside
+    if beside.exists() and os.path.samefile(recorded, beside):
+        return beside
+    return beside if _copied_run_file(report, folder, recorded) else Path(recorded)
 
 
 def _copied_run_file(report: dict[str, Any], folder: Path, recorded: str) -> bool:

@@ -473,13 +473,29 @@ def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path
     assert [n.split(" changed")[0] for n in notes_of(moved)] == [str(moved / "responses.jsonl")]
     run = moved.rename(run)
     # A copy of the run (cp -r; the original, which the recorded path leads to, still there):
-    # the copy's own files are judged, unless its manifest is another run's.
+    # the copy's own files are judged; beside another run's manifest, the file scored is.
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)  # the files' times too
     assert [n.split(" changed")[0] for n in notes_of(copy)] == [str(copy / "responses.jsonl")]
     (copy / "datbench.json").write_bytes((copy / "datbench.json").read_bytes() + b"\n")
+    (copy / "responses.jsonl").write_bytes((SAMPLE / "responses.jsonl").read_bytes())
     report = json.loads((copy / "report.json").read_bytes())
-    assert changed_inputs(report, copy / "report.json") == []
+    assert [n.split(" changed")[0] for n in changed_inputs(report, copy / "report.json")] == [
+        str(responses)
+    ]
+    # A report written outside the run (score -o) judges the files it scored.
+    outside = tmp_path / "reports" / "report.json"
+    outside.parent.mkdir()
+    shutil.copy2(run / "report.json", outside)  # as written, before the change
+    assert [n.split(" changed")[0] for n in changed_inputs(report, outside)] == [str(responses)]
+    # A file moved into place keeps its older modification time: still named.
+    older = tmp_path / "older.jsonl"
+    older.write_bytes((SAMPLE / "responses.jsonl").read_bytes() + b"\n")
+    os.utime(older, ns=(1, 1))
+    saved = responses.read_bytes()
+    older.replace(responses)
+    assert [n.split(" changed")[0] for n in notes()] == [str(responses)]
+    responses.write_bytes(saved)
     # A report of another file of that name (score -d run other/responses.jsonl) does not
     # judge the run's own file.
     other = tmp_path / "other" / "responses.jsonl"
