@@ -252,19 +252,18 @@ def score_in_workers(
     try:
         batches: deque[_Batch[T]] = deque()
         source = iter(items)
-        started = False
         while True:
             while len(batches) < 4 * workers:
                 chunk = _chunk(source, size)
                 if not chunk:
                     break
-                # The first schedule forks the workers, here: a Ctrl-C or SIGTERM meanwhile
-                # waits until they are up (it must not land in the fork's handlers, nor in a
-                # worker that has not set its own handlers yet).
-                with _signals_held(not batches and not started):
+                # A Ctrl-C or SIGTERM meanwhile waits until the chunk is scheduled and kept:
+                # the first schedule forks the workers (it must not land in the fork's
+                # handlers, nor in a worker that has not set its own handlers yet), and a
+                # future the stop below does not see keeps the error of its interrupted send.
+                with _signals_held():
                     future = pool.schedule(_score_chunk, (function, chunk, limits), timeout=wall)
-                started = True
-                batches.append(_Batch(chunk, future))
+                    batches.append(_Batch(chunk, future))
             if not batches:
                 break
             batch = batches[0]
@@ -333,10 +332,9 @@ def _release_stop_error(futures: Iterable[Future]) -> None:
 
 
 @contextlib.contextmanager
-def _signals_held(hold: bool) -> Iterator[None]:
-    """SIGINT and SIGTERM blocked in this thread (the main one) while ``hold``; delivered
-    afterwards."""
-    if not hold or threading.current_thread() is not threading.main_thread():
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread (the main one); delivered afterwards."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
