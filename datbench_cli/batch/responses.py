@@ -236,7 +236,10 @@ def message_problem(choice: dict[str, Any]) -> str | None:
     it can): an answer of another type would otherwise be scored as the empty string (``send``
     retries such an answer rather than write one score refuses)."""
     if "message" not in choice or choice["message"] is None:
-        return None  # the legacy completions shape (choices[0].text)
+        # The legacy completions shape (choices[0].text); with neither, no answer at all.
+        if isinstance(choice.get("text"), str):
+            return None
+        return '"choices[0]" has neither a "message" nor a legacy "text"'
     message = choice["message"]
     if not isinstance(message, dict):
         return f'"choices[0].message" must be an object, got {type(message).__name__}'

@@ -90,10 +90,7 @@ class SendConfig:
         check_waits(self.timeout, self.backoff_max)
         if self.max_response_bytes < 1:
             raise UsageError("--max-response-mb must be positive")
-        if self.api_key is not None and not _header_safe(self.api_key):
-            raise UsageError(
-                "the API key holds spaces, control or non-ASCII characters; check the variable"
-            )
+        check_api_key(self.api_key)
 
     def endpoint(self, url: str) -> str:
         """The full URL for a request line's ``url``, joined as the OpenAI SDK does."""
@@ -121,8 +118,14 @@ def check_waits(timeout: float, backoff_max: float) -> None:
         )
 
 
-def _header_safe(value: str) -> bool:
-    return value.isascii() and value.isprintable() and " " not in value
+def check_api_key(key: str | None) -> None:
+    """A usage error for a key no HTTP header can carry (``send`` and ``agent``): sent, it
+    failed every request with an error that quoted the header, key included, into the run's
+    files."""
+    if key is not None and not (key.isascii() and key.isprintable() and " " not in key):
+        raise UsageError(
+            "the API key holds spaces, control or non-ASCII characters; check the variable"
+        )
 
 
 def usable_concurrency(requested: int, pending: int) -> tuple[int, str | None]:

@@ -448,6 +448,16 @@ class RunGoesOnTests(_Case):
         self.assertEqual((result.answered, result.failed_ids), (2, []))
         self.assertEqual(successes(self.out), {"a": 1, "b": 1})
 
+    def test_a_choice_without_message_or_text_is_retried(self) -> None:
+        # Read as the legacy completions shape with no text: written as an empty answer,
+        # never sent again, and scored as one.
+        for choice in ({"index": 0, "finish_reason": "stop"}, {"message": None}):
+            with self.subTest(choice=choice):
+                self.out.unlink(missing_ok=True)
+                result = self.send_after_unreadable(json.dumps({"choices": [choice]}).encode())
+                self.assertEqual((result.answered, result.failed_ids), (2, []))
+                self.assertEqual(successes(self.out), {"a": 1, "b": 1})
+
     def test_an_unreadable_answer_left_after_retries_is_an_error_line(self) -> None:
         # Every attempt unreadable: the line is written as a failure score counts as errored
         # (and a rerun sends again), not as an answer score refuses.

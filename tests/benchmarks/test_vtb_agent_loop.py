@@ -361,6 +361,49 @@ class AgentLoopTests(TempDirCase):
         lines = {line["id"]: line for line in read_jsonl(self.root / "responses.jsonl")}
         self.assertEqual(lines["vtb-a-medical-001::0"]["raw_output"], "The lesion is upper-left.")
 
+    def test_an_answer_of_another_type_is_an_errored_turn_not_an_empty_answer(self) -> None:
+        # content 5, a part whose text is a number, or tool calls given as one object were
+        # written as "" (answered), and score counted the turn as answered and empty.
+        from datbench_cli.benchmarks.vistoolbench.agent.loop import _first_message
+        from datbench_cli.benchmarks.vistoolbench.agent.transport import RequestFailed
+
+        with ToolChatServer() as server:
+            server.script[self._full(A)] = [{"content": 5}]
+            server.script[self._full(B0)] = [{"content": [{"type": "text", "text": 7}]}]
+            result = self._agent(server, "--no-code-tools", "--max-retries", "0")
+        self.assertEqual(result.exit_code, 1, result.stderr)
+        lines = {line["custom_id"]: line for line in read_jsonl(self.root / "responses.jsonl")
+                 if "custom_id" in line}  # fmt: skip
+        for ident in ("vtb-a-medical-001::0", "vtb-b-maths-002::0"):
+            self.assertIn("cannot be read", lines[ident]["error"]["message"])
+        call = {"id": "a", "type": "function", "function": {"name": "calculator"}}
+        answer = {"choices": [{"message": {"role": "assistant", "tool_calls": call}}]}
+        with self.assertRaisesRegex(RequestFailed, 'tool_calls" must be a list, got dict'):
+            _first_message(answer)
+
+    def test_a_key_no_header_can_carry_and_a_temperature_past_the_range_are_usage_errors(
+        self,
+    ) -> None:
+        # A key with a control character failed every turn with an error quoting the
+        # header, key included, into responses.jsonl and trajectories.jsonl; --temperature nan
+        # was sent as null and recorded so that the same command could not resume.
+        cases = [
+            ({"MYKEY": "sk-SECRET123\r"}, ("--api-key-env", "MYKEY"), "the API key holds"),
+            ({"MYKEY": "sk-SECRÉT123"}, ("--api-key-env", "MYKEY"), "the API key holds"),
+            ({}, ("--temperature", "nan"), "--temperature must be a number from 0 to 2"),
+            ({}, ("--temperature", "inf"), "--temperature must be a number from 0 to 2"),
+        ]
+        for env, extra, said in cases:
+            with self.subTest(extra=extra), mock.patch.dict(os.environ, env):
+                result = run_cli(
+                    "agent", "-d", str(self.root), "--base-url", "http://127.0.0.1:9/v1",
+                    "--model", "m", "--no-code-tools", *extra,
+                )  # fmt: skip
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertTrue(result.stderr.startswith(f"error: {said}"), result.stderr)
+                self.assertNotIn("SECR", result.stderr)
+                self.assertFalse((self.root / "responses.jsonl").exists())
+
     def test_tool_calls_without_ids_are_sent_back_with_the_ids_their_results_answer(self) -> None:
         # A server that gives its calls no id: the assistant message sent back carried no id
         # while each tool message answered "call_<round>_<position>", which matched nothing.

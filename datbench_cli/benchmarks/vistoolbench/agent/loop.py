@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from datbench_cli.batch.responses import content_text
+from datbench_cli.batch.responses import content_text, message_problem
 from datbench_cli.benchmarks.vistoolbench.agent import images as transport_images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings, TurnTools
@@ -106,6 +106,13 @@ def _first_message(answer: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     message = choice.get("message") if choice else None
     if choice is None or not isinstance(message, dict):
         raise RequestFailed("the server's answer has no message", 1)
+    # An answer of another type (content 5, tool calls as an object) is no empty answer.
+    problem = message_problem(choice)
+    calls = message.get("tool_calls")
+    if problem is None and calls is not None and not isinstance(calls, list):
+        problem = f'"choices[0].message.tool_calls" must be a list, got {type(calls).__name__}'
+    if problem is not None:
+        raise RequestFailed(f"the server's answer cannot be read: {problem}", 1)
     reason = choice.get("finish_reason")
     return message, reason if isinstance(reason, str) else None
 

@@ -49,6 +49,8 @@ def build_config(
         raise UsageError(f"--image-transport must be one of {', '.join(images.TRANSPORTS)}")
     if max_tool_rounds < 1:
         raise UsageError("--max-tool-rounds must be at least 1")
+    if temperature is not None and not 0 <= temperature <= 2:  # nan too: sent as null
+        raise UsageError(f"--temperature must be a number from 0 to 2, got {temperature}")
     notes: list[str] = []
     available = [protocol.CALCULATOR_TOOL]
     isolation = None

@@ -27,6 +27,7 @@ from datbench_cli.batch.endpoint import BaseUrl, shown_url
 from datbench_cli.batch.requests import CHAT_URL
 from datbench_cli.batch.sender import (
     REDIRECTS,
+    check_api_key,
     check_waits,
     decode_body,
     redirect_problem,
@@ -74,6 +75,7 @@ class ServerConfig:
     def __post_init__(self) -> None:
         BaseUrl.parse(self.base_url)  # a usage error when it is not a usable base URL
         check_waits(self.timeout, self.backoff_max)
+        check_api_key(self.api_key)
 
     @property
     def endpoint(self) -> str:
