@@ -48,6 +48,7 @@ def _index(run: RunReport, side: Side) -> dict[str, Sample]:
         if sample.id in samples:
             raise InputError(f"the results hold id {sample.id!r} more than once", run.report_path)
         samples[sample.id] = sample
+    side.check_count(run.report["summary"], len(samples), run.report_path)
     return samples
 
 

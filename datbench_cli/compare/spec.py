@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from datbench_cli.compare.paired import Sample
+from datbench_cli.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -84,3 +85,17 @@ class Side:
     read: Callable[[list[Any], Path], list[Sample]]
     pair_fields: Callable[[Sample, Sample], dict[str, Any]]
     columns: Callable[[bytes], Columns | None] | None = None
+    #: The summary key that counts the report's results (a report whose results are fewer or
+    #: more was cut or edited).
+    counted: str | None = None
+
+    def check_count(self, summary: dict[str, Any], results: int, path: Path) -> None:
+        """An ``InputError`` naming ``path`` when the summary counts other results than the
+        report holds."""
+        said = summary.get(self.counted) if self.counted else None
+        if isinstance(said, int) and not isinstance(said, bool) and said != results:
+            raise InputError(
+                f'the summary counts {said} results ("{self.counted}") but the report holds '
+                f"{results}: a cut or edited report",
+                path,
+            )

@@ -207,6 +207,7 @@ def read_run(argument: str) -> tuple[Run, list[str]]:
     loaded, side, columns = _read_columns(path)
     if len(set(columns.ids)) != len(columns.ids):
         raise InputError("the results hold a sample id more than once", loaded.report_path)
+    side.check_count(loaded.report["summary"], len(columns.ids), loaded.report_path)
     responders = _models(loaded.report, "responses")
     model = responders.most_common(1)[0][0] if responders else None
     coverage, warnings = coverage_and_warnings(loaded.report["summary"])

@@ -59,7 +59,13 @@ def benchmark_of(files: RunFiles) -> str:
 
 
 def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
-    data = BENCHMARKS[benchmark_of(files)].page_data(files, images)
+    benchmark = BENCHMARKS[benchmark_of(files)]
+    # Each result read as compare reads it: a score outside what a score can be (1.5, 1e308,
+    # shown as 150% and Infinity%) or a cut report is refused, not drawn.
+    side = benchmark.pairing()
+    side.read(files.report["results"], files.report_path)
+    side.check_count(files.report["summary"], len(files.report["results"]), files.report_path)
+    data = benchmark.page_data(files, images)
     data["provenance"] = provenance(files)
     note = images.note()
     if note:

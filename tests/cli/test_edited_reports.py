@@ -48,9 +48,11 @@ class OutOfRangeScoreTests(unittest.TestCase):
         for name in self.reports:
             for value in (7.5, -1, 2**70):
                 report, edited = self.edited(name, value)
+                page = self.tmp / "page.html"
                 for args in (
                     ("compare", str(report), str(edited), "--resamples", "20"),
                     ("leaderboard", f"a={report}", f"b={edited}"),
+                    ("view", str(edited), "-o", str(page)),  # drew 750% or "Infinity%"
                 ):
                     with self.subTest(benchmark=name, value=value, command=args[0]):
                         result = run_cli(*args)
@@ -59,6 +61,25 @@ class OutOfRangeScoreTests(unittest.TestCase):
                         self.assertEqual(len(errors), 1, result.stderr)
                         self.assertIn(str(edited), errors[0])
                         self.assertIn("results[0]", errors[0])
+
+    def test_a_report_whose_results_are_not_those_its_summary_counts_is_refused(self) -> None:
+        # results [] under a summary of 152 samples: view drew the headline over no sample and
+        # the leaderboard ranked it, "152 of 152 answered" over n 0.
+        report, _ = self.reports["dat"]
+        data = json.loads(report.read_text(encoding="utf-8"))
+        for kept in ([], data["results"][1:]):
+            cut = self.tmp / "cut.json"
+            cut.write_text(json.dumps({**data, "results": kept}), encoding="utf-8")
+            for args in (
+                ("compare", str(report), str(cut), "--resamples", "20"),
+                ("leaderboard", f"a={report}", f"b={cut}"),
+                ("view", str(cut), "-o", str(self.tmp / "page.html")),
+            ):
+                with self.subTest(kept=len(kept), command=args[0]):
+                    result = run_cli(*args)
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    self.assertTrue(result.stderr.startswith(f"error: {cut}: the summary counts"))
+                    self.assertIn("a cut or edited report", result.stderr)
 
     def test_scores_at_the_bounds_are_read(self) -> None:
         for name in self.reports:

@@ -126,4 +126,5 @@ SIDE = Side(
     read=read,
     pair_fields=pair_fields,
     columns=columns,
+    counted="total_samples",
 )

@@ -61,4 +61,5 @@ SIDE = Side(
     ),
     read=read,
     pair_fields=pair_fields,
+    counted="num_tasks",
 )
