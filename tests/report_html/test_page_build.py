@@ -542,3 +542,25 @@ def test_a_stale_report_is_judged_from_any_folder_and_a_fifo_is_not_read(
     os.mkfifo(responses)
     os.utime(responses, ns=(later, later))
     assert notes() == []
+
+
+def test_each_dataset_interval_is_shown_beside_the_mean_it_belongs_to() -> None:
+    # The interval of a dataset's mean score (all its samples) stood beside its scorer's own
+    # metrics (direct samples only, or a category average): "accuracy: 18.29%" beside
+    # "[8.80%, 90.42%]", while the mean it belongs to (49.1%) was shown nowhere on the page.
+    from datbench_cli.benchmarks.datbench.page_view import dataset_table
+
+    summary = {
+        "dataset_metrics": {"ocrbench-v2": {"accuracy": 0.1829, "score": 0.1829}},
+        "uncertainty": {
+            "datasets": {"ocrbench-v2": {"n": 4, "accuracy": 0.491, "ci95": [0.088, 0.9042]}}
+        },
+    }
+    table = dataset_table(summary, {"ocrbench-v2": "document"})
+    (row,) = table["rows"]
+    cols = table["cols"]
+    assert row[cols.index("mean score")] == "49.10%"
+    assert row[cols.index("mean score") + 1] == "[8.80%, 90.42%]"
+    assert cols[cols.index("mean score") + 1].startswith("95% interval of the mean score")
+    assert row[cols.index("metrics")] == "accuracy: 18.29%; score: 18.29%"
+    assert cols[table["defect_col"]] == "known reference defect"

@@ -123,13 +123,17 @@ def chart(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dict[str, Any]:
-    """One row per source dataset: its scorer's own metrics, interval, known defect."""
+    """One row per source dataset: its scorer's own metrics, the mean score of all its samples
+    with that mean's interval (as the terminal table shows them), known defect. The scorer's
+    metrics may cover its direct samples only, or average categories: the interval is the
+    mean score's, shown beside it."""
     defects = mapping(summary.get("known_reference_defects"))
     datasets = _uncertainty(summary, "datasets")
     rows = []
     for name, metrics in mapping(summary.get("dataset_metrics")).items():
         bars = mapping(datasets.get(name))
         ci = interval(bars.get("ci95"))
+        mean = number(bars.get("accuracy"))
         shown = "; ".join(f"{k}: {_metric(k, v)}" for k, v in mapping(metrics).items())
         rows.append(
             [
@@ -137,15 +141,24 @@ def dataset_table(summary: dict[str, Any], capability_of: dict[str, str]) -> dic
                 capability_of.get(name, ""),
                 bars.get("n", ""),
                 shown,
+                "" if mean is None else percent_text(mean),
                 "" if ci is None else f"[{percent_text(ci[0])}, {percent_text(ci[1])}]",
                 text(defects.get(name, "")),
             ]
         )
     return {
         "title": "Per-dataset metrics (each scorer's own)",
-        "cols": ["dataset", "capability", "n", "metrics", "95% interval", "known reference defect"],
+        "cols": [
+            "dataset",
+            "capability",
+            "n",
+            "metrics",
+            "mean score",
+            "95% interval of the mean score",
+            "known reference defect",
+        ],
         "rows": rows,
-        "defect_col": 5,
+        "defect_col": 6,
     }
 
 
