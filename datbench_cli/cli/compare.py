@@ -9,13 +9,14 @@ import typer
 
 from datbench_cli import stats
 from datbench_cli.cli.common import QuietOpt, handle_errors
-from datbench_cli.cli.compare_table import comparison_notes, comparison_tables
+from datbench_cli.cli.compare_table import comparison_tables
 from datbench_cli.cli.html_page import EmbedImagesOpt
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.tables import show
 from datbench_cli.compare.comparison import compare as compare_runs
 from datbench_cli.compare.comparison import gate
 from datbench_cli.compare.inputs import compare_inputs
+from datbench_cli.compare.notes import comparison_notes
 from datbench_cli.errors import CheckFailed
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_outputs, locked_runs

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from datbench_cli.benchmarks.common import mdd_points
 from datbench_cli.cli.tables import TextTable
-from datbench_cli.errors import name_ids
+from datbench_cli.compare.notes import points
 
 
 def plain(text: object) -> Text:
@@ -21,15 +21,9 @@ def plain(text: object) -> Text:
     return Text(value)
 
 
-def _points(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value * 100:+.1f}" if signed else f"{value * 100:.1f}"
-
-
 def _difference(block: dict[str, Any]) -> str:
     low, high = block["ci95"]
-    return f"{_points(block['difference'], True)} [{_points(low, True)}, {_points(high, True)}]"
+    return f"{points(block['difference'], True)} [{points(low, True)}, {points(high, True)}]"
 
 
 def _p(value: float | None) -> str:
@@ -82,7 +76,7 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
             marked = False
             for metric in metrics:
                 block = row["metrics"][metric["key"]]
-                cells += [_points(block["a"]), _points(block["b"]), _difference(block)]
+                cells += [points(block["a"]), points(block["b"]), _difference(block)]
                 if metric["exact_test"]:
                     test = block["mcnemar"]
                     cells += [f"{test['b']}/{test['c']}", _p(test["p_holm"])]
@@ -100,51 +94,3 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
             )
         )
     return tables
-
-
-def comparison_notes(comparison: dict[str, Any]) -> list[str]:
-    """The join, the data check, what the columns mean, and the gate."""
-    join, data = comparison["join"], comparison["data"]
-    a, b, profiles = comparison["a"], comparison["b"], comparison["profiles"]
-    notes = [
-        f"A: {plain(a['path']).plain} ({plain(a['profile']).plain} profile)  "
-        f"B: {plain(b['path']).plain} ({plain(b['profile']).plain} profile)"
-    ]
-    for label, side in (("A", a), ("B", b)):
-        for warning in side.get("warnings", []):
-            notes.append(f"{label}'s report: {plain(warning).plain}")
-    if not profiles["same"] and profiles["same_inputs"]:
-        notes.append(
-            "same responses and judge verdicts scored with two profiles: every difference "
-            "in these tables is what the corrections change (docs/known-defects.md)"
-        )
-    elif not profiles["same"]:
-        notes.append(
-            "the runs were scored with different profiles: differences mix the corrections "
-            "with any change of responses"
-        )
-    line = f"{join['paired']} sample(s) in both runs"
-    for key, label in (("only_in_a_ids", "only in A"), ("only_in_b_ids", "only in B")):
-        if join[key]:
-            shown = name_ids([plain(i).plain for i in join[key]])
-            line += f"; {len(join[key])} {label} (not compared): {shown}"
-    notes.append(line)
-    if data["differences"]:
-        differences = "; ".join(plain(d).plain for d in data["differences"])
-        notes.append(f"different exports, compared on request: {differences}")
-    elif not data["verified"]:
-        notes.append(
-            "could not verify that both runs used the same export (no manifest or provenance "
-            "on both sides); compare run directories to check"
-        )
-    gate = comparison.get("gate")
-    if gate is not None:
-        verdict = "FAIL" if gate["failed"] else "pass"
-        notes.append(f"gate ({verdict}): {gate['rule']}")
-        for row in gate["failing"]:
-            where = "overall" if row["table"] == "overall" else f"{row['table']}: {row['row']}"
-            notes.append(
-                f"  {plain(where)}: {row['metric']} upper bound {_points(row['upper'], True)} "
-                "points"
-            )
-    return notes

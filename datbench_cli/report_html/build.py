@@ -10,6 +10,7 @@ from typing import Any
 
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import changed_inputs
+from datbench_cli.compare.notes import comparison_notes
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_output
@@ -128,12 +129,12 @@ def _compare_page(
     records = compare_view.joined(data_a["browser"]["records"], data_b["browser"]["records"])
     notes = [f"A: {files_a.report_path}", f"B: {files_b.report_path}"]
     if comparison is not None:
-        notes = compare_view.side_notes(comparison, files_a.report_path, files_b.report_path)
-        join = comparison.get("join") or {}
-        notes.append(
-            f"paired {text(join.get('paired'))}, only in A {text(join.get('only_in_a'))}, "
-            f"only in B {text(join.get('only_in_b'))}"
-        )
+        # What the terminal says (each side's warnings, different exports, the gate), then
+        # what each side's own page says besides.
+        notes = comparison_notes(comparison)
+        for label, side, data in (("A", comparison["a"], data_a), ("B", comparison["b"], data_b)):
+            said = set(side.get("warnings", []))
+            notes += [f"{label}'s report: {n}" for n in data["notes"] if n not in said]
         notes.extend(f"{k}: {text(v)}" for k, v in (comparison.get("method") or {}).items())
     else:
         notes.append(

@@ -74,22 +74,6 @@ def _ci(value: Any) -> str:
     return text(value)
 
 
-def side_notes(comparison: dict[str, Any], path_a: Any, path_b: Any) -> list[str]:
-    """Which report each side is and the scoring profile it was made with; when the two
-    profiles differ on the same responses, that every difference is the corrections'."""
-    profiles = comparison.get("profiles") or {}
-    notes = [
-        f"A: {path_a} ({text(profiles.get('a', 'reference'))} profile)",
-        f"B: {path_b} ({text(profiles.get('b', 'reference'))} profile)",
-    ]
-    if profiles.get("same") is False and profiles.get("same_inputs"):
-        notes.append(
-            "same responses and judge verdicts scored with two profiles: every difference is "
-            "what the corrections change (docs/known-defects.md)"
-        )
-    return notes
-
-
 def comparison_tables(comparison: dict[str, Any]) -> list[dict[str, Any]]:
     """``datbench compare``'s tables as page tables (every number as the JSON has it; means
     and differences shown in percent, the fraction kept beside)."""

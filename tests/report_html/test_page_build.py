@@ -251,19 +251,31 @@ def test_a_page_goes_to_a_device_in_place(tmp_path: Path) -> None:
     assert Path("/dev/null").is_char_device()
 
 
-def test_compare_page_notes_name_each_sides_profile() -> None:
-    """A page of a reference-vs-corrected comparison says which profile each side is."""
-    from datbench_cli.report_html.compare_view import side_notes
-
-    same_run = {
-        "profiles": {"a": "reference", "b": "corrected", "same": False, "same_inputs": True}
-    }
-    notes = side_notes(same_run, "r.json", "c.json")
-    assert notes[:2] == ["A: r.json (reference profile)", "B: c.json (corrected profile)"]
-    assert "what the corrections change" in notes[2]
-    one = {"profiles": {"a": "reference", "b": "reference", "same": True, "same_inputs": False}}
-    assert len(side_notes(one, "a", "b")) == 2
-    assert side_notes({}, "a", "b")[0] == "A: a (reference profile)"
+def test_compare_page_notes_say_what_the_terminal_says(tmp_path: Path) -> None:
+    """The page of `compare --html` carries the terminal's notes: each side's profile and
+    warnings (a failed coverage check), the gate and its verdict (it left out every one)."""
+    runs = {}
+    for name, keep in (("a", None), ("b", 100)):
+        run = tmp_path / name
+        exported = run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(run), "-q")
+        assert exported.exit_code == 0, exported.stderr
+        lines = [json.loads(x) for x in (SAMPLE / "responses.jsonl").read_text().splitlines()]
+        if keep is not None:  # B: fewer answers (its coverage check fails), half wrong
+            lines = [dict(x, raw_output="no idea") if i % 2 else x for i, x in enumerate(lines)]
+        (run / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines[:keep]))
+        scored = run_cli("score", "-d", str(run), "-q", "--allow-missing")
+        assert scored.exit_code == 0, scored.stderr
+        runs[name] = run
+    page = tmp_path / "compare.html"
+    args = ["compare", str(runs["a"]), str(runs["b"]), "--resamples", "50", "--html", str(page)]
+    result = run_cli(*args, "--fail-if-worse", "0")
+    assert result.exit_code == 1, result.stderr
+    notes = _page_data(page)["notes"]
+    assert notes[0].startswith(f"A: {runs['a']} (reference profile)  B: {runs['b']}")
+    assert any(n.startswith("B's report: ") for n in notes), notes
+    assert any(n.startswith("gate (FAIL): ") for n in notes), notes
+    said = [x for x in result.stderr.splitlines() if x.startswith(("B's report: ", "gate ("))]
+    assert said and all(line in notes for line in said), (said, notes)
 
 
 @pytest.mark.parametrize("benchmark", ["datbench", "vistoolbench"])
