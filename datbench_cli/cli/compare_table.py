@@ -9,7 +9,7 @@ from rich.text import Text
 
 from datbench_cli.benchmarks.common import mdd_points
 from datbench_cli.cli.tables import TextTable
-from datbench_cli.compare.notes import points
+from datbench_cli.compare.notes import p_text, points
 
 
 def plain(text: object) -> Text:
@@ -24,12 +24,6 @@ def plain(text: object) -> Text:
 def _difference(block: dict[str, Any]) -> str:
     low, high = block["ci95"]
     return f"{points(block['difference'], True)} [{points(low, True)}, {points(high, True)}]"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
 
 
 def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
@@ -79,7 +73,7 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
                 cells += [points(block["a"]), points(block["b"]), _difference(block)]
                 if metric["exact_test"]:
                     test = block["mcnemar"]
-                    cells += [f"{test['b']}/{test['c']}", _p(test["p_holm"])]
+                    cells += [f"{test['b']}/{test['c']}", p_text(test["p_holm"])]
                 cells.append(mdd_points(block["mdd80"]))
                 marked = marked or block["significant"]
             cells.append("*" if marked else "")

@@ -9,6 +9,14 @@ from typing import Any
 from datbench_cli.errors import name_ids
 
 
+def p_text(value: float | None) -> str:
+    """A p-value as the terminal and the page show it: three decimals, or its order of
+    magnitude below 0.001 (never "0.0000")."""
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.0e}"
+
+
 def points(value: float | None, signed: bool = False) -> str:
     """A fraction as percentage points with one decimal (``-`` when absent)."""
     if value is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from datbench_cli.compare.notes import p_text
 from datbench_cli.report_html.blocks import number, percent, percent_text, text
 
 _OK = {"correct", "pass"}
@@ -97,7 +98,7 @@ def comparison_tables(comparison: dict[str, Any]) -> list[dict[str, Any]]:
                         percent(m.get("b")),
                         percent(m.get("difference"), signed=True),
                         _ci(m.get("ci95")),
-                        mcnemar.get("p_holm", m.get("p_holm")),
+                        _p_cell(mcnemar.get("p_holm", m.get("p_holm"))),
                         "yes" if m.get("significant") else "no",
                         ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in flips.items()),
                     ]
@@ -139,3 +140,8 @@ def headline_table(head_a: list[dict[str, Any]], head_b: list[dict[str, Any]]) -
         "cols": ["metric", "A", "B"],
         "rows": rows,
     }
+
+
+def _p_cell(value: Any) -> Any:
+    """A p-value as the terminal shows it (0.0000 hid 9.5e-07); anything else as it is."""
+    return p_text(value) if isinstance(value, float) else value

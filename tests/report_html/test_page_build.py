@@ -219,10 +219,15 @@ def test_comparison_tables_show_the_compare_json_as_it_is(tmp_path: Path) -> Non
         {"p": 0.5},
         {"p": -0.1, "s": 1},
         "[-20.00%, +0.00%]",
-        0.9,
+        "0.900",
         "no",
     ]
     assert row[9] == "right to wrong 3, wrong to right 1"
+    # A p-value below 0.0001 showed as "0.0000"; it shows as the terminal shows it.
+    score = comparison["tables"][0]["rows"][0]["metrics"]["score"]  # type: ignore[index]
+    score["mcnemar"]["p_holm"] = 9.5e-07
+    (table,) = comparison_tables(comparison)
+    assert table["rows"][0][7] == "1e-06"
 
 
 def test_the_page_build_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path) -> None:
