@@ -63,14 +63,31 @@ def _legacy_files(root: Path, manifest: dict[str, Any]) -> set[str]:
     requests = options.get("openai_requests") if isinstance(options, dict) else None
     listed = requests.get("files") if isinstance(requests, dict) else None
     files.update(name for name in listed or () if isinstance(name, str))
-    images = root / IMAGES
-    if images.is_dir() and not images.is_symlink():
-        files.update(
-            p.relative_to(root).as_posix()
-            for p in images.rglob("*")
-            if p.is_file() or p.is_symlink()
-        )
+    files.update(_task_images(root / TASKS))
     return files
+
+
+def _task_images(tasks: Path) -> set[str]:
+    """The image files an older export's tasks name (every ``images/...`` string of its
+    lines), not every file under ``images/``: a user's own file there is never the export's
+    to remove. An unreadable tasks file names none."""
+    found: set[str] = set()
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str) and value.startswith(f"{IMAGES}/"):
+            found.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    if tasks.is_file() and not tasks.is_symlink():
+        with contextlib.suppress(InputError, OSError):
+            for _, line in jsonio.iter_jsonl(tasks):
+                collect(line)
+    return found
 
 
 def previous_files(root: Path) -> set[str] | None:

@@ -114,6 +114,26 @@ class SwitchTests(_Tmp):
         for rel in others:
             self.assertEqual((root / rel).read_bytes(), b"not the export's", rel)
 
+    def test_an_older_manifest_removes_only_the_images_its_tasks_name(self) -> None:
+        # A manifest without a "written" map (an older version's) made a re-export remove
+        # every file under images/, a user's own notes included.
+        root = self.tmp / "run"
+        for rel in ("images/old.png", "images/t/0.png", "images/notes.txt", "images/mine/k"):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(b"old")
+        tasks = [
+            {"id": "a", "image": "images/old.png"},
+            {"id": "t", "images": [["images/t/0.png"]]},
+        ]
+        (root / "tasks.jsonl").write_text("".join(json.dumps(x) + "\n" for x in tasks))
+        (root / MANIFEST).write_text(json.dumps({"tool": "datbench"}))
+        switch_in(root, self.stage(root, {"images/a.png": b"new"}))
+        self.assertFalse((root / "images/old.png").exists())
+        self.assertFalse((root / "images/t/0.png").exists())
+        self.assertEqual((root / "images/notes.txt").read_bytes(), b"old")
+        self.assertEqual((root / "images/mine/k").read_bytes(), b"old")
+        self.assertEqual((root / "images/a.png").read_bytes(), b"new")
+
     def test_an_uncommitted_folder_is_removed(self) -> None:
         root = self.tmp / "run"
         root.mkdir()
