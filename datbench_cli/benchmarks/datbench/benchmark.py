@@ -20,7 +20,7 @@ from datbench_cli.benchmarks.base import (
 )
 from datbench_cli.benchmarks.checks import CheckOptions
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES, DEFAULT_DATBENCH_SOURCE
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.provenance import score_options
 from datbench_cli.files.rundir import RunDir, safe_file_stem
 
@@ -80,6 +80,11 @@ class DatBench:
         plan = export.plan_export(
             list(request.selection), source, request.split, request.limit, request.revision
         )
+        if plan.total == 0:  # every capability's split is empty: no run to make
+            raise UsageError(
+                f"{source}: the {request.split!r} split of {', '.join(request.selection)} holds "
+                "no rows: nothing to export"
+            )
         with events.progress("exporting", plan.total, "samples") as advance:
             manifest = export.export_datbench(
                 plan,

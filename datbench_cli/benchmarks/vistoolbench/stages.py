@@ -198,12 +198,17 @@ def export(
         parquet_rows(data_files)  # a corrupt data file is named before any row is read
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
-    for _ in iter_tasks(
-        iter_dataset_rows(_without_images(dataset, pinned, split), with_images=False),
-        turncase=turncase,
-        limit=limit,
-    ):
-        pass
+    validated = sum(
+        1
+        for _ in iter_tasks(
+            iter_dataset_rows(_without_images(dataset, pinned, split), with_images=False),
+            turncase=turncase,
+            limit=limit,
+        )
+    )
+    if not validated:  # no run to make
+        which = f" of turncase {turncase!r}" if turncase else ""
+        raise UsageError(f"{source}: the {split!r} split holds no task{which}: nothing to export")
     tasks = iter_tasks(
         iter_dataset_rows(dataset),
         turncase=turncase,
