@@ -48,3 +48,25 @@ def test_an_image_past_the_pixel_cap_is_sent_as_it_is(monkeypatch: pytest.Monkey
     small = io.BytesIO()
     Image.new("1", (100, 100)).save(small, format="PNG")
     assert images.encode(small.getvalue(), images.JPEG_Q85).mime == "image/jpeg"
+
+
+def test_a_jpeg_of_too_many_scans_is_sent_as_it_is() -> None:
+    # Each scan of a progressive JPEG is a pass over the whole image: 536 KB of one scan
+    # repeated 3,000 times over 8000 x 8000 pixels took the agent's decoder 127 s.
+    buffer = io.BytesIO()
+    Image.new("L", (64, 64), 128).save(buffer, format="JPEG", progressive=True)
+    data = buffer.getvalue()
+    last = data.rindex(b"\xff\xda")
+    scans = data[:last] + data[last:-2] * 150 + data[-2:]
+    sent = images.encode(scans, images.JPEG_Q85)
+    assert (sent.mime, sent.size) == ("image/jpeg", len(scans))
+    count = scans.count(b"\xff\xda")
+    assert count > 150
+    assert sent.note == f"JPEG of {count} scans over 64 x 64 pixels: not decoded"
+    assert images.encode(data, images.JPEG_Q85).note is None  # an encoder's own few scans
+    # Fewer scans over more pixels cost as much: bounded by scans times pixels too.
+    big = io.BytesIO()
+    Image.new("L", (8000, 8000), 128).save(big, format="JPEG", progressive=True)
+    data = big.getvalue()
+    last = data.rindex(b"\xff\xda")
+    assert images.encode(data[:last] + data[last:-2] * 11 + data[-2:], images.JPEG_Q85).note

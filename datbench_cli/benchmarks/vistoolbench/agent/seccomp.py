@@ -4,22 +4,21 @@ image code never needs.
 
 Why a second layer: ``RLIMIT_NPROC`` is not enforced for a process whose host uid is 0, which
 is what the sandbox's uid maps to when root runs the agent, so a fork bomb would exhaust the
-host's pids. The filter refuses process and thread creation to every caller, root or not.
-A ``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
+host's pids. The filter refuses process and thread creation to every caller, root or not. A
+``memfd_create`` file or a System V shared memory segment holds memory that ``RLIMIT_AS`` does
 not count once unmapped (a gigabyte under a 512 MB limit), and System V semaphore sets and
 message queues are kernel memory it never counts (the kernel allows 32000 sets of 32000
-semaphores, about 64 GB): all four are refused too, as are extended attributes, which the
-size caps of the sandbox's tmpfs folders do not count (each folder took 3 GB of ``user.*``
+semaphores, about 64 GB): all four are refused too, as are extended attributes, which the size
+caps of the sandbox's tmpfs folders do not count (each folder took 3 GB of ``user.*``
 attributes, about 6 GB of the host's kernel memory, in one call). POSIX message queues, inotify
-instances and queued real-time signals are counted per host user, across the user namespace:
-a call holding them denied the agent's user (root) its own until the call ended. The first two
-are refused here; the signals are bounded by ``RLIMIT_SIGPENDING`` (``sandbox_child.py``). So
-are the
-calls container runtimes refuse by default for their kernel attack surface: ``ptrace`` (it
-reaches bubblewrap's own process, pid 1 inside), io_uring, the kernel keyrings (not
-namespaced), ``bpf`` and ``perf_event_open``; and, as Docker's default profile does, sockets of
-the ``AF_VSOCK`` family, which the network namespace does not hold: in a virtual machine they
-reach the hypervisor's host.
+instances, fanotify groups and queued real-time signals are counted per host user, across the
+user namespace: a call holding them denied the agent's user (root) its own until the call
+ended. The first three are refused here; the signals are bounded by ``RLIMIT_SIGPENDING``
+(``sandbox_child.py``). Also refused: the calls container runtimes refuse by default for their
+kernel attack surface: ``ptrace`` (it reaches bubblewrap's own process, pid 1 inside), io_uring, the
+kernel keyrings (not namespaced), ``bpf`` and ``perf_event_open``; and, as Docker's default
+profile does, sockets of the ``AF_VSOCK`` family, which the network namespace does not hold: in
+a virtual machine they reach the hypervisor's host.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ MEMORY_SYSCALLS = (
     "fsetxattr",
     "setxattrat",
 )
-PER_USER_SYSCALLS = ("mq_open", "inotify_init", "inotify_init1")
+PER_USER_SYSCALLS = ("mq_open", "inotify_init", "inotify_init1", "fanotify_init")
 KERNEL_SYSCALLS = (
     "ptrace",
     "io_uring_setup",
@@ -74,6 +73,7 @@ _SYSCALLS = {
             "mq_open": 240,
             "inotify_init": 253,
             "inotify_init1": 294,
+            "fanotify_init": 300,
             "ptrace": 101,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
@@ -100,6 +100,7 @@ _SYSCALLS = {
             "setxattrat": 463,
             "mq_open": 180,
             "inotify_init1": 26,
+            "fanotify_init": 262,
             "ptrace": 117,
             "io_uring_setup": 425,
             "io_uring_enter": 426,
