@@ -94,10 +94,13 @@ def changed_inputs(report: dict[str, Any], report_path: Path) -> list[str]:
             continue
         try:
             path = _judged_file(report, report_path.parent, recorded)
-            # The change time, not the modification time: a file moved into place keeps an
-            # older mtime (or has one set), never an older ctime. The report's own tick is
-            # hashed too.
-            if not path.is_file() or path.stat().st_ctime_ns < written:
+            if not path.is_file():
+                continue
+            # The references (the largest input, rewritten only by an export) are hashed only
+            # when changed since the report (ctime: a file moved into place keeps an older
+            # mtime, never an older ctime); the answers always: a copy of a run (cp -r) writes
+            # them before its report.
+            if name == "references" and path.stat().st_ctime_ns < written:
                 continue
             if sha256_file(path) == digest:
                 continue

@@ -494,6 +494,12 @@ def test_the_page_of_a_run_rescored_late_says_which_input_changed(tmp_path: Path
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)  # the files' times too
     assert [n.split(" changed")[0] for n in notes_of(copy)] == [str(copy / "responses.jsonl")]
+    # The same with the times cp -r gives (the report written after the answers): named too.
+    plain = tmp_path / "plain-copy"
+    shutil.copytree(run, plain, copy_function=shutil.copy)
+    after = (plain / "responses.jsonl").stat().st_ctime_ns + 10**9
+    os.utime(plain / "report.json", ns=(after, after))
+    assert [n.split(" changed")[0] for n in notes_of(plain)] == [str(plain / "responses.jsonl")]
     (copy / "datbench.json").write_bytes((copy / "datbench.json").read_bytes() + b"\n")
     (copy / "responses.jsonl").write_bytes((SAMPLE / "responses.jsonl").read_bytes())
     report = json.loads((copy / "report.json").read_bytes())
