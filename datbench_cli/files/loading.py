@@ -20,6 +20,7 @@ from datbench_cli.files.sources import (
     hub_offline_mode,
     local_copy_hint,
     resolve_source,
+    streamed_files,
 )
 
 __all__ = ["SOURCE_ENV", "is_local_source", "load_split", "load_source_split"]
@@ -174,9 +175,26 @@ def read_batches(dataset: Any, batch_size: int, what: str) -> Iterator[Any]:
             return
         except (OSError, ValueError, RuntimeError, ArrowException) as exc:
             raise InputError(
-                f"cannot read {what}: a data file is corrupt or truncated ({_first_line(exc)})"
+                f"cannot read {what}: a data file is corrupt or truncated ({_first_line(exc)})",
+                _unreadable_file(dataset),
             ) from None
         yield batch
+
+
+def _unreadable_file(dataset: Any) -> Path | None:
+    """The first data file of a streaming split that cannot be read whole, a row group at a
+    time (asked only once reading failed, to name it); ``None`` when none is found."""
+    import pyarrow.parquet as pq
+    from pyarrow import ArrowException
+
+    for path in streamed_files(dataset) or ():
+        try:
+            parquet = pq.ParquetFile(path)
+            for group in range(parquet.num_row_groups):
+                parquet.read_row_group(group)
+        except (OSError, ValueError, ArrowException):
+            return path
+    return None
 
 
 _parquet_streamed = False

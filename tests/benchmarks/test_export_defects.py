@@ -241,6 +241,29 @@ class RowDefectTests(_ExportCase):
             f"{second}: a data file is corrupt or truncated",
         )
 
+    def test_a_second_data_file_corrupt_inside_is_named(self) -> None:
+        # Its footer reads (the progress total counts it); a page inside does not: the error
+        # said "a data file is corrupt or truncated" without saying which.
+        import pyarrow.parquet as pq
+
+        rows = [make_row(f"m{i}") for i in range(40)]
+        source = make_dataset(self.tmp / "two-files", {"math": rows})
+        first = source / "math" / "test-00000-of-00001.parquet"
+        second = source / "math" / "test-00001-of-00001.parquet"
+        table = pq.read_table(first)
+        pq.write_table(table.slice(0, 20), first)
+        pq.write_table(table.slice(20), second, compression="snappy")
+        data = bytearray(second.read_bytes())  # the first column chunk, after the magic
+        data[8:208] = bytes(b ^ 0x5A for b in data[8:208])
+        second.write_bytes(bytes(data))
+        assert pq.read_metadata(second).num_rows == 20  # the footer is whole
+        card = source / "README.md"
+        card.write_text(card.read_text().replace(first.name, "*.parquet"))
+        self.assert_refused(
+            self.export_source(source, ["math"]),
+            f"{second}: cannot read",
+        )
+
     def test_a_later_bad_row_writes_nothing_either(self) -> None:
         rows = [make_row(f"r{i}") for i in range(150)] + [make_row("bad/id")]
         self.assert_refused(self.export({"math": rows}), "math row 150")
