@@ -6,6 +6,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from datbench_cli.files.loading import not_a_collection
+
 T = TypeVar("T")
 
 
@@ -84,7 +86,7 @@ def checked(values: Iterable[Any], kind: type[T], argument: str) -> Iterator[T]:
     """Each of ``values`` (a caller's ``argument``), a ``TypeError`` naming it at the first
     that is not a ``kind``: a string, a dict or another record would otherwise fail far from
     the call, or be scored 0 as a scorer error."""
-    if values is None or isinstance(values, (str, bytes, dict, kind)):
+    if not_a_collection(values) or isinstance(values, kind):
         raise TypeError(
             f"{argument} must be an iterable of {kind.__name__} objects, "
             f"got {type(values).__name__}"

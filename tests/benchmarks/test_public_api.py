@@ -130,6 +130,10 @@ class PublicApiTests(unittest.TestCase):
                 "judge_responses[0] must be a JudgeResponse, got VLMResponse",
             ),
             (lambda: evaluator.create_judge_tasks([1]), "vlm_responses[0] must be a VLMResponse"),
+            # A number was "'int' object is not iterable", naming no argument.
+            (lambda: evaluator.compute_metrics(5), "vlm_responses must be an iterable"),
+            (lambda: evaluator.create_judge_tasks(5), "vlm_responses must be an iterable"),
+            (lambda: evaluator.compute_metrics([], 5), "judge_responses must be an iterable"),
         ):
             with self.subTest(message), self.assertRaises(TypeError) as caught:
                 call()
