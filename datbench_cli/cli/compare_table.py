@@ -1,24 +1,13 @@
 """The terminal view of a comparison: one table per grouping, from the comparison data
-alone (no statistics computed here), and the lines under it."""
+alone (no statistics computed here); the lines under it are :mod:`datbench_cli.compare.notes`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-
 from datbench_cli.benchmarks.common import mdd_points
 from datbench_cli.cli.tables import TextTable
 from datbench_cli.compare.notes import p_text, points
-
-
-def plain(text: object) -> Text:
-    """Untrusted text (ids, dataset names) as literal text: no markup, control characters
-    shown escaped."""
-    value = str(text)
-    if not value.isprintable():
-        value = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value)
-    return Text(value)
 
 
 def _difference(block: dict[str, Any]) -> str:
