@@ -27,6 +27,7 @@ from datbench_cli.benchmarks.vistoolbench.judging import (
     build_judge_tasks,
     cut_replies_note,
     match_judge_lines,
+    replaced_note,
 )
 from datbench_cli.benchmarks.vistoolbench.model import (
     CONTEXT_POLICIES,
@@ -316,14 +317,6 @@ class VisToolBenchEvaluator:
             self.warn(f"{match.unknown_lines} judge line(s) match no judge task and were ignored")
         if judge["truncated_responses"]:
             self.warn(cut_replies_note(judge["truncated_responses"]))
-
-
-def replaced_note(count: int) -> str:
-    """How ``score`` and ``check-judge`` say that judge lines were replaced by later ones."""
-    return (
-        f"{count} judge line(s) were replaced by a later line for the same judge task "
-        "(the last one is used)"
-    )
 
 
 def _truncated_verdicts(match: JudgeMatch, answers: Answers, scored: set[str]) -> int:

@@ -152,6 +152,14 @@ def cut_replies_note(count: int, path: Path | None = None) -> str:
     )
 
 
+def replaced_note(count: int) -> str:
+    """How ``score`` and ``check-judge`` say that judge lines were replaced by later ones."""
+    return (
+        f"{count} judge line(s) were replaced by a later line for the same judge task "
+        "(the last one is used)"
+    )
+
+
 def as_judge_line(item: Any, position: int = 0) -> JudgeLine:
     """A :class:`JudgeLine` from a line, a ``JudgeResponse`` or a judge response dict (a
     caller's ``judge_responses[position]``: what is none of these is a ``TypeError``, a dict

@@ -41,12 +41,12 @@ from datbench_cli.benchmarks.vistoolbench.evaluator import (
     VisToolBenchEvaluator,
     check_turncase,
     context_policy_for,
-    replaced_note,
 )
 from datbench_cli.benchmarks.vistoolbench.judging import (
     JudgeLine,
     cut_replies_note,
     read_judge_lines,
+    replaced_note,
 )
 from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
 from datbench_cli.benchmarks.vistoolbench.records import (
