@@ -9,7 +9,7 @@ hub client's retries; offline, ``HF_HUB_OFFLINE=1``, from the local hub cache on
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +49,28 @@ def not_a_collection(values: Any) -> bool:
     return isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable)
 
 
-def parquet_rows(files: list[Path]) -> int:
-    """The rows of parquet ``files`` as their footers count them; a file whose footer cannot
-    be read is an :class:`InputError` naming it (read row by row later, it would be named by
-    no one)."""
+def parquet_rows(files: list[Path], required: Sequence[str] = ()) -> int:
+    """The rows of parquet ``files`` as their footers count them. A file whose footer cannot
+    be read, or whose schema lacks a ``required`` column, is an :class:`InputError` naming it
+    (read row by row later, it would be named by no one, and a column missing from one file of
+    several is read as nulls)."""
     import pyarrow.parquet as pq
     from pyarrow import ArrowException
 
     rows = 0
     for path in files:
         try:
-            rows += pq.read_metadata(path).num_rows
+            metadata = pq.read_metadata(path)
+            names = set(metadata.schema.to_arrow_schema().names)
         except (OSError, ArrowException) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             raise InputError(
                 f"a data file is corrupt or truncated: not a readable parquet file ({first})", path
             ) from None
+        missing = [column for column in required if column not in names]
+        if missing:
+            raise InputError(f"a data file lacks the column(s) {', '.join(missing)}", path)
+        rows += metadata.num_rows
     return rows
 
 

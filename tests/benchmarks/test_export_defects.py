@@ -264,6 +264,43 @@ class RowDefectTests(_ExportCase):
             f"{second}: cannot read",
         )
 
+    def _split_in_two(self, name: str, second_table: Any) -> tuple[Path, Path]:
+        """A source whose math split is two files: 10 good rows, then ``second_table(rows)``."""
+        import pyarrow.parquet as pq
+
+        rows = [make_row(f"m{i}") for i in range(20)]
+        source = make_dataset(self.tmp / name, {"math": rows})
+        first = source / "math" / "test-00000-of-00001.parquet"
+        second = source / "math" / "test-00001-of-00001.parquet"
+        table = pq.read_table(first)
+        pq.write_table(table.slice(0, 10), first)
+        pq.write_table(second_table(table.slice(10)), second)
+        card = source / "README.md"
+        card.write_text(card.read_text().replace(first.name, "*.parquet"))
+        return source, second
+
+    def test_a_later_data_file_without_a_required_column_is_named(self) -> None:
+        # datasets reads the missing column as nulls: it exported with exit 0 and the samples
+        # had no answer to be scored against.
+        source, second = self._split_in_two("no-answer-later", lambda t: t.drop(["answer"]))
+        self.assert_refused(
+            self.export_source(source, ["math"]), f"{second}: a data file lacks the column(s) answer"
+        )
+
+    def test_null_answers_are_named(self) -> None:
+        import pyarrow as pa
+
+        def null_answers(table: Any) -> Any:
+            i = table.schema.get_field_index("answer")
+            return table.set_column(i, "answer", pa.nulls(table.num_rows, pa.string()))
+
+        source, _ = self._split_in_two("null-answers", null_answers)
+        warnings = self.warnings_of(self.export_source(source, ["math"]))
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("10 sample(s) have a null answer, a dataset defect", warnings[0])
+        self.assertIn("m10", warnings[0])
+        self.assertNotIn("m9,", warnings[0])
+
     def test_a_later_bad_row_writes_nothing_either(self) -> None:
         rows = [make_row(f"r{i}") for i in range(150)] + [make_row("bad/id")]
         self.assert_refused(self.export({"math": rows}), "math row 150")

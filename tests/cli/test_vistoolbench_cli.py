@@ -181,6 +181,25 @@ class ExportOptionTests(unittest.TestCase):
         )
         self.assertFalse((self.tmp / "run").exists())
 
+    def test_a_second_data_file_without_a_required_column_is_named(self) -> None:
+        # datasets reads a column missing from one file of several as nulls.
+        import pyarrow.parquet as pq
+
+        data = self.tmp / "two-files" / "data"
+        data.mkdir(parents=True)
+        table = pq.read_table(SAMPLE_DIR / "test.parquet")
+        pq.write_table(table.slice(0, 3), data / "test-00000-of-00002.parquet")
+        second = data / "test-00001-of-00002.parquet"
+        pq.write_table(table.slice(3).drop(["turn_prompts"]), second)
+        result = run_cli(
+            "export-tasks", "vistoolbench", "--source", str(data.parent),
+            "-d", str(self.tmp / "run"), "-q",
+        )  # fmt: skip
+        self.assertEqual(result.exit_code, 2)
+        self.assertEqual(
+            result.stderr, f"error: {second}: a data file lacks the column(s) turn_prompts\n"
+        )
+
     def test_a_truncated_second_data_file_is_named(self) -> None:
         # It was "cannot read the dataset: a data file is corrupt or truncated (...)", naming
         # no file. (The folder without a card: load_dataset reads data/*.parquet.)

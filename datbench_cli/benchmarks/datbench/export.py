@@ -131,15 +131,15 @@ def _load_splits(
     known: dict[str | None, list[Path]] = {}
     for capability in capabilities:
         ds = load_source_split(pinned, capability, split)
-        if pinned.how == "local-files" and (files := streamed_files(ds)) is not None:
-            known[capability] = files
-            plan.rows[capability] = parquet_rows(files)
         columns = ds.column_names
         missing = [c for c in REQUIRED_COLUMNS if columns is not None and c not in columns]
         if missing:
             raise InputError(
                 f"capability {capability!r} of {source!r} lacks the column(s) {', '.join(missing)}"
             )
+        if pinned.how == "local-files" and (files := streamed_files(ds)) is not None:
+            known[capability] = files
+            plan.rows[capability] = parquet_rows(files, REQUIRED_COLUMNS)
         plan.splits[capability] = ds.take(limit) if limit is not None else ds
     return known
 
@@ -347,6 +347,7 @@ def _export(
     judge_count = task_count = image_count = 0
     imageless: list[str] = []
     unknown_format: list[str] = []
+    no_answer: list[str] = []
     written: dict[str, str] = {}
     rows: dict[str, str] = {}
     outside: list[str] = []
@@ -362,6 +363,8 @@ def _export(
             for index, row in enumerate(iter_rows(ds, what)):
                 name = check(row.get("id"), f"{capability} row {index}")
                 record = _reference(row, capability)
+                if record["answer"] is None:
+                    no_answer.append(name)
                 references.write(jsonio.dumps(record) + b"\n")
                 counts[capability] += 1
                 judge_count += record["eval_mode"] == "judge"
@@ -412,6 +415,11 @@ def _export(
         warn(
             f"{len(empty)} capability(ies) have no rows in split {plan.split!r}, so no sample "
             f"of them is exported: {', '.join(empty)}"
+        )
+    if no_answer:
+        warn(
+            f"{len(no_answer)} sample(s) have a null answer, a dataset defect (nothing to score "
+            f"them against): {name_ids(no_answer)}"
         )
     if outside:
         warn(

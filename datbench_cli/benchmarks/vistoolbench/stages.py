@@ -58,6 +58,7 @@ from datbench_cli.benchmarks.vistoolbench.records import (
 from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import (
     IMAGE_COLUMNS,
+    REQUIRED_COLUMNS,
     USED_COLUMNS,
     ImageDirs,
     iter_dataset_rows,
@@ -195,7 +196,8 @@ def export(
     files = DatasetFiles.of(dataset_folders(pinned.load_path))
     dataset = load_source_split(pinned, None, split)
     if pinned.how == "local-files" and (data_files := streamed_files(dataset)) is not None:
-        parquet_rows(data_files)  # a corrupt data file is named before any row is read
+        # A corrupt data file, or one without a required column, is named before any row is read.
+        parquet_rows(data_files, REQUIRED_COLUMNS)
     # Validate every row (rubrics, weights, ids) before anything in the run directory changes;
     # this pass leaves the image columns unread.
     validated = sum(
