@@ -74,6 +74,12 @@ def parquet_rows(files: list[Path], required: Sequence[str] = ()) -> int:
     return rows
 
 
+def _name_unreadable_file(folder: Path) -> None:
+    """After ``load_dataset`` failed on a local folder: name its first parquet file whose
+    footer cannot be read (datasets' own error does not say which file), if there is one."""
+    parquet_rows(sorted(p for p in folder.rglob("*.parquet") if p.is_file()))
+
+
 def is_local_source(source: str) -> bool:
     """True when ``source`` names an existing local directory."""
     return Path(source).expanduser().is_dir()
@@ -266,8 +272,12 @@ def load_source_split(
         loaded = datasets.load_dataset(path, config, split=split, revision=source.load_revision)
         return loaded.select_columns(columns) if columns is not None else loaded
     except ValueError as exc:
+        if local:
+            _name_unreadable_file(Path(path))
         raise InputError(f"cannot load {what}, split {split!r}: {_first_line(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - every loader failure becomes one sentence
+        if local:
+            _name_unreadable_file(Path(path))
         text = _first_line(exc)
         if not local and hub_offline_mode():
             raise InputError(

@@ -241,6 +241,16 @@ class RowDefectTests(_ExportCase):
             f"{second}: a data file is corrupt or truncated",
         )
 
+    def test_a_truncated_only_data_file_is_named(self) -> None:
+        # load_dataset itself fails on it: the error was datasets' "Parquet magic bytes not
+        # found in footer", naming no file.
+        source = make_dataset(self.tmp / "one-file", {"math": [make_row("m1")]})
+        only = source / "math" / "test-00000-of-00001.parquet"
+        only.write_bytes(only.read_bytes()[:300])
+        self.assert_refused(
+            self.export_source(source, ["math"]), f"{only}: a data file is corrupt or truncated"
+        )
+
     def test_a_second_data_file_corrupt_inside_is_named(self) -> None:
         # Its footer reads (the progress total counts it); a page inside does not: the error
         # said "a data file is corrupt or truncated" without saying which.
