@@ -198,6 +198,14 @@ def export_tasks(
         no_image=no_image,
     )
     manifest = bench.export(run, request, events(out))
+    replaced = manifest.get("replaced") or {}
+    if replaced.get("changed_samples"):
+        out.warn(
+            f"this export replaced an earlier one, and {replaced['changed_samples']} of the "
+            "samples both hold changed (question, answer, image, ...): answers made for the "
+            "earlier one are to other tasks; answer those again (score names the files made "
+            "before this export)"
+        )
     request_files = manifest["options"].get("openai_requests", {}).get("files", [])
     for name in request_files:
         out.info(f"wrote {run.root / name}")

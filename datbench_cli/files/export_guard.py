@@ -6,7 +6,8 @@ An export starts by reading which files the directory's previous export wrote (i
 just before the export is committed: an existing file no export wrote is never overwritten,
 even with ``--force``. The export's files are written into a private folder and switched in
 whole (:mod:`datbench_cli.files.staging`), which also removes the files the previous export
-wrote and this one did not.
+wrote and this one did not. An export that replaces one whose samples differ records how many
+changed (``replaced``), so that ``score`` can say when the responses predate the change.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, TASKS, RunDir
-from datbench_cli.files.staging import Stage, check_placeable, previous_files, switch_in
+from datbench_cli.files.staging import (
+    Stage,
+    check_placeable,
+    previous_files,
+    previous_rows,
+    switch_in,
+)
 from datbench_cli.runtime import interrupt
 
 _REQUESTS = "requests"
@@ -113,12 +120,23 @@ class ExportGuard:
         images into it) and returns the manifest; every path and folder is checked again, the
         manifest written into the folder (the commit), and the folder switched in."""
         guard = cls.begin(root, force=force)
+        before = previous_rows(root) if guard.owned else {}
         with Stage(root) as stage:
             staged = RunDir(stage.path)
             manifest = body(guard, staged, stage)
+            changed = changed_samples(before, manifest.get("rows"))
+            if changed:
+                manifest["replaced"] = {"changed_samples": changed}
             guard.claim(manifest["written"])
             check_placeable(root, manifest["written"])
             interrupt.checkpoint()  # the last moment a dropped Ctrl-C leaves the old export
             staged.write_manifest(manifest)
             switch_in(root, stage.path)
         return manifest
+
+
+def changed_samples(before: dict[str, str], after: Any) -> int:
+    """How many samples both exports hold whose rows differ (question, answer, image, ...)."""
+    if not isinstance(after, dict):
+        return 0
+    return sum(1 for name, digest in after.items() if name in before and before[name] != digest)

@@ -205,6 +205,29 @@ def other_export_warning(label: str, scanned: InputFile, manifest_sha: str) -> s
     )
 
 
+def replaced_export_warning(
+    label: str, path: Path, manifest: dict[str, Any], manifest_path: Path
+) -> str | None:
+    """The warning for a response file last changed before an export that replaced another
+    and changed some of its samples (the manifest's ``replaced``): its lines may answer the
+    earlier tasks. (Change time: a file moved or copied into place with its old modification
+    time is still caught.)"""
+    replaced = manifest.get("replaced")
+    changed = replaced.get("changed_samples") if isinstance(replaced, dict) else None
+    if not isinstance(changed, int) or changed <= 0:
+        return None
+    try:
+        if path.stat().st_ctime_ns >= manifest_path.stat().st_mtime_ns:
+            return None
+    except OSError:
+        return None
+    return (
+        f"{path} was last written before this run directory's export, which replaced an "
+        f"earlier one and changed {changed} of its samples: {label} made for the earlier one "
+        "answer other tasks"
+    )
+
+
 def manifest_sha256(path: Path) -> str:
     """Hex SHA-256 of the manifest file."""
     return sha256_bytes(path.read_bytes())
@@ -252,6 +275,8 @@ def report_block(
             what = label.replace("_", " ")
             note(model_warning(what, found))
             note(other_export_warning(what, found, manifest_digest))
+            if path is not None:
+                note(replaced_export_warning(what, path, manifest, manifest_path))
     for label, answered in (response_ids or {}).items():
         foreign = (
             answered if isinstance(answered, int) else sum(1 for i in answered if i not in ids)

@@ -105,6 +105,14 @@ def previous_files(root: Path) -> set[str] | None:
     return {rel for rel in files if _is_inside(rel) and _is_export_name(rel)}
 
 
+def previous_rows(root: Path) -> dict[str, str]:
+    """The row digests (sample or task id -> digest) of the export of ``root``; empty when it
+    holds none, or one that recorded none."""
+    manifest = _read_manifest_quietly(root / MANIFEST)
+    rows = manifest.get("rows") if manifest is not None else None
+    return rows if isinstance(rows, dict) else {}
+
+
 def _is_inside(rel: str) -> bool:
     parts = Path(rel).parts
     return bool(parts) and not Path(rel).is_absolute() and ".." not in parts

@@ -294,7 +294,8 @@ class RowDefectTests(_ExportCase):
         # had no answer to be scored against.
         source, second = self._split_in_two("no-answer-later", lambda t: t.drop(["answer"]))
         self.assert_refused(
-            self.export_source(source, ["math"]), f"{second}: a data file lacks the column(s) answer"
+            self.export_source(source, ["math"]),
+            f"{second}: a data file lacks the column(s) answer",
         )
 
     def test_null_answers_are_named(self) -> None:

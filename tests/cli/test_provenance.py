@@ -433,6 +433,64 @@ class ReportProvenanceTests(_Case):
         self.assertEqual(result.stderr.count("1 response id(s) match no sample"), 1)
 
 
+class ReplacedExportTests(_Case):
+    """An export over another whose samples differ: the responses beside it are named."""
+
+    def sources(self, target: str) -> tuple[Path, Path]:
+        """Two versions of a source: the second with one sample's reference answer changed."""
+        if target == "vistoolbench":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            folder = self.tmp / "vtb-changed"
+            shutil.copytree(VTB_SAMPLE, folder)
+            table = pq.read_table(folder / "test.parquet")
+            rows = table.to_pylist()
+            rows[0]["turn_golden_answers"] = ["another answer"] * len(rows[0]["turn_prompts"])
+            pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), folder / "test.parquet")
+            return VTB_SAMPLE, folder
+        rows = {"counting": [make_row("c1"), make_row("c2", answer="no")]}
+        first = make_dataset(self.tmp / "first", rows)
+        rows["counting"][1]["answer"] = "yes"
+        return first, make_dataset(self.tmp / "second", rows)
+
+    def test_a_changed_export_names_the_responses_made_before_it(self) -> None:
+        for target in ("counting", "vistoolbench"):
+            with self.subTest(target=target):
+                run_dir = self.tmp / f"run-{target}"
+                before, after = self.sources(target)
+                export = ["export-tasks", target, "-d", str(run_dir), "--source"]
+                self.assertEqual(run_cli(*export, str(before)).exit_code, 0)
+                ids = [json.loads(x)["id"] for x in (run_dir / "tasks.jsonl").open()]
+                if target == "vistoolbench":
+                    shutil.copy(VTB_SAMPLE / "responses.jsonl", run_dir / "responses.jsonl")
+                else:
+                    text = "".join(json.dumps({"id": i, "raw_output": "yes"}) + "\n" for i in ids)
+                    (run_dir / "responses.jsonl").write_text(text)
+                # The same data again: nothing changed, nothing said.
+                same = run_cli(*export, str(before))
+                self.assertEqual(same.exit_code, 0, same.stderr)
+                self.assertNotIn("warning", same.stderr)
+                self.assertNotIn("replaced", json.loads((run_dir / "datbench.json").read_text()))
+                result = run_cli(*export, str(after))
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                self.assertIn("this export replaced an earlier one, and 1 of the", result.stderr)
+                manifest = json.loads((run_dir / "datbench.json").read_text())
+                self.assertEqual(manifest["replaced"], {"changed_samples": 1})
+                scored = run_cli("score", "-d", str(run_dir), "--allow-missing")
+                report = json.loads((run_dir / "report.json").read_text())
+                said = f"{run_dir / 'responses.jsonl'} was last written before this run"
+                self.assertIn(said, scored.stderr)
+                self.assertTrue(any(said in w for w in report["provenance"]["warnings"]))
+                # Answered again (the file rewritten after the export): nothing said.
+                (run_dir / "responses.jsonl").write_bytes(
+                    (run_dir / "responses.jsonl").read_bytes()
+                )
+                scored = run_cli("score", "-d", str(run_dir), "--allow-missing")
+                self.assertIn(scored.exit_code, (0, 1), scored.stderr)
+                self.assertNotIn("was last written before", scored.stderr)
+
+
 class CurrentRevisionRowTests(_Case):
     def test_vqa_v2_judge_rows_and_image_marker_questions_export_and_score(self) -> None:
         run_dir = self.tmp / "run"
