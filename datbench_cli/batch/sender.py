@@ -42,7 +42,12 @@ import orjson
 
 from datbench_cli.batch.endpoint import BaseUrl, check_path, shown_url
 from datbench_cli.batch.requests import CHAT_URL, REQUESTS_DIR
-from datbench_cli.batch.responses import batch_line_result, message_problem
+from datbench_cli.batch.responses import (
+    batch_line_result,
+    is_responses_body,
+    message_problem,
+    responses_problem,
+)
 from datbench_cli.errors import DatbenchError, InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.append_log import AppendLog
@@ -449,6 +454,12 @@ def _attempt(answer: Answer) -> _Attempt:
     if not isinstance(body, dict):
         attempt.problem = "the server's answer is not a JSON object"
         attempt.code = "invalid_response"
+    elif is_responses_body(body):
+        # A request line whose url is /v1/responses: its answer has "output", not "choices"
+        # (score reads it as the Batch API's Responses lines); was retried as unreadable.
+        if problem := responses_problem(body):
+            attempt.problem = f"the server's answer cannot be read: {problem}"
+            attempt.code = "invalid_response"
     elif not isinstance(body.get("choices"), list) or not body["choices"]:
         # A proxy's upstream failure said with status 200 ({"error": ...}), or an empty choice
         # list (no answer: score would count it errored): retried as unreadable.

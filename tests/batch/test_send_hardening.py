@@ -458,6 +458,24 @@ class RunGoesOnTests(_Case):
                 self.assertEqual((result.answered, result.failed_ids), (2, []))
                 self.assertEqual(successes(self.out), {"a": 1, "b": 1})
 
+    def test_a_responses_api_answer_is_an_answer(self) -> None:
+        # A request line sent to /v1/responses is answered with "output", not "choices": every
+        # answer was retried as unreadable, then written as a failure (score: errored).
+        part = {"type": "output_text", "text": "yes", "annotations": []}
+        output = [{"type": "message", "role": "assistant", "content": [part]}]
+        body = json.dumps({"object": "response", "status": "completed", "output": output}).encode()
+        answers = []
+
+        def respond(conn: socket.socket) -> None:
+            answers.append(1)
+            conn.sendall(http_head("200 OK", f"Content-Length: {len(body)}") + body)
+
+        with RawServer(respond) as server:
+            result = bounded(self, 20, lambda: self.send(server.base_url, max_retries=2))
+        self.assertEqual((result.answered, result.failed_ids, len(answers)), (2, [], 2))
+        loaded = load_vlm_responses(self.out)
+        self.assertEqual({r.id: r.raw_output for r in loaded.vlm}, {"a": "yes", "b": "yes"})
+
     def test_an_unreadable_answer_left_after_retries_is_an_error_line(self) -> None:
         # Every attempt unreadable: the line is written as a failure score counts as errored
         # (and a rerun sends again), not as an answer score refuses.
