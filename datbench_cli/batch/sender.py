@@ -246,7 +246,7 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
 def answered_ids(out: Path) -> dict[str, str | None]:
     """Ids with an answer in an existing output file, each with the model its answer names
     (``None`` when it names none): batch output lines without an error, and native lines
-    (``raw_output`` or ``raw_judge_output``)."""
+    (``raw_output`` or ``raw_judge_output``, without an ``error``)."""
     ids: dict[str, str | None] = {}
     if not out.is_file():
         return ids
@@ -254,8 +254,10 @@ def answered_ids(out: Path) -> dict[str, str | None]:
         if "custom_id" in obj:
             if isinstance(obj["custom_id"], str) and batch_line_result(obj)[1] is None:
                 ids[obj["custom_id"]] = _answer_model(obj)
-        elif isinstance(obj.get("id"), str) and any(
-            isinstance(obj.get(key), str) for key in ("raw_output", "raw_judge_output")
+        elif (
+            isinstance(obj.get("id"), str)
+            and any(isinstance(obj.get(key), str) for key in ("raw_output", "raw_judge_output"))
+            and not obj.get("error")  # a failed call of the user's runner: score's errored
         ):
             model = obj.get("model")
             ids[obj["id"]] = model if isinstance(model, str) else None

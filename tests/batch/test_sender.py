@@ -345,6 +345,8 @@ class RepairAndParsingTests(unittest.TestCase):
             {"id": "n1", "raw_output": "x"},
             {"id": "n2", "raw_judge_output": "true"},
             {"id": "n3", "something": "else"},
+            # A native line of a failed call (score counts it errored): sent again.
+            {"id": "n4", "raw_output": "", "error": "upstream timeout"},
             {"custom_id": "b1", "response": None, "error": "boom"},
             {
                 "custom_id": "b2",
