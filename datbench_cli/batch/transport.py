@@ -16,7 +16,7 @@ import time
 import urllib.request
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit, urlunsplit
 
@@ -139,15 +139,17 @@ class Transport:
                 found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in reply.headers}
                 body = _read_body(reply.iter_stream(), found, max_bytes)
                 if body is None:
-                    return Answer(
+                    large = Answer(
                         reply.status,
                         headers=found,
                         problem=f"the answer is larger than {max_bytes:,} bytes",
                         code="response_too_large",
                     )
-                if reply.status != 200:
-                    return _without_key(Answer(reply.status, body, found), headers)
-                return Answer(reply.status, body, found)
+                    return _without_key(large, headers)
+                # A 200's body is the model's answer, kept as it came; its headers (the
+                # request id written to the output) are not.
+                ok = reply.status == 200
+                return _without_key(Answer(reply.status, body, found), headers, keep_body=ok)
         except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
             return Answer(problem=f"cannot connect ({exc or 'refused'})", code="connect_error")
         except httpcore2.ProxyError as exc:  # the proxy refused the tunnel (e.g. 407)
@@ -166,15 +168,16 @@ class Transport:
             _state.deadline = None
 
 
-def _without_key(answer: Answer, sent: dict[str, str]) -> Answer:
-    """``answer`` (not a 200: an error, a redirect) with the bearer token it was sent for
-    replaced by ``***`` wherever it is echoed (servers quote a wrong key in their error message);
-    a 200's body, the model's answer, is kept as it came."""
+def _without_key(answer: Answer, sent: dict[str, str], *, keep_body: bool = False) -> Answer:
+    """``answer`` with the bearer token it was sent for replaced by ``***`` wherever it is
+    echoed (servers quote a wrong key in their error message, a proxy may echo it in a header);
+    ``keep_body``: a 200's body, the model's answer, is kept as it came."""
     scheme, _, token = sent.get("Authorization", "").partition(" ")
     if scheme != "Bearer" or not token:
         return answer
     headers = {k: v.replace(token, "***") for k, v in (answer.headers or {}).items()}
-    return Answer(answer.status, answer.body.replace(token.encode(), b"***"), headers)
+    body = answer.body if keep_body else answer.body.replace(token.encode(), b"***")
+    return replace(answer, body=body, headers=headers)
 
 
 def _read_body(chunks: Iterator[bytes], headers: dict[str, str], max_bytes: int) -> bytes | None:

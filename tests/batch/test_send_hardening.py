@@ -143,6 +143,31 @@ class CredentialTests(_Case):
                 self.assertIn("Incorrect API key provided: ***", result.stderr + self.out_text())
                 self.assertNotIn(SECRET, result.stderr + result.stdout + self.out_text())
 
+    def test_a_request_id_echoing_the_key_is_not_written(self) -> None:
+        # The x-request-id header of a 200 (an answer, an error body, an answer too large) is
+        # written to the output as the line's request_id: a proxy echoing the Authorization
+        # header there put the key in the file.
+        large = completion("y" * 5000), ("--max-response-mb", "0.001")
+        for body, extra in ((completion(), ()), (b'{"error": "down"}', ()), large):
+            with self.subTest(body=body, extra=extra):
+
+                def echo(conn: socket.socket, body: bytes = body) -> None:
+                    head = http_head(
+                        "200 OK", f"Content-Length: {len(body)}", f"X-Request-Id: r-{SECRET}"
+                    )
+                    conn.sendall(head + body)
+
+                self.out.unlink(missing_ok=True)
+                args = ("--api-key-env", "MY_KEY", "--max-retries", "0", *extra)
+                with RawServer(echo) as server:
+                    result = bounded(
+                        self, 20,
+                        lambda args=args: self.cli(server.base_url, *args, env={"MY_KEY": SECRET}),
+                    )  # fmt: skip
+                self.assertIn(result.exit_code, (0, 1), result.stderr)
+                self.assertIn("r-***", self.out_text())
+                self.assertNotIn(SECRET, result.stderr + result.stdout + self.out_text())
+
     def out_text(self) -> str:
         return self.out.read_text() if self.out.exists() else ""
 
