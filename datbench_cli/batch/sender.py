@@ -234,6 +234,15 @@ def iter_request_lines(paths: Sequence[Path]) -> Iterator[tuple[str, str, dict[s
             body = obj.get("body")
             if not isinstance(body, dict):
                 raise InputError('a request line needs a "body" object', path, number)
+            if body.get("stream"):
+                # A streamed answer is no JSON object: each was retried as unreadable (every
+                # attempt a generation paid for), then written as a failure.
+                raise InputError(
+                    '"stream" is set in the request body; send reads one JSON answer per request',
+                    path,
+                    number,
+                    hint='remove "stream" from the request bodies (or set it to false)',
+                )
             url = obj.get("url", CHAT_URL)
             if not isinstance(url, str):
                 raise InputError('"url" must be a string', path, number)

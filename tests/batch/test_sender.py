@@ -265,6 +265,19 @@ class CommandTests(unittest.TestCase):
         self.assertIn(f"{self.requests}:9:", result.stderr)
         self.assertEqual(sum(self.server.hits.values()), 0)
 
+    def test_a_streamed_request_is_refused_before_anything_is_sent(self) -> None:
+        # A streamed answer is no JSON object: every attempt (each a generation paid for) was
+        # retried as unreadable, then written as a failure, and a rerun did it all again.
+        line = {"custom_id": "z", "body": {"model": "m", "messages": [], "stream": True}}
+        with self.requests.open("a") as handle:
+            handle.write(json.dumps(line) + "\n")
+        result = run_cli(*self.args())
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertIn(f"{self.requests}:9:", result.stderr)
+        self.assertIn('remove "stream"', result.stderr)
+        self.assertEqual(sum(self.server.hits.values()), 0)
+        self.assertFalse(self.out.exists())
+
     def test_request_files_of_two_runs_need_an_output(self) -> None:
         """Without -o, the answers go to the run directory holding requests/; request files of
         two runs went, all of them, to ./responses.jsonl (the working directory's)."""
