@@ -162,6 +162,10 @@ def _responses_outcome(body: dict[str, Any]) -> BatchOutcome:
     return BatchOutcome(text, None, reason, text_status(text, reason, refused=refused))
 
 
+#: The content part types of a Responses API message (the answer's text, a refusal).
+_MESSAGE_PARTS = ("output_text", "refusal")
+
+
 def responses_problem(body: dict[str, Any]) -> str | None:
     """Why a Responses API body cannot be read (``None`` when it can): read anyway, its answer
     would be scored as the empty string."""
@@ -180,6 +184,10 @@ def responses_problem(body: dict[str, Any]) -> str | None:
             return '"content" parts of an "output" message must be objects'
         if problem := _part_text_problem(content, 'a content part of an "output" message'):
             return problem
+        for part in content:
+            if part.get("type") not in _MESSAGE_PARTS and isinstance(part.get("text"), str):
+                # Only output_text parts are the answer: this text would be left out.
+                return 'a content part of an "output" message has "text" but is no "output_text"'
     return None
 
 

@@ -107,6 +107,15 @@ class ResponsesApiTests(unittest.TestCase):
                 "output number": 5,
                 "output of numbers": [3],
                 "content number": [{"type": "message", "role": "assistant", "content": 7}],
+                # A part of another type with text: its text was left out, the answer scored
+                # as empty.
+                "text part": [
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "B"}],
+                    }
+                ],
             }
             for shape, output in shapes.items():
                 with self.subTest(benchmark=name, shape=shape):
