@@ -305,19 +305,22 @@ class OutputFile(AppendLog):
 
     Opening locks it (so two sends cannot write one file at once) and repairs a torn last line
     (``repaired_tail``); :meth:`append` writes whole lines, ``fsync``-ed. A file this send
-    created and left empty because the request files were bad is removed again.
+    created and left empty because the request files were bad is removed again. ``named``:
+    the user named ``path`` (``--out``); only such a path is written in place when it is a
+    pipe or device, the default output in a run directory never is.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, named: bool = True) -> None:
         super().__init__(path, lock_holder="datbench send", make_parent=True)
         self._created = False
+        self._named = named
 
     def __enter__(self) -> Self:
         self._created = not os.path.lexists(self.path)
         # A link is followed only to what is written in place (/dev/stdout, a pipe): a link
         # put at a file's path since the output guard looked is refused, never appended to.
-        self.follow_links = jsonio.is_descriptor_link(self.path) or jsonio.is_stream_output(
-            self.path
+        self.follow_links = self._named and (
+            jsonio.is_descriptor_link(self.path) or jsonio.is_stream_output(self.path)
         )
         return super().__enter__()
 

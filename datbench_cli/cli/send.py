@@ -159,7 +159,10 @@ def send(
         (out.info if key.withheld else out.warn)(key.note)
     target = out_path if out_path is not None else default_output(requests, run_dir)
     guard_output(target, "send", requests, option="the output" if out_path is None else "--out")
-    with locked_runs("send", [target]), OutputFile(target) as output:
+    with (
+        locked_runs("send", [target]),
+        OutputFile(target, named=out_path is not None) as output,
+    ):
         _send(out, requests, output, config, base_url)
 
 

@@ -55,8 +55,9 @@ class AppendLog:
 
     Opening repairs a torn last line (``repaired`` says how) and, with ``lock_holder``, takes an
     exclusive lock so two runs cannot write one file at once (the refusal names the holder).
-    ``follow_links=False`` refuses a symlink at ``path`` (files inside a run directory);
-    ``make_parent`` creates the folder of a user-named output.
+    ``follow_links=False`` refuses a symlink at ``path`` (files inside a run directory), and
+    anything there that is not a regular file (a pipe would block the open until a reader
+    came: forever); ``make_parent`` creates the folder of a user-named output.
     """
 
     def __init__(
@@ -83,12 +84,16 @@ class AppendLog:
                     raise UsageError(
                         f"{self.path} is a symbolic link; refusing to write through it"
                     )
-                flags |= os.O_NOFOLLOW
+                # A pipe put there is opened without waiting for a reader, then refused below.
+                flags |= os.O_NOFOLLOW | os.O_NONBLOCK
+                _check_regular(self.path)
             if self.make_parent:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, flags, 0o644)
         try:
             self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
+            if not self.follow_links and not self._regular:
+                _check_regular(self.path, os.fstat(self._fd))
             if self.lock_holder is not None:
                 _lock(self._fd, self.path, self.lock_holder)
             with jsonio.writing(self.path):
@@ -119,6 +124,21 @@ class AppendLog:
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, size)
                 raise
+
+
+def _check_regular(path: Path, found: os.stat_result | None = None) -> None:
+    """Refuse ``path`` (or the file open as ``found``) when it is there and is not a regular
+    file: a pipe, device or folder in a run directory is never written in its place."""
+    if found is None:
+        try:
+            found = os.lstat(path)
+        except FileNotFoundError:
+            return
+    if not stat.S_ISREG(found.st_mode):
+        raise UsageError(
+            f"{path} is not a regular file (a pipe, device or folder); datbench appends only "
+            "to a regular file there: move it away"
+        )
 
 
 def _check_still_named(path: Path, held: int, named: os.stat_result) -> None:

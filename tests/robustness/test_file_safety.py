@@ -231,6 +231,43 @@ class SymlinkTests(_Tmp):
         return self.vtb_export(VTB_SAMPLE, self.run, "--force")
 
 
+class PipeInRunDirectoryTests(_Tmp):
+    """A pipe at a run directory's append-only file (not one the user named with --out) is
+    refused at once: opening it to append waited for a reader, so send and agent hung."""
+
+    def refused(self, *args: str) -> str:
+        # In a process of its own: a regression hangs, and the timeout fails the test.
+        done = subprocess.run(
+            cli_command(*args), env=cli_env(), capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+        return done.stderr
+
+    def test_send_default_output(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        requests = run / "requests" / "tasks.openai.00001.jsonl"
+        requests.parent.mkdir()
+        requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
+        os.mkfifo(run / "responses.jsonl")
+        stderr = self.refused("send", str(requests), "--base-url", "http://127.0.0.1:9")
+        self.assertIn("responses.jsonl is not a regular file", stderr)
+
+    def test_agent_journals(self) -> None:
+        for name in ("trajectories.jsonl", "responses.jsonl"):
+            with self.subTest(name=name):
+                run = self.tmp / name
+                self.assertEqual(self.vtb_export(VTB_SAMPLE, run).exit_code, 0)
+                os.mkfifo(run / name)
+                stderr = self.refused(
+                    "agent", "-d", str(run), "--base-url", "http://127.0.0.1:9", "--model", "m",
+                    "--no-code-tools",
+                )  # fmt: skip
+                self.assertIn(f"{name} is not a regular file", stderr)
+                self.assertTrue(stat.S_ISFIFO(os.lstat(run / name).st_mode))
+
+
 class FailedExportKeepsTheEarlierOneTests(_Tmp):
     """An export whose last row is bad stops before the earlier export is touched."""
 
