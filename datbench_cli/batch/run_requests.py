@@ -57,6 +57,15 @@ def check_judge_stem(out: Path) -> None:
         )
 
 
+def check_judge_outputs(run: RunDir, out: Path) -> None:
+    """Refuse, before anything is written, what :func:`write_judge_requests` would refuse
+    after the judge tasks are written: the stem of ``out`` (:func:`check_judge_stem`), or a
+    run directory's ``requests`` that is a link or a file (even without request files,
+    stale ones are removed from it)."""
+    check_judge_stem(out)
+    check_replaceable(run.path(REQUESTS_DIR))
+
+
 def write_task_requests(
     run: RunDir,
     settings: RequestSettings | None,

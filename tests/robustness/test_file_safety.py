@@ -168,6 +168,25 @@ class SymlinkTests(_Tmp):
         self.assert_user_folder_untouched()
         self.assertFalse((self.run / MANIFEST).exists())
 
+    def test_make_judge_tasks_refuses_a_requests_link_before_writing(self) -> None:
+        # It wrote judge_tasks.jsonl and judge_digests.json, then refused the link (exit 2).
+        for name, export, sample in (
+            ("datbench", lambda run: run_cli("export-tasks", "all", "--source", str(SAMPLE),
+                                             "-d", str(run)), SAMPLE),
+            ("vistoolbench", lambda run: self.vtb_export(VTB_SAMPLE, run), VTB_SAMPLE),
+        ):  # fmt: skip
+            for extra in ((), ("--format", "openai", "--model", "m")):
+                with self.subTest(benchmark=name, extra=extra):
+                    run = self.tmp / f"{name}-{len(extra)}"
+                    self.assertEqual(export(run).exit_code, 0)
+                    shutil.copyfile(sample / "responses.jsonl", run / "responses.jsonl")
+                    (run / "requests").symlink_to(self.user)
+                    before = tree(run)
+                    result = run_cli("make-judge-tasks", "-d", str(run), *extra)
+                    self.assertIn("symbolic link", self.error_line(result))
+                    self.assertEqual(tree(run), before)
+                    self.assert_user_folder_untouched()
+
     def test_images_link_is_refused_for_both_benchmarks_and_leaves_nothing_behind(self) -> None:
         for name, export in (
             ("datbench", lambda: self.export(self.datbench_source(), self.run)),

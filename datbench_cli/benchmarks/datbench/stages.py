@@ -181,7 +181,7 @@ def make_judge_tasks(
     directory's lock; ``out`` may not be one of the inputs.
     """
     guard_output(out, "make-judge-tasks", [responses, skip_done])
-    run_requests.check_judge_stem(out)
+    run_requests.check_judge_outputs(run, out)
     with run.lock("make-judge-tasks"), locked_runs("make-judge-tasks", [out], held=[run.root]):
         return _make_judge_tasks(run, responses, out, skip_done, requests, warn)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from datbench_cli.batch.requests import JSON_OUTPUT, REQUESTS_DIR, InferenceUnit, RequestSettings
 from datbench_cli.batch.run_requests import (
-    check_judge_stem,
+    check_judge_outputs,
     write_judge_requests,
     write_task_requests,
 )
@@ -394,7 +394,7 @@ def make_judge_tasks(
     Holds the run directory's lock; ``out`` may not be one of the inputs.
     """
     guard_output(out, "make-judge-tasks", [responses, skip_done])
-    check_judge_stem(out)
+    check_judge_outputs(run, out)
     with run.lock("make-judge-tasks"), locked_runs("make-judge-tasks", [out], held=[run.root]):
         return _make_judge_tasks(run, responses, out, warn, skip_done, requests)
 
