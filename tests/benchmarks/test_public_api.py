@@ -95,6 +95,15 @@ class PublicApiTests(unittest.TestCase):
             DatBenchEvaluator([_row("a"), row], "math")
         self.assertIn("hf_dataset[1] has no 'id', 'answer' column", str(caught.exception))
 
+    def test_a_repeated_sample_id_is_refused_by_row(self) -> None:
+        # Both rows were kept and scored with the last response of the id (the first row's
+        # answer dropped, one output counted twice); export-tasks refuses such a dataset.
+        rows = [_row("a"), _row("b"), _row("a")]
+        with self.assertRaises(ValueError) as caught:
+            DatBenchEvaluator(rows, "math")
+        self.assertIn("hf_dataset[2]: duplicate sample id 'a'", str(caught.exception))
+        self.assertIn("first in hf_dataset[0]", str(caught.exception))
+
     def test_response_fields_must_be_text(self) -> None:
         # None stays accepted for raw_output: the spec's vectors score a null raw output.
         self.assertIsNone(VLMResponse("a", None).raw_output)  # type: ignore[arg-type]

@@ -111,7 +111,9 @@ class DatBenchEvaluator:
         check_rows(hf_dataset, "the capability's rows")
         self.capability = capability
         self.hf_dataset: Iterable[dict[str, Any]] | None = hf_dataset
-        self._hold([_sample(number, row, capability) for number, row in enumerate(hf_dataset)])
+        samples = [_sample(number, row, capability) for number, row in enumerate(hf_dataset)]
+        _check_unique(samples)
+        self._hold(samples)
 
     def _hold(self, samples: list[DatBenchSample], source: ReferenceFile | None = None) -> None:
         self.samples = samples
@@ -382,6 +384,20 @@ def _sample(number: int, row: Any, capability: str) -> DatBenchSample:
             f"(required: {', '.join(REQUIRED_COLUMNS)})"
         )
     return DatBenchSample.from_hf_row(row, capability)
+
+
+def _check_unique(samples: list[DatBenchSample]) -> None:
+    """A ``ValueError`` naming the rows of a repeated sample id: responses are matched by id,
+    so both rows would be scored with the last response given for it (as ``export-tasks``
+    refuses such a dataset)."""
+    first: dict[Any, int] = {}
+    for number, sample in enumerate(samples):
+        seen = first.setdefault(sample.id, number)
+        if seen != number:
+            raise ValueError(
+                f"hf_dataset[{number}]: duplicate sample id {sample.id!r} "
+                f"(first in hf_dataset[{seen}]); every sample needs an id of its own"
+            )
 
 
 def evaluator_over(
