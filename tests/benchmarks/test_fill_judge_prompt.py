@@ -40,6 +40,19 @@ class FillJudgePromptTests(unittest.TestCase):
         [task] = evaluator.create_judge_tasks([VLMResponse("j1", "x")])
         self.assertEqual(fill_judge_prompt(task), "|4|x")
 
+    def test_arguments_of_another_kind_are_named(self) -> None:
+        # A judge_tasks.jsonl line or a dataset row raised AttributeError: 'dict' object has
+        # no attribute 'judge_prompt' / 'question' from inside.
+        evaluator = self.evaluator("{question}")
+        [task] = evaluator.create_judge_tasks([VLMResponse("j1", "x")])
+        with self.assertRaises(TypeError) as caught:
+            fill_judge_prompt({"id": "j1", "judge_prompt": "{question}"})  # type: ignore[arg-type]
+        self.assertIn("request must be a JudgeRequest", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:
+            fill_judge_prompt(task, {"question": "q"})  # type: ignore[arg-type]
+        self.assertIn("sample must be a DatBenchSample", str(caught.exception))
+        self.assertIn("got dict", str(caught.exception))
+
 
 class DocumentedInstructionTests(unittest.TestCase):
     def test_runners_doc_quotes_the_instructions_that_are_sent(self) -> None:

@@ -76,7 +76,20 @@ def fill_judge_prompt(request: JudgeRequest, sample: DatBenchSample | None = Non
     """What a judge sees for ``request`` (from ``create_judge_tasks``): its judge prompt with
     ``{question}``, ``{correct_answer}`` and ``{model_answer}`` filled in, by the rules of
     :func:`judge_text` (the text ``make-judge-tasks --format openai`` sends). ``sample`` gives
-    the question and the other accepted answers; without it they are empty."""
+    the question and the other accepted answers; without it they are empty. Anything else
+    (a ``judge_tasks.jsonl`` line, a dataset row) is a ``TypeError`` naming the argument."""
+    from datbench_cli.benchmarks.datbench.schema import DatBenchSample, JudgeRequest
+
+    if not isinstance(request, JudgeRequest):
+        raise TypeError(
+            "request must be a JudgeRequest (from create_judge_tasks), "
+            f"got {type(request).__name__}"
+        )
+    if sample is not None and not isinstance(sample, DatBenchSample):
+        raise TypeError(
+            "sample must be a DatBenchSample (evaluator.samples_by_id[request.id]) or None, "
+            f"got {type(sample).__name__}"
+        )
     return judge_text(
         {
             "judge_prompt": request.judge_prompt,
