@@ -104,6 +104,24 @@ class PublicApiTests(unittest.TestCase):
         self.assertIn("hf_dataset[2]: duplicate sample id 'a'", str(caught.exception))
         self.assertIn("first in hf_dataset[0]", str(caught.exception))
 
+    def test_a_prompt_that_is_not_text_is_refused_by_get_inference_tasks(self) -> None:
+        # A null question became the prompt "None" and a prompt_format string raised
+        # AttributeError: 'str' object has no attribute 'get'; export-tasks refuses both.
+        cases = (
+            ({"question": None}, "hf_dataset[1] (id 'b'): question is null, not text"),
+            ({"prompt_format": "x"}, "hf_dataset[1] (id 'b'): prompt_format is str, not an"),
+            ({"prompt_format": {"suffix": 3}}, "prompt_format.suffix is int, not text"),
+        )
+        for extra, message in cases:
+            evaluator = DatBenchEvaluator([_row("a"), {**_row("b"), **extra}], "math")
+            with self.subTest(extra=extra), self.assertRaises(ValueError) as caught:
+                evaluator.get_inference_tasks()
+            self.assertIn(message, str(caught.exception))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                report = evaluator.compute_metrics([VLMResponse("b", "yes")])
+            self.assertEqual(report.summary["overall_accuracy"], 1.0)  # scoring is unaffected
+
     def test_response_fields_must_be_text(self) -> None:
         # None stays accepted for raw_output: the spec's vectors score a null raw output.
         self.assertIsNone(VLMResponse("a", None).raw_output)  # type: ignore[arg-type]

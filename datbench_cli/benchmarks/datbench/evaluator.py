@@ -126,7 +126,13 @@ class DatBenchEvaluator:
         return self._source if self._source is not None else ReferenceFile(None, held=self.samples)
 
     def get_inference_tasks(self) -> list[InferenceTask]:
-        """One task per sample, in dataset order."""
+        """One task per sample, in dataset order; a sample whose prompt parts are not text
+        is a ``ValueError`` naming it (as ``export-tasks`` refuses it), not a prompt holding
+        the word "None"."""
+        for number, sample in enumerate(self.samples):
+            defect = sample.prompt_defect()
+            if defect is not None:
+                raise ValueError(f"hf_dataset[{number}] (id {sample.id!r}): {defect}")
         return [InferenceTask.from_sample(s) for s in self.samples]
 
     def create_judge_tasks(self, vlm_responses: Iterable[VLMResponse]) -> list[JudgeRequest]:

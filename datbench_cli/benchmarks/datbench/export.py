@@ -162,27 +162,9 @@ def _reference(row: dict[str, Any], capability: str) -> dict[str, Any]:
 
 def _check_prompt_text(sample: DatBenchSample, capability: str) -> None:
     """The prompt parts must be text: a null one would reach the model as the word "None"."""
-    where = f"capability {capability!r}, sample {sample.id!r}"
-    if not isinstance(sample.question, str):
-        raise InputError(
-            f"{where}: question is {_kind(sample.question)}, not text (a dataset defect; "
-            "the prompt would be wrong)"
-        )
-    fmt = sample.prompt_format
-    if fmt is None:
-        return
-    if not isinstance(fmt, dict):
-        raise InputError(f"{where}: prompt_format is {_kind(fmt)}, not an object")
-    for part in ("prefix", "suffix"):
-        if part in fmt and not isinstance(fmt[part], str):
-            raise InputError(
-                f"{where}: prompt_format.{part} is {_kind(fmt[part])}, not text (a dataset "
-                "defect; the prompt would be wrong)"
-            )
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+    defect = sample.prompt_defect()
+    if defect is not None:
+        raise InputError(f"capability {capability!r}, sample {sample.id!r}: {defect}")
 
 
 class _IdCheck:

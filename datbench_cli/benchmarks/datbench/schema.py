@@ -72,10 +72,36 @@ class DatBenchSample:
         info = self.source_info
         return info.get("dataset", "") if isinstance(info, dict) else ""
 
+    def prompt_defect(self) -> str | None:
+        """What makes this sample's prompt wrong, or ``None``: a question that is not text
+        (it would reach the model as the word "None"), a ``prompt_format`` that is not an
+        object, or a prefix or suffix in it that is not text."""
+        if not isinstance(self.question, str):
+            return (
+                f"question is {_kind(self.question)}, not text (a dataset defect; "
+                "the prompt would be wrong)"
+            )
+        fmt = self.prompt_format
+        if fmt is None:
+            return None
+        if not isinstance(fmt, dict):
+            return f"prompt_format is {_kind(fmt)}, not an object"
+        for part in ("prefix", "suffix"):
+            if part in fmt and not isinstance(fmt[part], str):
+                return (
+                    f"prompt_format.{part} is {_kind(fmt[part])}, not text (a dataset "
+                    "defect; the prompt would be wrong)"
+                )
+        return None
+
     def formatted_question(self) -> str:
         """The prompt sent to the model: prefix + question + suffix, nothing added."""
         fmt = self.prompt_format or {}
         return f"{fmt.get('prefix', '')}{self.question}{fmt.get('suffix', '')}"
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 @dataclass
