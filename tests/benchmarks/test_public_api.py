@@ -104,6 +104,14 @@ class PublicApiTests(unittest.TestCase):
         self.assertIn("hf_dataset[2]: duplicate sample id 'a'", str(caught.exception))
         self.assertIn("first in hf_dataset[0]", str(caught.exception))
 
+    def test_an_id_that_cannot_be_looked_up_is_named(self) -> None:
+        # A list id raised "TypeError: unhashable type: 'list'" from inside.
+        with self.assertRaises(TypeError) as caught:
+            DatBenchEvaluator([_row("a"), {**_row("b"), "id": ["b"]}], "math")
+        self.assertEqual(
+            str(caught.exception), "hf_dataset[1]: sample id must be a string, got list"
+        )
+
     def test_a_prompt_that_is_not_text_is_refused_by_get_inference_tasks(self) -> None:
         # A null question became the prompt "None" and a prompt_format string raised
         # AttributeError: 'str' object has no attribute 'get'; export-tasks refuses both.

@@ -398,7 +398,12 @@ def _check_unique(samples: list[DatBenchSample]) -> None:
     refuses such a dataset)."""
     first: dict[Any, int] = {}
     for number, sample in enumerate(samples):
-        seen = first.setdefault(sample.id, number)
+        try:
+            seen = first.setdefault(sample.id, number)
+        except TypeError:  # a list or a dict: no id a response can name
+            raise TypeError(
+                f"hf_dataset[{number}]: sample id must be a string, got {type(sample.id).__name__}"
+            ) from None
         if seen != number:
             raise ValueError(
                 f"hf_dataset[{number}]: duplicate sample id {sample.id!r} "
