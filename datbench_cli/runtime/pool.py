@@ -37,6 +37,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, TimeoutError
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -67,6 +68,8 @@ _REPEAT_SECONDS = 0.5
 # more than it finds (50,000 samples: 0.12 -> 0.04 s of collection per worker).
 _WORKER_GC_THRESHOLDS = (20_000, 20, 10)
 _PR_SET_PDEATHSIG = 1
+# How often a wait on a chunk checks that the pool has not broken (see _wait).
+_POLL_SECONDS = 1.0
 # With ``jobs`` 0 (every usable core, the CLI's default) a run of fewer items than this gets
 # one worker: starting and feeding a second costs more than its core saves (scripts/bench.py's
 # synthetic run, 2 cores: 1,000 samples 0.41 s on one core vs 0.51 s on two).
@@ -86,6 +89,10 @@ class Limits:
         if not self.budget:
             return None
         return self.budget + max(_GRACE_SECONDS, _GRACE_FACTOR * self.budget)
+
+
+class NoWorker(RuntimeError):
+    """A worker process could not be started (its fork failed): nothing can be scored."""
 
 
 @dataclass(frozen=True)
@@ -262,13 +269,15 @@ def score_in_workers(
                 # handlers, nor in a worker that has not set its own handlers yet), and a
                 # future the stop below does not see keeps the error of its interrupted send.
                 with _signals_held():
-                    future = pool.schedule(_score_chunk, (function, chunk, limits), timeout=wall)
+                    future = _schedule(pool, function, chunk, limits, wall)
                     batches.append(_Batch(chunk, future))
             if not batches:
                 break
             batch = batches[0]
             try:
-                outcomes = batch.future.result()
+                outcomes = _wait(pool, batch.future)
+            except NoWorker:
+                raise
             except Exception:  # noqa: BLE001 - the chunk failed as a whole: item by item
                 outcomes = [_alone(pool, function, item, limits) for item in batch.items]
             for item, (ok, value) in zip(batch.items, outcomes, strict=True):
@@ -344,13 +353,56 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def _schedule(
+    pool: pebble.ProcessPool,
+    function: Callable[[T], R],
+    chunk: list[T],
+    limits: Limits,
+    timeout: float | None,
+) -> Future:
+    """``pool.schedule`` of one chunk; a pool that could not start or replace a worker is
+    :func:`_no_worker`'s error (pebble raises a bare ``BrokenProcessPool``, or, once a
+    replacement failed, ``RuntimeError: Unexpected error within the Pool`` without a cause)."""
+    try:
+        return pool.schedule(_score_chunk, (function, chunk, limits), timeout=timeout)
+    except (BrokenProcessPool, RuntimeError) as error:
+        raise _no_worker(error) from error
+
+
+def _wait(pool: pebble.ProcessPool, future: Future) -> Any:
+    """``future.result()``; a pool that broke meanwhile is :func:`_no_worker`'s error. Pebble
+    aborts the tasks it holds when a worker cannot be replaced, but a task its scheduler had
+    not taken yet is never resolved: waiting on it alone never ended."""
+    while True:
+        try:
+            return future.result(timeout=_POLL_SECONDS)
+        except BrokenProcessPool as error:
+            raise _no_worker(error) from error
+        except TimeoutError:
+            if future.done():  # the task's own outcome (its timeout too), not the poll's
+                return future.result()
+            if not pool.active:
+                raise _no_worker(None) from None
+
+
+def _no_worker(error: BaseException | None) -> NoWorker:
+    """The error of a pool whose worker process could not be started (its fork failed)."""
+    cause = error.__cause__ if error is not None else None
+    return NoWorker(
+        "scoring runs on worker processes, and one could not be started (a limit on "
+        "processes or memory reached?)" + (f": {cause}" if cause is not None else "")
+    )
+
+
 def _alone(
     pool: pebble.ProcessPool, function: Callable[[T], R], item: T, limits: Limits
 ) -> tuple[bool, Any]:
     """One item of a failed chunk, scored by itself: its result, or its failure."""
-    future = pool.schedule(_score_chunk, (function, [item], limits), timeout=limits.hard)
+    future = _schedule(pool, function, [item], limits, limits.hard)
     try:
-        return future.result()[0]  # type: ignore[no-any-return]
+        return _wait(pool, future)[0]  # type: ignore[no-any-return]
+    except NoWorker:  # no worker to score it: not this item's failure
+        raise
     except Exception as error:  # noqa: BLE001 - recorded as the item's failure
         return False, _cause(error, limits)
 

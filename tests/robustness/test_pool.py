@@ -5,6 +5,7 @@ that sample's error (the run goes on), and no worker outliving a killed ``score`
 from __future__ import annotations
 
 import dataclasses
+import errno
 import gc
 import itertools
 import os
@@ -267,6 +268,30 @@ class DeadWorkerTests(unittest.TestCase):
         self.assertEqual(error["type"], "WorkerDied")
         self.assertIn("killed by SIGKILL, perhaps out of memory", error["message"])
         self.assertEqual(rows[:30] + rows[31:], expected[:30] + expected[31:])
+
+    def test_a_worker_that_cannot_be_replaced_is_an_error_not_a_hang(self) -> None:
+        # Its fork failing (a limit on processes or memory) after a worker died, the item
+        # waiting for the replacement was never resolved (a hang, about 1 run in 4) or pebble
+        # raised "RuntimeError: Unexpected error within the Pool", without a cause.
+        real_fork = os.fork
+        forks = itertools.count(1)
+
+        def fork() -> int:
+            if next(forks) > 2:  # the first worker, and the one replacing it
+                raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+            return real_fork()
+
+        def run() -> str:
+            with patched_item(dies_on("s005")), mock.patch("os.fork", fork):
+                try:
+                    report_rows(jobs=1, count=20)
+                except RuntimeError as error:
+                    return str(error)
+            return "scored"
+
+        for _ in range(6):
+            message = within(30, run)
+            self.assertIn("scoring runs on worker processes, and one could not be started", message)
 
     def test_no_signal_is_blocked_in_a_worker(self) -> None:
         """Whatever the calling thread blocks (here SIGALRM, which the budget needs, and
