@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.cli.html_page import optional_value
-from tests.cli_helpers import ROOT, SAMPLE, run_cli
+from tests.cli_helpers import ROOT, SAMPLE, make_dataset, make_row, run_cli
 
 INJECT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"></script>'
 VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
@@ -357,4 +357,27 @@ def test_a_null_accuracy_reads_as_a_dash(driver: Any, tmp_path: Path) -> None:
     _open(driver, run / "report.html")
     card = driver.find_element("css selector", '.card[data-key="judge_accuracy"] .value')
     assert card.text == "-" and _headline(driver, "judge_accuracy") == "null"
+    _no_errors(driver)
+
+
+def test_a_huge_dataset_name_does_not_widen_the_page(driver: Any, tmp_path: Path) -> None:
+    """A 5,000-character dataset name (untrusted dataset text, one word) made its filter's
+    select and each sample's badge 35,000 pixels wide: the page scrolled sideways."""
+    name = "set" + "x" * 5000
+    source = make_dataset(tmp_path, {"table": [make_row("s0", dataset=name)]})
+    run = tmp_path / "run"
+    assert (
+        run_cli("export-tasks", "table", "--source", str(source), "-d", str(run), "-q").exit_code
+        == 0
+    )
+    _write_lines(run / "responses.jsonl", [{"id": "s0", "raw_output": "yes"}])
+    assert run_cli("score", "-d", str(run), "-q", "--html", "").exit_code == 0
+    _open(driver, run / "report.html")
+    assert name.startswith(
+        driver.execute_script(
+            "return document.querySelector('#filter-dataset option:last-child').value"
+        )[:100]
+    )
+    width = driver.execute_script("return document.documentElement.clientWidth")
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= width
     _no_errors(driver)
