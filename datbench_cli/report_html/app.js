@@ -6,10 +6,21 @@
   var state = { filters: {}, q: "", sort: "", dir: "desc", page: 0 };
   var haystacks = null;
 
+  // Untrusted text as shown_text.plain shows it on the terminal: control, bidirectional and
+  // invisible characters (and lone surrogates) as escapes ("\u202e"), so an override cannot
+  // reverse what follows it; tab, newline and carriage return stay. The data keeps the text.
+  var CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+  function hex(code, digits) { return ("0000000" + code.toString(16)).slice(-digits); }
+  function shown(text) {
+    return String(text).replace(CONTROL, function (c) {
+      var code = c.codePointAt(0);
+      return code < 0x100 ? "\\x" + hex(code, 2) : code < 0x10000 ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8);
+    });
+  }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = shown(text);
     return node;
   }
   function pct(v) { return v === null || v === undefined ? "-" : (v * 100).toFixed(2) + "%"; }
@@ -26,12 +37,12 @@
       b.addEventListener("click", function () { filterTo(value.facet, value.value); });
       td.appendChild(b);
     } else if (value !== null && typeof value === "object" && "t" in value) {
-      td.textContent = value.t;
+      td.textContent = shown(value.t);
     } else if (value !== null && typeof value === "object" && "p" in value) {
       td.textContent = (value.s && value.p > 0 ? "+" : "") + pct(value.p);
       td.dataset.value = String(value.p);
     } else {
-      td.textContent = num(value);
+      td.textContent = shown(num(value));
     }
     return td;
   }
@@ -55,8 +66,8 @@
   }
 
   function summary() {
-    document.getElementById("title").textContent = D.title;
-    document.getElementById("subtitle").textContent = D.subtitle || "";
+    document.getElementById("title").textContent = shown(D.title);
+    document.getElementById("subtitle").textContent = shown(D.subtitle || "");
     var cards = document.getElementById("headline");
     (D.headline || []).forEach(function (h) {
       var c = el("div", "card");
@@ -88,7 +99,7 @@
         b.type = "button";
         b.addEventListener("click", function () { filterTo(a.facet, a.match); });
         td.appendChild(b);
-      } else { td.textContent = num(a.value); }
+      } else { td.textContent = shown(num(a.value)); }
       tr.appendChild(td);
       tr.appendChild(el("td", null, a.label));
       tr.appendChild(el("td", "muted", a.key));
@@ -123,14 +134,14 @@
     ch.bars.forEach(function (b, i) {
       var y = i * rowH + 4;
       var name = svg("text", { x: left - 6, y: y + 13, "text-anchor": "end" });
-      name.textContent = b.name;
+      name.textContent = shown(b.name);
       s.appendChild(name);
       var v = b.value === null ? 0 : Math.max(0, Math.min(1, b.value));
       var rect = svg("rect", { x: left, y: y + 2, width: Math.max(1, v * plot), height: rowH - 8, "class": "bar" });
       rect.dataset.name = b.name;
       rect.dataset.value = b.value === null ? "null" : String(b.value);
       var tip = document.createElementNS(SVG, "title");
-      tip.textContent = b.name + ": " + pct(b.value) + (b.n !== undefined && b.n !== null ? " (n = " + b.n + ")" : "");
+      tip.textContent = shown(b.name) + ": " + pct(b.value) + (b.n !== undefined && b.n !== null ? " (n = " + b.n + ")" : "");
       rect.appendChild(tip);
       rect.addEventListener("click", function () { filterTo(ch.facet, b.name); });
       s.appendChild(rect);
@@ -141,7 +152,7 @@
         s.appendChild(svg("line", { x1: hi, x2: hi, y1: my - 4, y2: my + 4, "class": "err" }));
       }
       var label = svg("text", { x: left + plot + 6, y: y + 13 });
-      label.textContent = pct(b.value) + (b.n !== undefined && b.n !== null ? "  n=" + b.n : "") + (b.extra ? "  " + b.extra : "");
+      label.textContent = pct(b.value) + (b.n !== undefined && b.n !== null ? "  n=" + b.n : "") + (b.extra ? "  " + shown(b.extra) : "");
       s.appendChild(label);
     });
     wrap.appendChild(s);
@@ -309,8 +320,8 @@
       if (t === null) return;
       var span = el("span", p[0]);
       span.appendChild(el("span", "k", p[1]));
-      span.appendChild(document.createTextNode(oneLine(t)));
-      span.title = t;
+      span.appendChild(document.createTextNode(oneLine(shown(t))));
+      span.title = shown(t);
       box.appendChild(span);
     });
     return box.childNodes.length ? box : null;

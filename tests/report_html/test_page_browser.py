@@ -381,3 +381,33 @@ def test_a_huge_dataset_name_does_not_widen_the_page(driver: Any, tmp_path: Path
     width = driver.execute_script("return document.documentElement.clientWidth")
     assert driver.execute_script("return document.documentElement.scrollWidth") <= width
     _no_errors(driver)
+
+
+def test_controls_in_untrusted_text_are_shown_escaped(driver: Any, tmp_path: Path) -> None:
+    """A right-to-left override in a dataset name or an output showed the rest of its text
+    reversed on the page ("set" + U+202E + "live" read "setevil"), an escape sequence or a
+    zero-width space showed nothing: each is shown as its escape, as the terminal shows it."""
+    name = "set\u202elive"
+    source = make_dataset(tmp_path, {"table": [make_row("s0", dataset=name)]})
+    run = tmp_path / "run"
+    assert (
+        run_cli("export-tasks", "table", "--source", str(source), "-d", str(run), "-q").exit_code
+        == 0
+    )
+    output = "yes\x1b[2J\u200b\u2066done\nnext line"
+    _write_lines(run / "responses.jsonl", [{"id": "s0", "raw_output": output}])
+    assert run_cli("score", "-d", str(run), "-q", "--html", "").exit_code == 0
+    _open(driver, run / "report.html")
+    _open_record(driver, "s0")
+    shown = driver.execute_script("return document.body.innerText")
+    for raw in ("\u202e", "\x1b", "\u200b", "\u2066"):
+        assert raw not in shown
+    assert "set\\u202elive" in shown and "yes\\x1b[2J\\u200b\\u2066done" in shown
+    titles = driver.execute_script(
+        "return Array.from(document.querySelectorAll('[title]')).map(e => e.title).join('')"
+    )
+    assert "\x1b" not in titles and "\\x1b" in titles
+    # The filter still selects the sample by its dataset's (raw) name.
+    _select(driver, "dataset", name)
+    assert _shown_ids(driver) == ["s0"]
+    _no_errors(driver)
