@@ -12,7 +12,7 @@ from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.compare_table import comparison_tables
 from datbench_cli.cli.html_page import EmbedImagesOpt
 from datbench_cli.cli.output import Output
-from datbench_cli.cli.tables import show
+from datbench_cli.cli.tables import notes, show
 from datbench_cli.compare.comparison import compare as compare_runs
 from datbench_cli.compare.comparison import gate
 from datbench_cli.compare.inputs import compare_inputs
@@ -117,8 +117,7 @@ def compare(
         out.json(jsonio.dumps(comparison))
     else:
         show(out, comparison_tables(comparison))
-        for note in comparison_notes(comparison):
-            out.info(note)
+        notes(out, comparison_notes(comparison))
         if html is not None:
             out.info(f"page written to {html}")
     verdict = comparison.get("gate")

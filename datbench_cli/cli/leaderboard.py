@@ -18,7 +18,6 @@ from datbench_cli.files.outputs import guard_outputs, locked_runs
 from datbench_cli.leaderboard import board as boards
 from datbench_cli.leaderboard import outputs, runs
 from datbench_cli.report_html import check_target
-from datbench_cli.shown_text import plain
 
 
 @handle_errors
@@ -108,8 +107,7 @@ def leaderboard(
         return
     if not quiet:
         tables.show(out, [text_table(outputs.table(board))])
-    for line in outputs.notes(board):
-        out.info(plain(line, one_line=True))  # a label (a model's name) cannot start a line
+    tables.notes(out, outputs.notes(board))  # a label (a model's name) cannot start a line
     for path, what in ((csv_path, "CSV"), (html, "page")):
         if path is not None:
             out.info(f"{what} written to {path}")

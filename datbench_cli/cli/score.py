@@ -22,7 +22,7 @@ from datbench_cli.cli.common import (
 from datbench_cli.cli.html_page import HTML_DEFAULT, EmbedImagesOpt, page_path
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import text_table
-from datbench_cli.cli.tables import show
+from datbench_cli.cli.tables import notes, show
 from datbench_cli.errors import UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_outputs, locked_runs, output_in_run
@@ -202,8 +202,7 @@ def score(
         out.json(jsonio.dumps(report.summary))
     else:
         show(out, [text_table(bench.summary_table(report))])
-        for note in bench.summary_notes(report):
-            out.info(note)
+        notes(out, bench.summary_notes(report))
         out.info(f"report written to {target}")
         if page is not None:
             out.info(f"page written to {page}")

@@ -284,6 +284,16 @@ def show(out: Output, tables: Sequence[TextTable]) -> None:
         out.info(line)
 
 
+def notes(out: Output, lines: Iterable[str]) -> None:
+    """The lines under the tables on stderr, each on one line (untrusted text escaped); on a
+    terminal wrapped at words to its width, as the legend is (the terminal's own wrap would
+    cut a number in two)."""
+    for line in lines:
+        parts = _wrapped(line, out.err.width) if out.err.is_terminal else [line]
+        for part in parts:
+            out.info(plain(part, one_line=True))
+
+
 def _left_out_note(
     headers: Sequence[str], visible: set[str], dropped: Sequence[tuple[str, list[str]]]
 ) -> str:

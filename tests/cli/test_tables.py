@@ -324,3 +324,30 @@ def test_a_very_long_header_is_cut_like_a_cell() -> None:
         assert max(len(line) for line in rendered.lines) < 600
         assert "61.2" in "\n".join(rendered.lines)
         assert rendered.shown == list(table.headers)  # not named as a column left out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_notes_under_the_tables_wrap_at_words_on_a_terminal(
+    runs: dict[str, Path], width: int
+) -> None:
+    """The lines under a table (score's item statistics, compare's sides and gate, the
+    leaderboard's method) went out whole: the terminal wrapped them where the width fell, in
+    the middle of a number ("66." then "7" at 60 columns). On a terminal each is wrapped at
+    words, as the legend is; piped, each stays one line."""
+    commands = [
+        ("score", "-d", str(runs["dat"]), "--allow-missing"),
+        ("compare", str(runs["dat"]), str(runs["dat-b"])),
+        ("leaderboard", f"A={runs['dat']}", f"B={runs['dat-b']}"),
+    ]
+    for command in commands:
+        result = run_cli(*command, env={"COLUMNS": str(width), "TTY_COMPATIBLE": "1"})
+        assert result.exit_code == 0, result.stderr
+        notes = [
+            x
+            for x in result.stderr.splitlines()
+            if not x.startswith("warning:") and " written to " not in x  # a path: not a note
+        ]
+        assert notes and all(len(line) <= width for line in notes), (command, notes)
+        piped = run_cli(*command, env={"COLUMNS": str(width)})
+        said = [x for x in piped.stderr.splitlines() if not x.startswith("warning:")]
+        assert any(len(line) > width for line in said), command
