@@ -46,6 +46,13 @@
     }
     return td;
   }
+  // A cell holding a word too long for any column (a 5,000-character dataset name) may break
+  // it anywhere, else the table grows as wide as the word; other cells keep their words (and
+  // numbers) whole.
+  function fit(td) {
+    if (/\S{60}/.test(td.textContent)) td.classList.add("long");
+    return td;
+  }
   function table(cols, rows, defectCol) {
     var t = el("table");
     var head = el("tr");
@@ -57,7 +64,7 @@
       r.forEach(function (v, i) {
         var td = cell(v);
         if (i === defectCol && td.textContent) td.className = "defect";
-        tr.appendChild(td);
+        tr.appendChild(fit(td));
       });
       body.appendChild(tr);
     });
@@ -114,7 +121,7 @@
     (D.provenance || []).forEach(function (r) {
       var tr = el("tr");
       tr.appendChild(el("th", null, r[0]));
-      tr.appendChild(el("td", null, r[1]));
+      tr.appendChild(fit(el("td", null, r[1])));
       prov.appendChild(tr);
     });
   }

@@ -360,26 +360,48 @@ def test_a_null_accuracy_reads_as_a_dash(driver: Any, tmp_path: Path) -> None:
     _no_errors(driver)
 
 
+def _no_wider_than_the_window(driver: Any) -> None:
+    width = driver.execute_script("return document.documentElement.clientWidth")
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= width
+
+
 def test_a_huge_dataset_name_does_not_widen_the_page(driver: Any, tmp_path: Path) -> None:
     """A 5,000-character dataset name (untrusted dataset text, one word) made its filter's
-    select and each sample's badge 35,000 pixels wide: the page scrolled sideways."""
+    select and each sample's badge 35,000 pixels wide: the page scrolled sideways. So did the
+    comparison page's per-dataset table, its cell as wide as the name."""
     name = "set" + "x" * 5000
     source = make_dataset(tmp_path, {"table": [make_row("s0", dataset=name)]})
-    run = tmp_path / "run"
-    assert (
-        run_cli("export-tasks", "table", "--source", str(source), "-d", str(run), "-q").exit_code
-        == 0
-    )
-    _write_lines(run / "responses.jsonl", [{"id": "s0", "raw_output": "yes"}])
-    assert run_cli("score", "-d", str(run), "-q", "--html", "").exit_code == 0
-    _open(driver, run / "report.html")
+    runs = []
+    for label, answer in (("a", "yes"), ("b", "no")):
+        run = tmp_path / label
+        exported = run_cli("export-tasks", "table", "--source", str(source), "-d", str(run), "-q")
+        assert exported.exit_code == 0, exported.stderr
+        _write_lines(run / "responses.jsonl", [{"id": "s0", "raw_output": answer}])
+        assert run_cli("score", "-d", str(run), "-q", "--html", "").exit_code == 0
+        runs.append(run)
+    _open(driver, runs[0] / "report.html")
     assert name.startswith(
         driver.execute_script(
             "return document.querySelector('#filter-dataset option:last-child').value"
         )[:100]
     )
-    width = driver.execute_script("return document.documentElement.clientWidth")
-    assert driver.execute_script("return document.documentElement.scrollWidth") <= width
+    _no_wider_than_the_window(driver)
+    _no_errors(driver)
+    page = tmp_path / "compare.html"
+    args = ["compare", str(runs[0]), str(runs[1]), "--resamples", "50", "--html", str(page)]
+    assert run_cli(*args, "-q").exit_code == 0
+    _open(driver, page)
+    assert name[:100] in driver.find_element("id", "tables").text
+    _no_wider_than_the_window(driver)
+    # Only the long name's cell breaks inside a word: every percent stays on one line.
+    broken = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#tables td'))"
+        ".filter(td => /^[-+]?[0-9.]+%$/.test(td.textContent)).filter(td => {"
+        " const r = document.createRange(); r.selectNodeContents(td);"
+        " return new Set(Array.from(r.getClientRects()).map(c => Math.round(c.top))).size > 1;"
+        "}).length"
+    )
+    assert broken == 0
     _no_errors(driver)
 
 
