@@ -433,3 +433,28 @@ def test_controls_in_untrusted_text_are_shown_escaped(driver: Any, tmp_path: Pat
     _select(driver, "dataset", name)
     assert _shown_ids(driver) == ["s0"]
     _no_errors(driver)
+
+
+def test_an_opened_comparison_record_fits_the_window(driver: Any, tmp_path: Path) -> None:
+    """Two VisualToolBench runs side by side: each side's rubric table (criterion, weight,
+    verdict, explanation, raw judge output) needs 650 px, so an opened task pushed the
+    comparison page to 1,400 px in a 1,100 px window. Each side now scrolls on its own."""
+    runs = []
+    for name in ("a", "b"):
+        run = tmp_path / name
+        exported = run_cli(
+            "export-tasks", "vistoolbench", "--source", str(VTB_SAMPLE), "-d", str(run), "-q"
+        )
+        assert exported.exit_code == 0, exported.stderr
+        for file in ("responses.jsonl", "judge_responses.jsonl"):
+            shutil.copy(VTB_SAMPLE / file, run / file)
+        assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
+        runs.append(run)
+    page = tmp_path / "compare.html"
+    args = ["compare", str(runs[0]), str(runs[1]), "--resamples", "50", "--html", str(page)]
+    assert run_cli(*args, "-q").exit_code == 0
+    _open(driver, page)
+    item = _open_record(driver, "vtb-a-medical-001")
+    assert item.find_elements("css selector", ".side-a table")
+    _no_wider_than_the_window(driver)
+    _no_errors(driver)
