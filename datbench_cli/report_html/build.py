@@ -11,7 +11,7 @@ from typing import Any
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import changed_inputs
 from datbench_cli.compare.notes import comparison_notes
-from datbench_cli.errors import UsageError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_output
 from datbench_cli.report_html import compare_view
@@ -67,12 +67,30 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
     side.read(files.report["results"], files.report_path)
     side.check_count(files.report["summary"], len(files.report["results"]), files.report_path)
     data = benchmark.page_data(files, images)
+    _check_fractions(data, files.report_path)
     data["provenance"] = provenance(files)
     note = images.note()
     if note:
         data["notes"].append(note)
     data["notes"].extend(changed_inputs(files.report, files.report_path))
     return data
+
+
+def _check_fractions(data: dict[str, Any], report_path: Path) -> None:
+    """Refuse a report whose headline or chart numbers are no fractions: a hand-edited summary
+    drew an accuracy of 1.7 as 170% and an interval [-0.5, 1.9] as [-50%, 190%] (``compare``
+    and ``leaderboard`` compute theirs from the results, so said something else)."""
+    shown = [(str(h.get("key")), h) for h in data["headline"]]
+    shown += [(str(b.get("name")), b) for c in data["charts"] for b in c["bars"]]
+    for name, entry in shown:
+        numbers = [entry.get("value"), *(entry.get("ci") or ())]
+        ci = entry.get("ci")
+        if any(v is not None and not 0 <= v <= 1 for v in numbers) or (ci and ci[0] > ci[1]):
+            raise InputError(
+                f"the summary's {name} ({entry.get('value')}, interval {ci}) is not a fraction "
+                "with an interval within [0, 1] (an edited report?)",
+                report_path,
+            )
 
 
 def run_page(report_or_dir: Path, out: Path, *, embed_images: bool = False) -> bytes:

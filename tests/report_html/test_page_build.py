@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -587,3 +588,35 @@ def test_each_dataset_interval_is_shown_beside_the_mean_it_belongs_to() -> None:
     assert cols[cols.index("mean score") + 1].startswith("95% interval of the mean score")
     assert row[cols.index("metrics")] == "accuracy: 18.29%; score: 18.29%"
     assert cols[table["defect_col"]] == "known reference defect"
+
+
+@pytest.mark.parametrize(
+    ("edit", "name"),
+    [
+        (lambda s: s.update(overall_accuracy=1.7), "overall_accuracy"),
+        (lambda s: s["uncertainty"]["overall"].update(ci95=[-0.5, 1.9]), "overall_accuracy"),
+        (lambda s: s["capability_accuracy"].update(table=-3), "table"),
+    ],
+)
+def test_a_summary_number_that_is_no_fraction_is_refused(
+    tmp_path: Path, edit: Any, name: str
+) -> None:
+    """A hand-edited summary: the page drew an accuracy of 1.7 as 170%, an interval of
+    [-0.5, 1.9] as [-50.00%, 190.00%] and a capability at -300%, where compare and the
+    leaderboard (computed from the results) said 70.9%. Now bad input: one error line."""
+    run = tmp_path / "run"
+    assert (
+        run_cli("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q").exit_code
+        == 0
+    )
+    shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+    assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
+    report = json.loads((run / "report.json").read_text())
+    edit(report["summary"])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report))
+    result = run_cli("view", str(path), "-o", str(tmp_path / "p.html"))
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"error: {path}: the summary's {name} (")
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "p.html").exists()
