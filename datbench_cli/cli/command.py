@@ -8,6 +8,7 @@ its parsing and replace what the user sees.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -107,11 +108,35 @@ def _range_text(param: Any) -> Any:
     return text
 
 
+# While the help is wrapped, a hyphen inside a word is a non-breaking one: click's wrapper broke
+# lines after it ("--allow-different-" / "data", "export-" / "tasks"), and a user copying the
+# option got an error. The help, once formatted, has its hyphens back.
+_HYPHEN_IN_WORD = re.compile(r"(?<=\S)-(?=\S)")
+_NO_BREAK_HYPHEN = "\u2011"
+
+
+def _unbreakable(text: str | None) -> str | None:
+    return None if text is None else _HYPHEN_IN_WORD.sub(_NO_BREAK_HYPHEN, text)
+
+
+def _help_texts_unbreakable(command: Any) -> None:
+    command.help = _unbreakable(command.help)
+    command.short_help = _unbreakable(command.short_help)
+    command.epilog = _unbreakable(command.epilog)
+    for param in command.params:
+        if isinstance(getattr(param, "help", None), str):
+            param.help = _unbreakable(param.help)
+
+
 class DatbenchCommand(TyperCommand):
     """A command whose options and arguments read ``--dir DIR``, ``--jobs N``, ``RESPONSES``."""
 
+    def get_help(self, ctx: Any) -> str:
+        return str(super().get_help(ctx)).replace(_NO_BREAK_HYPHEN, "-")
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        _help_texts_unbreakable(self)
         for param in self.params:
             if param.param_type_name == "argument":
                 param.metavar = name = param.metavar or (param.name or "").upper()
@@ -135,6 +160,13 @@ class DatbenchCommand(TyperCommand):
 
 class DatbenchGroup(TyperGroup):
     """The application: usage errors become one sentence and a hint instead of a panel."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _help_texts_unbreakable(self)
+
+    def get_help(self, ctx: Any) -> str:
+        return str(super().get_help(ctx)).replace(_NO_BREAK_HYPHEN, "-")
 
     def main(  # type: ignore[override]
         self,

@@ -78,3 +78,23 @@ def test_metavars_match_their_help(name: str) -> None:
     assert "...." not in text, name
     if name == "export-tasks":
         assert "--num-shards K " in text and "--shard-index I " in text
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_help_never_breaks_a_line_inside_a_hyphenated_word(width: int) -> None:
+    """The help wrapper broke lines after a word's hyphen: `--allow-different-` / `data` in
+    the leaderboard's help, `export-` / `tasks` in the main one, `--strict-` / `judge` in
+    score's; copied, such an option is an error."""
+    for name in ["", *NAMES]:
+        result = run_cli(*([name] if name else []), "--help", env={"COLUMNS": str(width)})
+        assert result.exit_code == 0, result.stderr
+        assert "\u2011" not in result.stdout
+        # click's own "[default: ...]" text is outside the command's help: not checked.
+        broken = [
+            line
+            for line in result.stdout.splitlines()
+            if re.search(r"\w-$", line) and "[default:" not in line
+        ]
+        assert broken == [], (name, broken)
+    leaderboard = run_cli("leaderboard", "--help", env={"COLUMNS": "80"}).stdout
+    assert "--allow-different-data" in leaderboard
