@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import unittest
 from pathlib import Path
+from typing import Any
 
 from tests.cli_helpers import run_cli
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES, read_jsonl, sample_rows
@@ -181,8 +182,9 @@ class ExportOptionTests(unittest.TestCase):
         )
         self.assertFalse((self.tmp / "run").exists())
 
-    def test_a_second_data_file_without_a_required_column_is_named(self) -> None:
-        # datasets reads a column missing from one file of several as nulls.
+    def export_two_files(self, second_table: Any) -> tuple[Any, Path]:
+        """Export the sample data split in two files (no card: load_dataset reads
+        data/*.parquet), the second written from ``second_table(rows)``."""
         import pyarrow.parquet as pq
 
         data = self.tmp / "two-files" / "data"
@@ -190,11 +192,16 @@ class ExportOptionTests(unittest.TestCase):
         table = pq.read_table(SAMPLE_DIR / "test.parquet")
         pq.write_table(table.slice(0, 3), data / "test-00000-of-00002.parquet")
         second = data / "test-00001-of-00002.parquet"
-        pq.write_table(table.slice(3).drop(["turn_prompts"]), second)
-        result = run_cli(
+        pq.write_table(second_table(table.slice(3)), second)
+        return lambda: run_cli(
             "export-tasks", "vistoolbench", "--source", str(data.parent),
             "-d", str(self.tmp / "run"), "-q",
-        )  # fmt: skip
+        ), second  # fmt: skip
+
+    def test_a_second_data_file_without_a_required_column_is_named(self) -> None:
+        # datasets reads a column missing from one file of several as nulls.
+        export, second = self.export_two_files(lambda table: table.drop(["turn_prompts"]))
+        result = export()
         self.assertEqual(result.exit_code, 2)
         self.assertEqual(
             result.stderr, f"error: {second}: a data file lacks the column(s) turn_prompts\n"
@@ -202,20 +209,10 @@ class ExportOptionTests(unittest.TestCase):
 
     def test_a_truncated_second_data_file_is_named(self) -> None:
         # It was "cannot read the dataset: a data file is corrupt or truncated (...)", naming
-        # no file. (The folder without a card: load_dataset reads data/*.parquet.)
-        import pyarrow.parquet as pq
-
-        data = self.tmp / "two-files" / "data"
-        data.mkdir(parents=True)
-        table = pq.read_table(SAMPLE_DIR / "test.parquet")
-        pq.write_table(table.slice(0, 3), data / "test-00000-of-00002.parquet")
-        second = data / "test-00001-of-00002.parquet"
-        pq.write_table(table.slice(3), second)
+        # no file.
+        export, second = self.export_two_files(lambda table: table)
         second.write_bytes(second.read_bytes()[:300])
-        result = run_cli(
-            "export-tasks", "vistoolbench", "--source", str(data.parent),
-            "-d", str(self.tmp / "run"), "-q",
-        )  # fmt: skip
+        result = export()
         self.assertEqual(result.exit_code, 2)
         self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
         self.assertIn(f"error: {second}: a data file is corrupt or truncated", result.stderr)
