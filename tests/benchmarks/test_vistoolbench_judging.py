@@ -168,6 +168,25 @@ class ResponseMatchingTests(unittest.TestCase):
         )
         self.assertTrue(any("errored" in w for w in self.warnings))
 
+    def test_turns_items_are_read_as_native_lines(self) -> None:
+        # A per-task line's turn object with an "error" is an errored turn (not missing), and
+        # its finish_reason classifies the answer, as on a native line of its own.
+        answers = self.evaluator.collect_answers(
+            [
+                {
+                    "id": C,
+                    "turns": [
+                        {"raw_output": None, "error": {"message": "rate limited"}},
+                        {"raw_output": "cut", "finish_reason": "length"},
+                    ],
+                }
+            ]
+        )
+        self.assertEqual(answers.by_turn, {(C, 1): "cut"})
+        self.assertEqual((answers.status((C, 0)), answers.status((C, 1))), ("errored", "truncated"))
+        self.assertEqual(answers.errored_turns, {(C, 0)})
+        self.assertTrue(any("were errored" in w for w in self.warnings))
+
     def test_unknown_ids_and_bare_multi_turn_ids_are_ignored(self) -> None:
         answers = self.evaluator.collect_answers(
             [{"id": "nope::0", "raw_output": "x"}, {"id": B, "raw_output": "x"}]

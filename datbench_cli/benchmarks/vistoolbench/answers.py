@@ -5,7 +5,8 @@ a one-turn task; a per-task ``{"id": "<task>", "turns": [...]}`` line; OpenAI ba
 A string answer (even empty) is judged as is; no line or a null answer means *missing*. A batch
 line that reached the model but carries no text (content null, a refusal, a content filter,
 reasoning only) is the empty answer, judged as is; a transport failure (``error``, a non-2xx
-status) is no answer (the turn is *errored*). Each answered turn keeps the status of its line
+status, an ``error`` field of a native line or of a ``turns`` item) is no answer (the turn is
+*errored*). Each answered turn keeps the status of its line
 (see :mod:`datbench_cli.batch.responses`).
 """
 
@@ -41,12 +42,13 @@ T = TypeVar("T")
 class AnswerLine:
     """One response line: an answer for ``id`` (``None`` = null), or per-task ``turns``.
 
-    ``turns`` items are ``(index or None, answer or None)``; a ``None`` index means "by position".
+    ``turns`` items are ``(index or None, answer or None, status)``; a ``None`` index means "by
+    position".
     """
 
     id: str
     answer: str | None
-    turns: tuple[tuple[int | None, str | None], ...] | None = None
+    turns: tuple[tuple[int | None, str | None, str], ...] | None = None
     errored: bool = False
     status: str = OK
 
@@ -65,16 +67,24 @@ def _string_or_null(obj: dict[str, Any], key: str, fail: Any) -> str | None:
     raise fail(f'"{key}" must be a string or null, got {type(value).__name__}')
 
 
-def _turn_item(item: Any, position: int, fail: Any) -> tuple[int | None, str | None]:
+def _turn_item(
+    item: Any, position: int, fail: Any, path: Path | None, number: int
+) -> tuple[int | None, str | None, str]:
+    """``(index, answer, status)`` of a ``turns`` item; an object is read as a native line is
+    (an ``error`` field makes the turn errored, ``finish_reason`` classifies it)."""
     if item is None or isinstance(item, str):
-        return None, item
+        return None, item, text_status(item)
     if not isinstance(item, dict):
         raise fail(f"turns[{position}] must be a string, null or an object")
     index = item.get("index")
     if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
         raise fail(f'turns[{position}]: "index" must be an integer')
     raw = _string_or_null(item, "raw_output", fail)
-    return index, judged_text(raw, _string_or_null(item, "parsed_answer", fail))
+    parsed = _string_or_null(item, "parsed_answer", fail)
+    status, error = native_status(item, raw, parsed, path, number)
+    if error is not None:
+        return index, None, ERRORED
+    return index, judged_text(raw, parsed), status
 
 
 def answer_line(
@@ -102,7 +112,7 @@ def answer_line(
         turns = obj["turns"]
         if not isinstance(turns, list):
             raise fail('"turns" must be a list')
-        items = tuple(_turn_item(item, i, fail) for i, item in enumerate(turns))
+        items = tuple(_turn_item(item, i, fail, path, number or 0) for i, item in enumerate(turns))
         return AnswerLine(ident, None, turns=items)
     if "raw_output" not in obj:
         raise InputError(
@@ -258,14 +268,14 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
                 result.unknown_lines += 1
                 tally.add("response ids match no task of the run and were ignored", line.id)
                 continue
-            for position, (index, answer) in enumerate(line.turns):
+            for position, (index, answer, status) in enumerate(line.turns):
                 k = position if index is None else index
                 if not 0 <= k < len(task.turns):
                     tally.add(
                         "answers for turns a task does not have were ignored", f"{task.id}::{k}"
                     )
                     continue
-                record((task.id, k), answer, status=text_status(answer))
+                record((task.id, k), answer, status == ERRORED, status)
             continue
         key = by_turn_id.get(line.id)
         if key is None and line.id in by_task:
@@ -289,7 +299,7 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
     result.errored_turns = {key for key in errored if key not in result.by_turn}
     for key in sorted(result.errored_turns):
         tally.add(
-            "turns with only errored batch output lines have no answer", f"{key[0]}::{key[1]}"
+            "turns whose only response lines were errored have no answer", f"{key[0]}::{key[1]}"
         )
     tally.flush(warn)
     return result
