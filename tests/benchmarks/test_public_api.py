@@ -198,3 +198,28 @@ class PublicApiTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def test_the_quick_start_import_name_gives_the_public_api() -> None:
+    # The seed's Quick Start imports `from datbench import DatBenchEvaluator, VLMResponse,
+    # JudgeResponse`; the package is datbench_cli. Checked in a fresh interpreter started
+    # outside the checkout, so the installed package (not the working directory) answers.
+    import subprocess
+    import sys
+    import tempfile
+
+    code = (
+        "import datbench, datbench_cli\n"
+        "from datbench import *\n"
+        "from datbench import DatBenchEvaluator, VLMResponse, JudgeResponse\n"
+        "assert DatBenchEvaluator is datbench_cli.DatBenchEvaluator\n"
+        "assert sorted(datbench.__all__) == sorted(datbench_cli.__all__) == dir(datbench)\n"
+        "assert VisToolBenchEvaluator is datbench_cli.VisToolBenchEvaluator\n"
+        "try:\n    datbench.nothing\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    with tempfile.TemporaryDirectory() as elsewhere:
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "module 'datbench' has no attribute 'nothing'\n"
