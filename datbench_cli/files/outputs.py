@@ -128,8 +128,9 @@ def guard_output(
 ) -> Path:
     """``path`` when ``command`` may write it; else a :class:`UsageError` naming the file
     (exit 2). A character device or pipe (``/dev/stdout``, ``/dev/null``, or a link to one)
-    always passes: it is written in place, and no file is replaced; any other file that is
-    not a regular file (a socket, a block device) never does."""
+    passes, unless it stands at a run directory's fixed name: it is written in place, and no
+    file is replaced; any other file that is not a regular file (a socket, a block device)
+    never does."""
     inputs = list(inputs)
     own: int | None = None
     target: int | None = None
@@ -137,6 +138,14 @@ def guard_output(
         own = os.lstat(path).st_mode
         target = os.stat(path).st_mode
     if target is not None and (stat.S_ISCHR(target) or stat.S_ISFIFO(target)):
+        found = _run_file(path)
+        if found is not None and found[1] not in (IMAGES, REQUESTS):
+            # A run's own files are files: a pipe there would block the command (after all
+            # its work) until something reads it, and no later stage could read it again.
+            raise UsageError(
+                f"{option} {path} is the run directory's {found[1]}, but a pipe or device, "
+                "not a file; remove it (or name a pipe elsewhere with --out)"
+            )
         return path
     if own is not None and stat.S_ISLNK(own) and not jsonio.is_descriptor_link(path):
         raise UsageError(

@@ -251,8 +251,9 @@ class SymlinkTests(_Tmp):
 
 
 class PipeInRunDirectoryTests(_Tmp):
-    """A pipe at a run directory's append-only file (not one the user named with --out) is
-    refused at once: opening it to append waited for a reader, so send and agent hung."""
+    """A pipe at a run directory's own file (not one the user named with --out) is refused
+    before any work: opening it to append waited for a reader, so send and agent hung; view
+    hung on report.html, and score and make-judge-tasks refused it only after all the work."""
 
     def refused(self, *args: str) -> str:
         # In a process of its own: a regression hangs, and the timeout fails the test.
@@ -263,15 +264,54 @@ class PipeInRunDirectoryTests(_Tmp):
         self.assertNotIn("Traceback", done.stderr)
         return done.stderr
 
+    def assert_pipe_refused(self, run: Path, name: str, *args: str) -> None:
+        fifo = run / name
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
+        stderr = self.refused(*args)
+        self.assertIn(f"{name}, but a pipe or device, not a file", stderr)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        fifo.unlink()
+
+    def test_default_outputs_of_every_command(self) -> None:
+        datbench = self.tmp / "datbench"
+        self.assertEqual(self.export(self.datbench_source(), datbench).exit_code, 0)
+        vtb = self.tmp / "vtb"
+        self.assertEqual(self.vtb_export(VTB_SAMPLE, vtb).exit_code, 0)
+        official = self.tmp / "official.json"
+        official.write_text("[]")
+        for run in (datbench, vtb):
+            with self.subTest(run=run.name):
+                shutil.copy(
+                    (SAMPLE if run is datbench else VTB_SAMPLE) / "responses.jsonl",
+                    run / "responses.jsonl",
+                )
+                self.assert_pipe_refused(
+                    run, "judge_tasks.jsonl", "make-judge-tasks", "-d", str(run)
+                )
+                self.assert_pipe_refused(
+                    run, "report.json", "score", "-d", str(run), "--allow-missing"
+                )
+                self.assert_pipe_refused(
+                    run, "report.html", "score", "-d", str(run), "--allow-missing", "--html"
+                )
+                run_cli("score", "-d", str(run), "--allow-missing", "-q")
+                self.assertTrue((run / "report.json").is_file())
+                self.assert_pipe_refused(run, "report.html", "view", str(run))
+        (vtb / "responses.jsonl").unlink()
+        self.assert_pipe_refused(
+            vtb, "responses.jsonl", "import-responses", str(official), "-d", str(vtb)
+        )
+
     def test_send_default_output(self) -> None:
         run = self.tmp / "run"
         self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
         requests = run / "requests" / "tasks.openai.00001.jsonl"
         requests.parent.mkdir()
         requests.write_text('{"custom_id": "a", "body": {"model": "m", "messages": []}}\n')
-        os.mkfifo(run / "responses.jsonl")
-        stderr = self.refused("send", str(requests), "--base-url", "http://127.0.0.1:9")
-        self.assertIn("responses.jsonl is not a regular file", stderr)
+        self.assert_pipe_refused(
+            run, "responses.jsonl", "send", str(requests), "--base-url", "http://127.0.0.1:9"
+        )
 
     def test_agent_journals(self) -> None:
         for name in ("trajectories.jsonl", "responses.jsonl"):
