@@ -221,12 +221,32 @@ class ImageCellTests(TempDirCase):
 
     def test_cell_without_bytes_or_file_is_bad_input(self) -> None:
         from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
-        from datbench_cli.errors import InputError
 
         rows = sample_rows()[:1]
         rows[0]["images_by_turn"] = [[{"bytes": None, "path": str(self.tmp / "gone.png")}]]
-        with self.assertRaisesRegex(InputError, "turn 0, image 0: image cell has neither"):
+        # A ValueError to a library caller (as DatBench's rows), naming the argument.
+        with self.assertRaisesRegex(
+            ValueError, "^hf_dataset: task .*, turn 0, image 0: image cell has neither"
+        ):
             VisToolBenchEvaluator(rows, warn=lambda _: None)
+
+    def test_list_columns_that_are_not_lists_are_bad_input(self) -> None:
+        # A string was read one character per turn (golden answers, rubrics), an int was a bare
+        # TypeError ("object of type 'int' has no len()").
+        from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
+
+        for column, value, said in (
+            ("turn_golden_answers", "the answer", "turn_golden_answers must be a list, got str"),
+            ("rubrics_by_turn", 5, "rubrics_by_turn must be a list, got int"),
+            ("images", 5, "images must be a list, got int"),
+            ("images_by_turn", {"0": []}, "images_by_turn must be a list, got dict"),
+            ("images_by_turn", [5], "turn 0: images_by_turn items must be lists"),
+        ):
+            with self.subTest(column=column, value=value):
+                rows = sample_rows()[:1]
+                rows[0][column] = value
+                with self.assertRaisesRegex(ValueError, f"^hf_dataset: task .*{said}"):
+                    VisToolBenchEvaluator(rows, warn=lambda _: None)
 
 
 class ImageDirTests(unittest.TestCase):

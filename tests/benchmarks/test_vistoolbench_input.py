@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import unittest
+from types import SimpleNamespace
 
 from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench import stages as pipeline
-from datbench_cli.benchmarks.vistoolbench.rows import parse_weight
+from datbench_cli.benchmarks.vistoolbench.rows import iter_tasks, parse_weight
 from datbench_cli.errors import InputError
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, RESPONSES, TASKS
 from tests.vtb_support import (
@@ -23,8 +24,10 @@ from tests.vtb_support import (
 B = "vtb-b-maths-002"
 
 
-def evaluate_rows(rows: list[dict]) -> VisToolBenchEvaluator:
-    return VisToolBenchEvaluator(rows, warn=lambda _: None)
+def evaluate_rows(rows: list[dict]) -> SimpleNamespace:
+    """The rows' tasks as ``export-tasks`` builds them (a bad row: an InputError, exit 2; the
+    library's evaluator gives it as a ValueError naming ``hf_dataset``)."""
+    return SimpleNamespace(tasks=list(iter_tasks(rows)))
 
 
 class RubricInputTests(unittest.TestCase):
@@ -129,7 +132,7 @@ class PythonCallerInputTests(unittest.TestCase):
     the command line's InputError ("not a response: str", "each line needs an id")."""
 
     def test_items_are_named_by_argument_and_position(self) -> None:
-        evaluator = evaluate_rows(sample_rows())
+        evaluator = VisToolBenchEvaluator(sample_rows(), warn=lambda _: None)
         good = {"id": f"{B}::0", "raw_output": "24"}
         for responses, judges, kind, message in (
             ([good, "24"], [], TypeError, "responses[1] must be a VLMResponse or a response"),
@@ -169,7 +172,7 @@ class PythonCallerInputTests(unittest.TestCase):
     def test_a_lone_surrogate_is_refused_before_the_report_cannot_be_saved(self) -> None:
         # The judge's text went into the report, whose to_json() then raised
         # "TypeError: str is not valid UTF-8".
-        evaluator = evaluate_rows(sample_rows())
+        evaluator = VisToolBenchEvaluator(sample_rows(), warn=lambda _: None)
         good = {"id": f"{B}::0", "raw_output": "24"}
         judge = {"id": f"{B}::0::r1", "raw_judge_output": "\udcff Met"}
         with self.assertRaises(ValueError) as caught:

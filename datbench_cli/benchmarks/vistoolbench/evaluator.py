@@ -40,7 +40,13 @@ from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.benchmarks.vistoolbench.rows import iter_dataset_rows, iter_tasks
 from datbench_cli.benchmarks.vistoolbench.tally import Warn
 from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict, read_judgement
-from datbench_cli.errors import BadArgument, DatbenchWarning, StrictJudgeError, name_ids
+from datbench_cli.errors import (
+    BadArgument,
+    DatbenchWarning,
+    InputError,
+    StrictJudgeError,
+    name_ids,
+)
 from datbench_cli.files.loading import check_rows, not_a_collection
 
 _T = TypeVar("_T")
@@ -122,15 +128,19 @@ class VisToolBenchEvaluator:
         self.context_policy = context_policy_for(context)
         self._held: list[str] = []
         self.warn: Warn = warn or self._held.append
-        self.tasks: list[Task] = list(
-            iter_tasks(
-                iter_dataset_rows(hf_dataset),
-                turncase=turncase,
-                limit=limit,
-                first_image_only=first_image_only,
-                warn=self.warn,
+        try:
+            self.tasks: list[Task] = list(
+                iter_tasks(
+                    iter_dataset_rows(hf_dataset),
+                    turncase=turncase,
+                    limit=limit,
+                    first_image_only=first_image_only,
+                    warn=self.warn,
+                )
             )
-        )
+        except InputError as error:
+            # A dataset defect is a bad value to a library caller, as DatBench's rows are.
+            raise ValueError(f"hf_dataset: {error.bare_message}") from None
 
     @classmethod
     def from_tasks(

@@ -178,9 +178,26 @@ def _original_bytes(data: bytes, tally: Tally, task_id: str) -> ImageBlob:
     return ImageBlob(data, extension)
 
 
+def _list_column(row: dict[str, Any], column: str, where: str) -> list[Any]:
+    """A list column of a row (missing or null: empty); anything else is a dataset defect."""
+    value = row.get(column)
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise InputError(f"{where}: {column} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
 def _turn_image_cells(row: dict[str, Any], count: int, task_id: str, tally: Tally) -> list[list]:
-    by_turn = row.get("images_by_turn") or []
-    flat = row.get("images") or []
+    where = f"task {name_ids([repr(task_id)])}"
+    by_turn = _list_column(row, "images_by_turn", where)
+    flat = _list_column(row, "images", where)
+    for k, item in enumerate(by_turn[:count]):
+        if item is not None and not isinstance(item, list | tuple):
+            raise InputError(
+                f"{where}, turn {k}: images_by_turn items must be lists of image cells, "
+                f"got {type(item).__name__}"
+            )
     if not any(by_turn):
         cells: list[list] = [[] for _ in range(count)]
         if flat:
@@ -215,8 +232,8 @@ def task_from_row(
     declared = row.get("num_turns")
     if declared is not None and declared != count:
         tally.add("num_turns disagrees with the number of turn prompts (the prompts win)", task_id)
-    goldens = row.get("turn_golden_answers") or []
-    rubric_entries = row.get("rubrics_by_turn") or []
+    goldens = _list_column(row, "turn_golden_answers", where_task)
+    rubric_entries = _list_column(row, "rubrics_by_turn", where_task)
     image_cells = _turn_image_cells(row, count, task_id, tally)
     turns = []
     for k, prompt in enumerate(prompts):
