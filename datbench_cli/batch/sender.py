@@ -60,6 +60,7 @@ _FATAL_STATUSES = frozenset({401, 403, 404, 407})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_BODY_CHARS = 2000
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_RESPONSE_BYTES = jsonio.MAX_LINE_BYTES - (1 << 20)  # room for the line's other fields
 # The longest --timeout or --max-backoff: a socket timeout or sleep must fit the system's clock
 # (--timeout 1e10 overflowed it); about 31 years, so still "for ever" to anyone who means that.
 MAX_SECONDS = 1e9
@@ -95,6 +96,13 @@ class SendConfig:
         check_waits(self.timeout, self.backoff_max)
         if self.max_response_bytes < 1:
             raise UsageError("--max-response-mb must be positive")
+        if self.max_response_bytes > MAX_RESPONSE_BYTES:
+            # The answer goes into one output line, and no reader takes a longer line.
+            raise UsageError(
+                f"--max-response-mb must be at most {MAX_RESPONSE_BYTES >> 20}: a larger answer "
+                f"would make a line longer than the {jsonio.MAX_LINE_BYTES >> 20} MiB that "
+                "score reads"
+            )
         check_api_key(self.api_key)
 
     def endpoint(self, url: str) -> str:

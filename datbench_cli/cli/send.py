@@ -107,7 +107,7 @@ def send(
         typer.Option(
             "--max-response-mb",
             min=0.001,
-            help="Largest answer accepted, in MiB; a larger one is that request's error line.",
+            help="Largest answer accepted, in MiB (at most 255); a larger one is that request's error line.",
         ),
     ] = DEFAULT_MAX_RESPONSE_BYTES / _MIB,
     max_retries: Annotated[

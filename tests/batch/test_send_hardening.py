@@ -329,7 +329,8 @@ class BoundTests(_Case):
         with ChatServer() as server:
             for option in (["--timeout", "1e10"], ["--timeout", "inf"], ["--timeout", "nan"],
                            ["--max-backoff", "nan"], ["--max-backoff", "inf"],
-                           ["--max-response-mb", "inf"], ["--max-response-mb", "nan"]):  # fmt: skip
+                           ["--max-response-mb", "inf"], ["--max-response-mb", "nan"],
+                           ["--max-response-mb", "256"]):  # fmt: skip
                 with self.subTest(option=option):
                     result = self.cli(server.base_url, *option)
                     self.assertEqual(result.exit_code, 2, result.stderr)
@@ -339,6 +340,8 @@ class BoundTests(_Case):
             self.assertEqual(server.hits, {}, "nothing was sent")
             # The largest bound is still usable.
             self.assertEqual(self.cli(server.base_url, "--timeout", "1e9").exit_code, 0)
+            self.out.unlink()
+            self.assertEqual(self.cli(server.base_url, "--max-response-mb", "255").exit_code, 0)
 
     def dribble(self, head: bytes, body: bytes) -> Callable[[socket.socket], None]:
         def respond(conn: socket.socket) -> None:
