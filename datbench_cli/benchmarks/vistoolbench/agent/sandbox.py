@@ -121,8 +121,8 @@ class Isolation:
             + ", ".join(seccomp.PER_USER_SYSCALLS)
             + "), no kernel interfaces image code never needs ("
             + ", ".join(seccomp.KERNEL_SYSCALLS)
-            + "), no sockets outside the network namespace ("
-            + ", ".join(seccomp.REFUSED_SOCKETS)
+            + "), no sockets ("
+            + ", ".join(seccomp.SOCKET_SYSCALLS)
             + ")",
             "writable": {
                 TURN: f"tmpfs {limits.max_dir_mb} MB",
