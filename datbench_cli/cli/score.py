@@ -153,6 +153,13 @@ def score(
     """
     out = Output(quiet)
     threshold = fail_under_threshold(fail_under)
+    from datbench_cli.runtime.pool import most_workers, usable_cpus  # the scoring engine's
+
+    if jobs > most_workers():
+        raise UsageError(
+            f"--jobs {jobs} asks for more than {most_workers()} worker processes, four per "
+            f"usable core ({usable_cpus()} here); scoring gains nothing past one per core"
+        )
     run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, judge_responses)
     page = page_path(html, run.root) if html is not None else None

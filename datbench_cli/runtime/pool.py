@@ -111,11 +111,17 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def most_workers() -> int:
+    """The most workers a run may ask for: four per usable core (scoring is CPU-bound, and
+    every worker is a process: ``--jobs 100000`` forked until the machine stalled)."""
+    return 4 * usable_cpus()
+
+
 def worker_count(jobs: int, items: int) -> int:
     """The workers for ``items`` items when ``jobs`` were asked for (0 or less: every usable
-    core, or one for a run under :data:`SMALL_RUN` items)."""
+    core, or one for a run under :data:`SMALL_RUN` items); never more than the items."""
     if jobs > 0:
-        return jobs
+        return max(1, min(jobs, items))
     return 1 if items < SMALL_RUN else usable_cpus()
 
 

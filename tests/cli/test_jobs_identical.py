@@ -7,6 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from datbench_cli.runtime.pool import usable_cpus
 from tests.cli_helpers import SAMPLE, run_cli, sample_capabilities
 
 
@@ -28,6 +29,22 @@ class JobsIdenticalTests(unittest.TestCase):
                 reports.append(target.read_bytes())
             self.assertGreater(len(reports[0]), 10_000)
             self.assertEqual(reports[0], reports[1])
+            # More than four workers per usable core is refused before any work: --jobs
+            # 100000 forked a process per worker until the machine stalled.
+            most = 4 * usable_cpus()
+            result = run_cli("score", "-d", str(run), "--jobs", str(most + 1), "-q")
+            self.assertEqual(result.exit_code, 2, result.stderr)
+            self.assertEqual(
+                result.stderr,
+                f"error: --jobs {most + 1} asks for more than {most} worker processes, four "
+                f"per usable core ({usable_cpus()} here); scoring gains nothing past one per "
+                "core\n",
+            )
+            self.assertFalse((run / "report.json").exists())
+            target = run / "report-most.json"
+            result = run_cli("score", "-d", str(run), "--jobs", str(most), "-o", str(target), "-q")
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertEqual(target.read_bytes(), reports[0])
 
 
 if __name__ == "__main__":

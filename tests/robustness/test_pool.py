@@ -129,6 +129,8 @@ class SameReportTests(unittest.TestCase):
     def test_worker_count(self) -> None:
         self.assertGreaterEqual(usable_cpus(), 1)
         self.assertEqual(worker_count(3, 10), 3)
+        self.assertEqual(worker_count(100_000, 10), 10)  # never more workers than items
+        self.assertEqual(worker_count(4, 0), 1)
         self.assertEqual(worker_count(0, 10), 1)
         self.assertEqual(worker_count(0, 10_000), usable_cpus())
 
