@@ -543,3 +543,17 @@ class AgentLoopTests(TempDirCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TurnThreadsTests(unittest.TestCase):
+    def test_never_more_threads_than_units(self) -> None:
+        # --concurrency 100000 started 100000 threads to answer 6 turns.
+        import threading
+
+        from datbench_cli.benchmarks.vistoolbench.agent import run
+
+        done: list[list] = []
+        with mock.patch.object(run.threading, "Thread", wraps=threading.Thread) as made:
+            run._pool([[], [], []], 100_000, done.append, None)
+        self.assertEqual(len(done), 3)
+        self.assertEqual(made.call_count, 3)

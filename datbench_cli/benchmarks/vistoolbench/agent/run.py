@@ -448,7 +448,7 @@ def _pool(
     work: Callable[[list[TurnInput]], None],
     advance: Callable[[int], None] | None,
 ) -> None:
-    """Run ``work`` on every unit with ``concurrency`` daemon threads (Ctrl-C stops at once);
+    """Run ``work`` on every unit with ``concurrency`` daemon threads at most (Ctrl-C stops at once);
     the first :class:`AgentAborted` stops new work and is raised once the others finish."""
     jobs: queue.Queue[list[TurnInput] | None] = queue.Queue()
     failures: list[BaseException] = []
@@ -467,7 +467,9 @@ def _pool(
 
     for unit in units:
         jobs.put(unit)
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    # never more threads than units: --concurrency 100000 started 100000 threads for 6 turns
+    count = min(concurrency, len(units))
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(count)]
     for thread in threads:
         jobs.put(None)
         thread.start()
