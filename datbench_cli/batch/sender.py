@@ -203,13 +203,20 @@ def _folder_hint(folder: Path) -> str:
 
 
 def check_request_paths(paths: Sequence[Path]) -> None:
-    """Refuse a run directory's own task files (``tasks.jsonl``, ``judge_tasks.jsonl``): they
-    are for the user's runner, not OpenAI request files; the hint names the right files."""
+    """Refuse a file that does not exist, and a run directory's own task files (``tasks.jsonl``,
+    ``judge_tasks.jsonl``): they are for the user's runner, not OpenAI request files; the hint
+    names the right files."""
     from datbench_cli.files.rundir import JUDGE_TASKS, TASKS
 
     for path in paths:
         if path.is_dir():
             raise InputError("is a directory, not a request file", path, hint=_folder_hint(path))
+        if not path.exists():
+            # Said before the output is chosen from the file names, which a mistyped name
+            # would fail with advice to pass --out. A pattern the shell left as it was matched
+            # no file: the request files were not written.
+            hint = REQUEST_FILES_HINT if "*" in path.name else None
+            raise InputError("file not found", path, hint=hint)
         if path.name in (TASKS, JUDGE_TASKS):
             raise InputError(
                 "this is a task file for your own runner, not an OpenAI request file",

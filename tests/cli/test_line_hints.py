@@ -189,6 +189,28 @@ class SendHintTests(unittest.TestCase):
                     self.assertIn(str(run / "requests" / "tasks.openai.*.jsonl"), lines[1])
                     self.assertFalse((tmp / "o.jsonl").exists())
 
+    def test_a_missing_request_file_is_named_as_missing(self) -> None:
+        """A mistyped name was told to pass --out (its name says neither tasks nor judge
+        tasks); a pattern the shell matched nothing with gets the hint naming the request
+        files."""
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        for name, hinted in (
+            ("requests/taks.openai.00001.jsonl", False),
+            ("my-requests.jsonl", False),
+            ("requests/tasks.openai.*.jsonl", True),
+        ):
+            with self.subTest(name=name):
+                path = tmp / name
+                result = run_cli("send", str(path), "--base-url", "http://127.0.0.1:9")
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                lines = result.stderr.strip().splitlines()
+                self.assertEqual(lines[0], f"error: {path}: file not found", result.stderr)
+                self.assertEqual(len(lines), 2 if hinted else 1, result.stderr)
+                if hinted:
+                    self.assertIn("--format openai", lines[1])
+                self.assertFalse((tmp / "responses.jsonl").exists())
+
 
 class _MathRunTests(unittest.TestCase):
     """A DatBench math export, and the one error line of a refused command."""

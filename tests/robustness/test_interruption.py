@@ -373,7 +373,9 @@ class CtrlCTests(unittest.TestCase):
     def test_every_command_in_process(self) -> None:
         """KeyboardInterrupt anywhere inside a command: exit 130 and one line."""
         run = ["-d", str(self.score_run)]
-        send = ["send", "x.openai.00001.jsonl", "--base-url", "http://127.0.0.1:9", "-o",
+        requests = self.tmp / "x.openai.00001.jsonl"  # send names a file that is not there
+        requests.write_text("")
+        send = ["send", str(requests), "--base-url", "http://127.0.0.1:9", "-o",
                 str(self.tmp / "o.jsonl")]  # fmt: skip
         targets = {
             "export-tasks": ("datbench_cli.benchmarks.datbench.export.plan_export",
