@@ -128,8 +128,33 @@ def _help_texts_unbreakable(command: Any) -> None:
             param.help = _unbreakable(param.help)
 
 
+class _HelpFormatter(TyperCommand.context_class.formatter_class):  # type: ignore[name-defined,misc,valid-type]
+    """Click's help layout, except where the description column is narrower than a word of a
+    description: each option is then on its own line with its description below, so at 40
+    columns no option name, value or dataset id is cut in two ("--image-bas" / "e-url")."""
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first_col = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        longest = max((len(word) for _, text in rows for word in (text or "").split()), default=0)
+        if longest <= max(self.width - first_col - 2, 10):  # click's description width
+            super().write_dl(rows, col_max, col_spacing)
+            return
+        for term, text in rows:
+            self.write(f"{'':>{self.current_indent}}{term}\n")
+            if text:
+                with self.indentation(), self.indentation():
+                    self.write_text(text)
+
+
+class _HelpContext(TyperCommand.context_class):  # type: ignore[name-defined,misc,valid-type]
+    formatter_class = _HelpFormatter
+
+
 class DatbenchCommand(TyperCommand):
     """A command whose options and arguments read ``--dir DIR``, ``--jobs N``, ``RESPONSES``."""
+
+    context_class = _HelpContext
 
     def get_help(self, ctx: Any) -> str:
         return str(super().get_help(ctx)).replace(_NO_BREAK_HYPHEN, "-")
@@ -160,6 +185,8 @@ class DatbenchCommand(TyperCommand):
 
 class DatbenchGroup(TyperGroup):
     """The application: usage errors become one sentence and a hint instead of a panel."""
+
+    context_class = _HelpContext
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -98,3 +98,23 @@ def test_help_never_breaks_a_line_inside_a_hyphenated_word(width: int) -> None:
         assert broken == [], (name, broken)
     leaderboard = run_cli("leaderboard", "--help", env={"COLUMNS": "80"}).stdout
     assert "--allow-different-data" in leaderboard
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_help_never_cuts_a_word_of_an_option_description(width: int) -> None:
+    """At 40 columns the description column was 16 characters wide and click cut longer words
+    in two: `--image-bas` / `e-url`, `Datolog` / `yAI/DatBench`, `max_complet` / `ion_tokens`.
+    Every word of every description is now whole in the help."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name in ["", *NAMES]:
+        command = group.commands[name] if name else group  # type: ignore[attr-defined]
+        # The width a terminal of this many columns gives (in-process runs are always 80).
+        context = command.context_class(command, info_name=name or "datbench", terminal_width=width)
+        shown = set(command.get_help(context).split())
+        texts = [getattr(param, "help", None) for param in command.params]
+        if not name:
+            texts += [summary for _, _, summary in STAGES]
+        words = {word.replace("\u2011", "-") for text in texts if text for word in text.split()}
+        assert sorted(words - shown) == [], (name, width)
