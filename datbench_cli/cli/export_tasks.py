@@ -185,6 +185,15 @@ def export_tasks(
         image_base_url=image_base_url,
     )
     run = RunDir(run_dir)
+    from datbench_cli.files.export_guard import ExportGuard
+    from datbench_cli.files.locking import settle
+
+    # Checked again when the export is written; said now, before the dataset is loaded (from
+    # the hub: a download of minutes), not after it. What a killed export left is settled
+    # first, as the export itself does.
+    if run.root.is_dir():
+        settle(run.root)
+    ExportGuard.begin(run.root, force=force)
     request = ExportRequest(
         selection=selection,
         source=source or os.environ.get(SOURCE_ENV) or None,

@@ -79,6 +79,27 @@ class DataLossTests(_Case):
                 self.assertEqual(tree_bytes(project), before)
                 shutil.rmtree(project)
 
+    def test_the_directory_is_refused_before_the_dataset_is_loaded(self) -> None:
+        """The refusal came after loading: from the hub, after a download of minutes (with
+        an unloadable source, the error named the source, not the directory)."""
+        missing_source = str(self.tmp / "no-such-dataset")
+        for target in ("counting", "vistoolbench"):
+            with self.subTest(target=target):
+                project = self.user_project()
+                before = tree_bytes(project)
+                result = run_cli(
+                    "export-tasks", target, "--source", missing_source, "-d", str(project)
+                )
+                self.assert_one_sentence(result, str(project), "not empty", "--force")
+                self.assertNotIn("loading", result.stderr)
+                self.assertEqual(tree_bytes(project), before)
+                shutil.rmtree(project)
+        a_file = self.tmp / "notes.txt"
+        a_file.write_text("mine\n")
+        result = run_cli("export-tasks", "math", "--source", missing_source, "-d", str(a_file))
+        self.assert_one_sentence(result, str(a_file), "not a directory")
+        self.assertEqual(a_file.read_text(), "mine\n")
+
     def test_force_adds_the_export_beside_the_users_files(self) -> None:
         for target in ("counting", "vistoolbench"):
             with self.subTest(target=target):
