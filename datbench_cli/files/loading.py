@@ -274,7 +274,10 @@ def load_source_split(
     except ValueError as exc:
         if local:
             _name_unreadable_file(Path(path))
-        raise InputError(f"cannot load {what}, split {split!r}: {_first_line(exc)}") from None
+        raise InputError(
+            f"cannot load {what}, split {split!r}: {_first_line(exc)}",
+            hint=_folder_above_hint(Path(path)) if local else None,
+        ) from None
     except Exception as exc:  # noqa: BLE001 - every loader failure becomes one sentence
         if local:
             _name_unreadable_file(Path(path))
@@ -284,4 +287,29 @@ def load_source_split(
                 f"{source.given!r} is not in the local cache and HF_HUB_OFFLINE is set; "
                 f"{local_copy_hint(source.given)}"
             ) from None
-        raise InputError(f"cannot load {what}, split {split!r}: {text}") from None
+        raise InputError(
+            f"cannot load {what}, split {split!r}: {text}",
+            hint=_folder_above_hint(Path(path)) if local else None,
+        ) from None
+
+
+def _folder_above_hint(folder: Path) -> str | None:
+    """For a folder that holds neither a dataset card nor data files (``--source
+    sample_data``), whose failure datasets words as "BuilderConfig 'math' not found.
+    Available: ['default']": the folders inside it that do."""
+    try:
+        if (folder / "README.md").is_file() or any(folder.glob("*.parquet")):
+            return None
+        inner = sorted(
+            str(sub)
+            for sub in folder.iterdir()
+            if sub.is_dir() and ((sub / "README.md").is_file() or any(sub.glob("*.parquet")))
+        )
+    except OSError:
+        return None
+    if not inner:
+        return None
+    return (
+        "pass the dataset's own folder (the one holding its README.md or parquet files): "
+        + ", ".join(inner)
+    )

@@ -197,6 +197,21 @@ class RowDefectTests(_ExportCase):
             "config 'math'", "not found", "'chart'",
         )  # fmt: skip
 
+    def test_the_folder_above_the_dataset_names_the_folders_inside(self) -> None:
+        """`--source sample_data` got only datasets' "BuilderConfig 'math' not found.
+        Available: ['default']"; a folder whose own folders hold the datasets names them."""
+        dataset = make_dataset(self.tmp / "datasets", {"math": [make_row("m1")]})
+        result = self.export_source(dataset.parent, ["math"])
+        self.assert_refused(result, "config 'math'")
+        self.assertEqual(
+            result.stderr.strip().splitlines()[-1],
+            "hint: pass the dataset's own folder (the one holding its README.md or parquet "
+            f"files): {dataset}",
+        )
+        # The dataset's own folder, without the capability asked for: no such hint.
+        chart = make_dataset(self.tmp / "chart-only", {"chart": [make_row("c1")]})
+        self.assertNotIn("hint:", self.export_source(chart, ["math"]).stderr)
+
     def test_a_split_that_does_not_exist(self) -> None:
         source = make_dataset(self.tmp / "test-only", {"math": [make_row("m1")]})
         self.assert_refused(
