@@ -31,12 +31,12 @@ def comparison_tables(comparison: dict[str, Any]) -> list[TextTable]:
             headers += ["b/c", "p Holm"]
         optional.append(len(headers))
         headers.append("MDD80")
-    headers.append("")
+    headers.append("sig")
     settings = comparison["settings"]
     legend = [
         (
-            "",
-            "percent; * = significant (Holm p < 0.05: McNemar's exact test, or the exact "
+            "sig",
+            "percent; sig * = significant (Holm p < 0.05: McNemar's exact test, or the exact "
             "sign test where there are no 0/1 outcomes)",
         ),
         *(

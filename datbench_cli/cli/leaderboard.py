@@ -39,7 +39,7 @@ def leaderboard(
         typer.Option(
             "--csv",
             metavar="FILE",
-            help="Also write a tidy CSV (run, capability, metric, value, low, high).",
+            help="Also write a tidy CSV: one row per run, capability and metric (docs/leaderboard.md).",
             show_default=False,
         ),
     ] = None,
