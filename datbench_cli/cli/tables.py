@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -135,8 +136,15 @@ def _aligned(headers: list[str], rows: list[list[str] | None], keep: list[int]) 
     return lines
 
 
+# What a markdown reader would take as markup in untrusted text (a model's name, a label, a
+# group): a pipe (a cell's end), ``<`` (raw HTML such as ``<img onerror=...>``, an autolink),
+# ``&`` starting an entity, ``](`` (a link or image) and a backslash before punctuation (which
+# would undo the escapes). Each gets a backslash, which CommonMark reads as "this character".
+_MARKUP_RE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[|<]|&(?=#?\w+;)|\](?=\()")
+
+
 def _markdown_cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return _MARKUP_RE.sub(lambda found: "\\" + found.group(), text)
 
 
 def _markdown(headers: list[str], rows: list[list[str] | None]) -> list[str]:
@@ -221,6 +229,7 @@ def render(table: TextTable, width: int, terminal: bool) -> Rendered:
     headers, rows = _cells(table)
     title = [plain(table.title, one_line=True)] if table.title else []
     if not terminal:
+        title = [_markdown_cell(line) for line in title]
         if title:
             title.append("")
         return Rendered(title + _markdown(headers, rows), list(table.headers))

@@ -148,6 +148,30 @@ def test_markdown_escapes_pipes_and_keeps_every_column() -> None:
     assert lines[0].startswith("| group") and "a\\|b" in lines[2]
 
 
+def test_markdown_shows_untrusted_markup_as_text() -> None:
+    # A model's name, a label or a group off a terminal: the markdown table was pasted into a
+    # page (a pull request, a wiki) where `<img ... onerror=...>` ran and `[x](url)` linked.
+    from markdown_it import MarkdownIt
+
+    hostile = [
+        "<img src=x onerror=alert(1)>",
+        "\\<img src=y onerror=alert(2)\\>",
+        "[click](http://evil.example) ![i](http://evil.example/i.png)",
+        "&lt;b&gt; a|b <http://evil.example>",
+    ]
+    table = TextTable(
+        headers=["run", "<i>group</i>"], rows=[[text, "1"] for text in hostile], title="<b>t</b>"
+    )
+    source = "\n".join(render(table, 80, terminal=False).lines)
+    page = MarkdownIt("commonmark", {"html": True}).enable("table").render(source)
+    assert "<img" not in page and "<a " not in page and "<b>" not in page and "<i>" not in page
+    cells = re.findall(r"<td>(.*?)</td>", page)
+    unescaped = [c.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") for c in cells]
+    assert unescaped == hostile
+    interval = TextTable(headers=["run", "s"], rows=[["a", "70.9 [62.9, 77.8]"]])
+    assert "70.9 [62.9, 77.8]" in render(interval, 80, terminal=False).lines[2]  # untouched
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_score_on_a_terminal_fits_and_its_legend_names_only_shown_columns(
     runs: dict[str, Path], width: int
