@@ -27,6 +27,8 @@ METHOD = {
     "unpaired": "runs scored different samples: Fisher's exact test on the 0/1 outcomes "
     "(metrics without them: two-sample z-test of the means, CLT standard errors)",
     "holm": "p-values Holm-adjusted over all pairs of runs",
+    "ranks": "competition ranks by the headline score; scores within 1e-9 of each other "
+    "(the same values summed in another order) share a rank",
     "letters": "compact letter display (Piepho 2004, insert-and-absorb) over the runs ordered "
     "by score: runs sharing a letter are not significantly different at Holm-adjusted p < 0.05",
     "trend": "a checkpoint is better than every earlier one when its score is higher and the "
@@ -95,9 +97,22 @@ def _pair_p(
     return math.erfc(gap / spread / math.sqrt(2))
 
 
+# Scores this close (relative) are one score: a sum of the same values in another order
+# differs in its last bits (partial credits 0.5 and 0.25 on two samples, or the other way
+# round), far below any difference a run can make.
+RANK_TOLERANCE = 1e-9
+
+
 def _ranks(scores: list[float]) -> list[int]:
-    """Competition ranks (1, 2, 2, 4) of scores, highest first."""
-    return [1 + sum(other > score for other in scores) for score in scores]
+    """Competition ranks (1, 2, 2, 4) of scores, highest first; scores within
+    :data:`RANK_TOLERANCE` of each other share a rank."""
+    return [
+        1 + sum(other > score and not _same(other, score) for other in scores) for score in scores
+    ]
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=RANK_TOLERANCE, abs_tol=RANK_TOLERANCE)
 
 
 def _groups(runs: list[Run]) -> list[str]:

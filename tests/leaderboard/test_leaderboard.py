@@ -185,6 +185,24 @@ class LeaderboardTest(unittest.TestCase):
         self.assertEqual([r["rank"] for r in data["runs"]], [1, 1])
         self.assertEqual([r["overall"]["score"] for r in data["runs"]], [mean, mean])
 
+    def test_the_same_scores_in_another_order_share_a_rank(self) -> None:
+        # The same 152 partial credits on other samples (or the results in another order):
+        # summed left to right, the means differ in the last bit, and the runs, both shown as
+        # 70.9, were ranked 1 and 2.
+        values = [((i * 37) % 101) / 100 for i in range(152)]
+        moved = values[5:] + values[:5]
+        self.assertNotEqual(float_sum(values) / 152, float_sum(moved) / 152)
+        paths = []
+        for name, scores in (("a", values), ("b", moved)):
+            path = Path(self.report(name, [v >= 0.5 for v in scores]))
+            report = json.loads(path.read_text())
+            for entry, value in zip(report["results"], scores, strict=True):
+                entry["score"] = value
+            path.write_text(json.dumps(report))
+            paths.append(str(path))
+        data = board(*paths)
+        self.assertEqual([r["rank"] for r in data["runs"]], [1, 1])
+
     def test_unpaired_when_samples_differ(self) -> None:
         a = self.report("a", BASE)
         ids = [f"other{i}" for i in range(150)]
