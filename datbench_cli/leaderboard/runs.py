@@ -252,6 +252,12 @@ def read_runs(arguments: list[str]) -> tuple[list[Run], str | None]:
     ids = Ids()
     runs = []
     for run, sample_ids in _read_all(arguments):
+        if not sample_ids:  # no score at all: ranked, it would pass for a score of 0
+            raise InputError(
+                "the report holds no scored result: nothing to rank",
+                run.report_path,
+                hint="leave this run out, or score its responses first",
+            )
         run.index = ids.code_all(sample_ids)
         runs.append(run)
     _unique_reports(runs)  # first: one run given twice is not a matter of labels

@@ -203,6 +203,28 @@ class LeaderboardTest(unittest.TestCase):
         data = board(*paths)
         self.assertEqual([r["rank"] for r in data["runs"]], [1, 1])
 
+    def test_a_run_without_results_is_refused(self) -> None:
+        # A report whose results are empty (its summary saying so) was ranked 2 in group "a",
+        # as if it were a run not significantly worse than the first.
+        a = self.report("a", BASE)
+        empty = datbench_report(self.tmp / "empty" / "report.json", [True])
+        report = json.loads(empty.read_text())
+        report["results"] = []
+        report["summary"].update(total_samples=0, total_correct=0, overall_accuracy=0.0)
+        empty.write_text(json.dumps(report))
+        vtb = vistoolbench_report(self.tmp / "vtb-empty.json", [])
+        vtb_a = vistoolbench_report(self.tmp / "vtb-a.json", [True, False])
+        for first, second, where in ((a, empty, empty), (str(vtb), str(vtb_a), vtb)):
+            result = run_cli("leaderboard", str(first), str(second), "--allow-different-data")
+            self.assertEqual(result.exit_code, 2, result.stdout)
+            lines = result.stderr.splitlines()
+            self.assertEqual(
+                lines[0], f"error: {where}: the report holds no scored result: nothing to rank"
+            )
+            self.assertEqual(len(lines), 2)
+            self.assertTrue(lines[1].startswith("hint: "))
+            self.assertEqual(result.stdout, "")
+
     def test_unpaired_when_samples_differ(self) -> None:
         a = self.report("a", BASE)
         ids = [f"other{i}" for i in range(150)]
