@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -71,12 +72,25 @@ class Output:
             self.out = Console(no_color=no_color, highlight=False, soft_wrap=True, width=80)
 
     def warn(self, message: str) -> None:
-        """A warning line on stderr (suppressed by --quiet): one line, whatever the untrusted
-        text in it (a newline in an id is shown escaped)."""
-        if not self.quiet:
-            self.err.print(
-                Text.assemble(("warning:", "yellow"), " ", plain(message, one_line=True))
-            )
+        """A warning on stderr (suppressed by --quiet): one line, whatever the untrusted text
+        in it (a newline in an id is shown escaped); on a terminal wrapped at words to its
+        width with a hanging indent (the terminal's own wrap would cut a number or an id)."""
+        if self.quiet:
+            return
+        text = plain(message, one_line=True)
+        if not self.err.is_terminal:
+            self.err.print(Text.assemble(("warning:", "yellow"), " ", text))
+            return
+        lines = textwrap.wrap(
+            f"warning: {text}",
+            max(self.err.width, 20),
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        self.err.print(Text.assemble(("warning:", "yellow"), lines[0][len("warning:") :]))
+        for line in lines[1:]:
+            self.err.print(Text(line))
 
     def info(self, message: str) -> None:
         """A progress/hint line on stderr (suppressed by --quiet), each of its lines cut as

@@ -293,6 +293,34 @@ def test_columns_left_out_of_one_table_only_are_named(runs: dict[str, Path]) -> 
     assert "b/c, p Holm left out of B vs A, per source dataset" in said
 
 
+def test_warnings_wrap_at_words_on_a_terminal(runs: dict[str, Path]) -> None:
+    # "warning: 2 of 9 turn(s) have no model answer (...): <ids>" went out as one line that
+    # the terminal wrapped where its width fell, inside an id or a number. Piped: one line.
+    command = (
+        "score",
+        "-d",
+        str(runs["vtb"]),
+        "--allow-missing",
+        "-o",
+        str(runs["vtb"] / "w.json"),
+    )
+    result = run_cli(*command, env={"COLUMNS": "40", "TTY_COMPATIBLE": "1"})
+    assert result.exit_code == 0, result.stderr
+    blocks: list[list[str]] = []
+    within = False  # in a warning (its first line, then the lines indented under it)
+    for line in result.stderr.splitlines():
+        if line.startswith("warning: "):
+            blocks.append([line])
+        elif within and line.startswith("  "):
+            blocks[-1].append(line)
+        within = line.startswith("warning: ") or (within and line.startswith("  "))
+    piped = run_cli(*command, env={"COLUMNS": "40"})
+    said = [line for line in piped.stderr.splitlines() if line.startswith("warning: ")]
+    assert any(len(line) > 40 for line in said)
+    assert [" ".join(part.strip() for part in block) for block in blocks] == said
+    assert all(len(line) <= 40 for block in blocks for line in block)
+
+
 def test_a_stacked_pair_wider_than_the_terminal_puts_its_value_below() -> None:
     # At 40 columns compare's card line "  Δ accuracy [95%] -100.0 [-100.0, -100.0]" was 42
     # wide: the terminal wrapped it inside the interval, cutting a number in two.
