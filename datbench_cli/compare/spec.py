@@ -93,7 +93,15 @@ class Side:
         """An ``InputError`` naming ``path`` when the summary counts other results than the
         report holds."""
         said = summary.get(self.counted) if self.counted else None
-        if isinstance(said, int) and not isinstance(said, bool) and said != results:
+        if said is None:
+            return
+        if not isinstance(said, int) or isinstance(said, bool):  # "152", 1e+30 (a huge int)
+            raise InputError(
+                f'the summary\'s "{self.counted}" is {said!r}, not a count of results: a cut '
+                "or edited report",
+                path,
+            )
+        if said != results:
             raise InputError(
                 f'the summary counts {said} results ("{self.counted}") but the report holds '
                 f"{results}: a cut or edited report",

@@ -81,6 +81,29 @@ class OutOfRangeScoreTests(unittest.TestCase):
                     self.assertTrue(result.stderr.startswith(f"error: {cut}: the summary counts"))
                     self.assertIn("a cut or edited report", result.stderr)
 
+    def test_a_summary_count_that_is_no_count_is_refused(self) -> None:
+        # "total_samples": "152", 152.5 or 10**30 (read as the float 1e+30) skipped the check
+        # that the summary counts the results the report holds: every command read it.
+        report, _ = self.reports["dat"]
+        data = json.loads(report.read_text(encoding="utf-8"))
+        for said in ("152", 152.5, 10**30, [1]):
+            edited = self.tmp / "count.json"
+            summary = {**data["summary"], "total_samples": said}
+            edited.write_text(json.dumps({**data, "summary": summary}, indent=2), "utf-8")
+            for args in (
+                ("compare", str(report), str(edited), "--resamples", "20"),
+                ("leaderboard", f"a={report}", f"b={edited}"),
+                ("view", str(edited), "-o", str(self.tmp / "page.html")),
+            ):
+                with self.subTest(said=said, command=args[0]):
+                    result = run_cli(*args)
+                    self.assertEqual(result.exit_code, 2, result.stderr)
+                    self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+                    self.assertTrue(
+                        result.stderr.startswith(f'error: {edited}: the summary\'s "total_samples"')
+                    )
+                    self.assertIn("not a count of results", result.stderr)
+
     def test_scores_at_the_bounds_are_read(self) -> None:
         for name in self.reports:
             for value in (0, 1.0):
