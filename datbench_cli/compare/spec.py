@@ -3,10 +3,11 @@ the tables of rows to compute (one :class:`Side` per benchmark)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -88,6 +89,9 @@ class Side:
     #: The summary key that counts the report's results (a report whose results are fewer or
     #: more was cut or edited).
     counted: str | None = None
+    #: ``(summary key, metric key)``: the summary numbers that are the mean of a metric over
+    #: the results (a report whose summary says another number was edited).
+    means: tuple[tuple[str, str], ...] = ()
 
     def check_count(self, summary: dict[str, Any], results: int, path: Path) -> None:
         """An ``InputError`` naming ``path`` when the summary counts other results than the
@@ -107,3 +111,29 @@ class Side:
                 f"{results}: a cut or edited report",
                 path,
             )
+
+    def check_means(
+        self, summary: dict[str, Any], values: dict[str, np.ndarray], path: Path
+    ) -> None:
+        """An ``InputError`` naming ``path`` when a summary number (:attr:`means`) is not the
+        mean of its metric over the results: ``view`` shows the summary's number where
+        ``compare`` and ``leaderboard`` show the results' mean."""
+        for key, metric in self.means:
+            said, column = summary.get(key), values.get(metric)
+            if not _number(said) or column is None or not len(column):
+                continue  # an absent or null number, or no results: nothing to check
+            mean = math.fsum(column.tolist()) / len(column)
+            if not math.isclose(said, mean, rel_tol=_MEAN_TOLERANCE, abs_tol=_MEAN_TOLERANCE):
+                raise InputError(
+                    f"the summary's \"{key}\" is {said!r} but its results' mean is {mean:.6g}: "
+                    "an edited report",
+                    path,
+                )
+
+
+# Far above the last bits a sum in another order changes, far below any real difference.
+_MEAN_TOLERANCE = 1e-9
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

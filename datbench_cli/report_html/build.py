@@ -11,6 +11,7 @@ from typing import Any
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import changed_inputs
 from datbench_cli.compare.notes import comparison_notes
+from datbench_cli.compare.spec import Columns
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_output
@@ -64,10 +65,11 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
     # Each result read as compare reads it: a score outside what a score can be (1.5, 1e308,
     # shown as 150% and Infinity%) or a cut report is refused, not drawn.
     side = benchmark.pairing()
-    side.read(files.report["results"], files.report_path)
+    samples = side.read(files.report["results"], files.report_path)
     side.check_count(files.report["summary"], len(files.report["results"]), files.report_path)
     data = benchmark.page_data(files, images)
     _check_fractions(data, files.report_path)
+    side.check_means(files.report["summary"], Columns.of(samples, side).values, files.report_path)
     data["provenance"] = provenance(files)
     note = images.note()
     if note:

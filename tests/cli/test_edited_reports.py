@@ -104,6 +104,28 @@ class OutOfRangeScoreTests(unittest.TestCase):
                     )
                     self.assertIn("not a count of results", result.stderr)
 
+    def test_view_refuses_a_summary_that_is_not_its_results_mean(self) -> None:
+        # overall_accuracy edited to 0.99 over results averaging 0.5: the page drew 99.0%
+        # where compare and leaderboard, which average the results, say 50.0%.
+        report, _ = self.reports["dat"]
+        data = json.loads(report.read_text(encoding="utf-8"))
+        edited = self.tmp / "lies.json"
+        summary = {**data["summary"], "overall_accuracy": 0.99}
+        edited.write_text(json.dumps({**data, "summary": summary}, indent=2), "utf-8")
+        page = self.tmp / "page.html"
+        result = run_cli("view", str(edited), "-o", str(page))
+        self.assertEqual(result.exit_code, 2, result.stderr)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertTrue(
+            result.stderr.startswith(
+                f"error: {edited}: the summary's \"overall_accuracy\" is 0.99 but its results' "
+                "mean is 0.5"
+            ),
+            result.stderr,
+        )
+        self.assertFalse(page.exists())
+        self.assertEqual(run_cli("view", str(report), "-o", str(page)).exit_code, 0)
+
     def test_scores_at_the_bounds_are_read(self) -> None:
         for name in self.reports:
             for value in (0, 1.0):

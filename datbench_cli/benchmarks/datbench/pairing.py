@@ -127,4 +127,5 @@ SIDE = Side(
     pair_fields=pair_fields,
     columns=columns,
     counted="total_samples",
+    means=(("overall_accuracy", ACCURACY),),
 )

@@ -62,4 +62,5 @@ SIDE = Side(
     read=read,
     pair_fields=pair_fields,
     counted="num_tasks",
+    means=(("apr", "apr"), ("ars", "ars")),
 )
