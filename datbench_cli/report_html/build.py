@@ -79,9 +79,10 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
 
 
 def _check_fractions(data: dict[str, Any], report_path: Path) -> None:
-    """Refuse a report whose headline or chart numbers are no fractions: a hand-edited summary
-    drew an accuracy of 1.7 as 170% and an interval [-0.5, 1.9] as [-50%, 190%] (``compare``
-    and ``leaderboard`` compute theirs from the results, so said something else)."""
+    """Refuse a report whose headline or chart numbers are no fractions, or their counts no
+    counts: a hand-edited summary drew an accuracy of 1.7 as 170% and an interval [-0.5, 1.9]
+    as [-50%, 190%] (``compare`` and ``leaderboard`` compute theirs from the results, so said
+    something else)."""
     shown = [(str(h.get("key")), h) for h in data["headline"]]
     shown += [(str(b.get("name")), b) for c in data["charts"] for b in c["bars"]]
     for name, entry in shown:
@@ -91,6 +92,12 @@ def _check_fractions(data: dict[str, Any], report_path: Path) -> None:
             raise InputError(
                 f"the summary's {name} ({entry.get('value')}, interval {ci}) is not a fraction "
                 "with an interval within [0, 1] (an edited report?)",
+                report_path,
+            )
+        count = entry.get("n")  # a count of -1 or "23" was drawn as the bar's "n -1"
+        if count is not None and (type(count) is not int or count < 0):
+            raise InputError(
+                f"the summary's {name} is over {count!r} samples, not a count (an edited report?)",
                 report_path,
             )
 

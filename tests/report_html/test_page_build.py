@@ -620,3 +620,30 @@ def test_a_summary_number_that_is_no_fraction_is_refused(
     assert result.stderr.startswith(f"error: {path}: the summary's {name} (")
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
     assert not (tmp_path / "p.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "name"),
+    [
+        (lambda s: s["capability_counts"].update(table=-1), "table"),
+        (lambda s: s["capability_counts"].update(table="6"), "table"),
+        (lambda s: s.update(total_samples=None, direct_samples=-2), "direct_accuracy"),
+    ],
+)
+def test_a_summary_count_that_is_no_count_is_refused(tmp_path: Path, edit: Any, name: str) -> None:
+    """A hand-edited count: the page drew the bar of a capability over "n -1"."""
+    run = tmp_path / "run"
+    export = ("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert run_cli(*export).exit_code == 0
+    shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+    assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
+    report = json.loads((run / "report.json").read_text())
+    edit(report["summary"])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report))
+    result = run_cli("view", str(path), "-o", str(tmp_path / "p.html"))
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"error: {path}: the summary's {name} is over ")
+    assert "not a count" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "p.html").exists()
