@@ -265,15 +265,23 @@ def coverage_and_warnings(summary: dict[str, Any]) -> tuple[str | None, list[str
     overall = censoring.get("overall") if isinstance(censoring, dict) else None
     overall = overall if isinstance(overall, dict) else {}
     censored = overall.get("censored")
-    if isinstance(censored, int) and censored:
+    counts = {
+        key: count
+        for key, count in overall.items()
+        if key not in ("samples", "tasks") and not key.endswith("completed") and count is not None
+    }
+    wrong = [f"{key} {count!r}" for key, count in counts.items() if not _is_count(count)]
+    if wrong:  # "-3 censored" was said as it stood
+        warnings.append(
+            f"censoring counts that are no counts (an edited report?): {', '.join(wrong)}"
+        )
+    elif censored:
         reasons = [
-            f"{count} {key.replace('_', ' ')}"
-            for key, count in overall.items()
-            if key not in _NOT_REASONS
-            and not key.endswith("completed")
-            and isinstance(count, int)
-            and not isinstance(count, bool)
-            and count
+            f"{n} {key.replace('_', ' ')}" for key, n in counts.items() if key != "censored" and n
         ]
         warnings.append(f"{censored} censored ({', '.join(reasons) or 'no reason recorded'})")
     return coverage, warnings
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0

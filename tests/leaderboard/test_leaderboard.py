@@ -225,6 +225,24 @@ class LeaderboardTest(unittest.TestCase):
             self.assertTrue(lines[1].startswith("hint: "))
             self.assertEqual(result.stdout, "")
 
+    def test_censoring_counts_that_are_no_counts_are_said_so(self) -> None:
+        # An edited summary's censoring said "-3 censored (no reason recorded)" as it stood.
+        a = self.report("a", BASE)
+        b = Path(self.report("b", BASE))
+        report = json.loads(b.read_text())
+        report["summary"]["censoring"] = {"overall": {"censored": -3, "empty": "2", "refused": 1}}
+        b.write_text(json.dumps(report))
+        result = run_cli("leaderboard", f"a={a}", f"b={b}")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn(
+            "b: censoring counts that are no counts (an edited report?): censored -3, empty '2'",
+            result.stderr,
+        )
+        self.assertNotIn("-3 censored", result.stderr)
+        report["summary"]["censoring"] = {"overall": {"censored": 1, "empty": 0, "refused": 1}}
+        b.write_text(json.dumps(report))
+        self.assertIn("b: 1 censored (1 refused)", run_cli("leaderboard", a, str(b)).stderr)
+
     def test_unpaired_when_samples_differ(self) -> None:
         a = self.report("a", BASE)
         ids = [f"other{i}" for i in range(150)]
