@@ -21,7 +21,8 @@ ALPHA = 0.05
 
 METHOD = {
     "interval": "95% Wilson score interval with continuity correction of n * mean in n "
-    "(conservative for partial credit); within [0, 1]",
+    "(conservative for partial credit); within [0, 1]; over scores outside [0, 1] (an ARS "
+    "under negative rubric weights) mean +/- 1.96 CLT standard errors",
     "paired": "every run scored the same samples: exact McNemar test on the 0/1 outcomes "
     "(metrics without them: exact sign test on the per-sample differences)",
     "unpaired": "runs scored different samples: Fisher's exact test on the 0/1 outcomes "
@@ -41,6 +42,14 @@ def _entry(values: np.ndarray) -> dict[str, Any]:
     # Summed left to right as the report sums it (numpy's pairwise mean can differ in the
     # last bit, which told apart, and ranked 1 and 2, runs whose reports say the same).
     score = stats.mean(values.tolist())
+    if n and (values.min() < 0 or values.max() > 1):
+        # Scores outside [0, 1] (a VisualToolBench ARS under negative rubric weights): the
+        # bounded interval assumes them within and left the score outside its own interval
+        # (-50.0 [0.0, 20.0]); the CLT interval holds for any scores.
+        se = stats.clt_se(values)
+        half = None if se is None else stats.z_value() * se
+        low, high = (None, None) if half is None or score is None else (score - half, score + half)
+        return {"score": score, "low": low, "high": high, "n": n}
     bounds = stats.bounded_interval(score, n)
     low, high = bounds if bounds is not None else (None, None)
     return {"score": score, "low": low, "high": high, "n": n}

@@ -243,6 +243,26 @@ class LeaderboardTest(unittest.TestCase):
         b.write_text(json.dumps(report))
         self.assertIn("b: 1 censored (1 refused)", run_cli("leaderboard", a, str(b)).stderr)
 
+    def test_an_ars_outside_0_1_lies_within_its_interval(self) -> None:
+        # Negative rubric weights take a task's ARS outside [0, 1]; the bounded interval
+        # assumed it within: an ARS of -50.0 was shown as "-50.0 [0.0, 20.0]".
+        a = vistoolbench_report(self.tmp / "a.json", [True, False] * 10)
+        for name, low_ars, high_ars in (("b", -0.5, -0.5), ("c", -0.7, 1.6)):
+            path = vistoolbench_report(self.tmp / f"{name}.json", [True, False] * 10)
+            report = json.loads(path.read_text())
+            for entry in report["results"]:
+                entry["ars"] = high_ars if entry["apr"] else low_ars
+            path.write_text(json.dumps(report))
+            data = board(f"A={a}", f"{name}={path}")
+            for run in data["runs"]:
+                ars = run["beside"]["ars"]
+                for entry in [ars["overall"], *ars["capabilities"].values()]:
+                    self.assertLessEqual(entry["low"], entry["score"], (name, entry))
+                    self.assertLessEqual(entry["score"], entry["high"], (name, entry))
+        spread = next(r for r in data["runs"] if r["label"] == "c")["beside"]["ars"]["overall"]
+        self.assertLess(spread["low"], 0)  # 10 tasks at -0.7, 10 at 1.6: no [0, 1] interval
+        self.assertGreater(spread["high"] - spread["low"], 0.9)
+
     def test_unpaired_when_samples_differ(self) -> None:
         a = self.report("a", BASE)
         ids = [f"other{i}" for i in range(150)]
