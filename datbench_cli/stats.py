@@ -17,7 +17,8 @@ Definitions (written out in ``docs/statistics.md``):
   rate ``m``). Closed form, so ``score`` imports no scipy for it. With a clustered standard error the
   same interval at the effective sample size ``n / deff``, ``deff = max(1, SE_cl^2 / SE^2)``
   (Kish's design effect; Korn and Graubard 1998). It never leaves [0, 1], and 8/8 is not
-  certainty: [0.598, 1].
+  certainty: [0.598, 1]. Over scores outside [0, 1] (:func:`mean_interval`; an ARS under
+  negative rubric weights) the mean +/- z CLT standard errors instead.
 - Paired bootstrap: the percentile interval of ``mean(b - a)`` over resamples of sample ids,
   drawn with replacement inside each stratum (source dataset) so a resample keeps the
   benchmark's mix of datasets.
@@ -210,6 +211,23 @@ def bounded_interval(
     return [low, high]
 
 
+def mean_interval(
+    scores: Sequence[float] | np.ndarray, center: float | None, deff: float = 1.0
+) -> list[float] | None:
+    """The 95% interval of the mean ``center`` of ``scores``: :func:`bounded_interval` when
+    every score is in [0, 1]; else (a VisualToolBench ARS under negative rubric weights, which
+    the bounded interval would clamp into [0, 1], leaving the mean outside its own interval)
+    ``center`` +/- z CLT standard errors, widened by ``sqrt(deff)``."""
+    values = np.asarray(scores, dtype=float)
+    if center is None or not len(values) or (values.min() >= 0 and values.max() <= 1):
+        return bounded_interval(center, len(values), deff)
+    se = clt_se(values)
+    if se is None:
+        return None
+    half = z_value() * se * math.sqrt(deff)
+    return [center - half, center + half]
+
+
 @dataclass(frozen=True)
 class Bootstrap:
     """A paired-bootstrap result: the observed mean difference and its percentile interval."""
@@ -399,7 +417,7 @@ def describe(
         "n": len(scores),
         "mean": center,
         "se": se,
-        "ci95": bounded_interval(center, len(scores)),
+        "ci95": mean_interval(scores, center),
         "mdd80": mdd_single(center, len(scores)),
     }
     if clusters is not None:
@@ -416,6 +434,6 @@ def describe(
         entry["se_clustered"] = clustered
         entry["design_effect"] = deff if clustered is not None else None
         entry["ci95_clustered"] = (
-            bounded_interval(center, len(scores), deff) if clustered is not None else None
+            mean_interval(scores, center, deff) if clustered is not None else None
         )
     return entry

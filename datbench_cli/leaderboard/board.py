@@ -42,15 +42,7 @@ def _entry(values: np.ndarray) -> dict[str, Any]:
     # Summed left to right as the report sums it (numpy's pairwise mean can differ in the
     # last bit, which told apart, and ranked 1 and 2, runs whose reports say the same).
     score = stats.mean(values.tolist())
-    if n and (values.min() < 0 or values.max() > 1):
-        # Scores outside [0, 1] (a VisualToolBench ARS under negative rubric weights): the
-        # bounded interval assumes them within and left the score outside its own interval
-        # (-50.0 [0.0, 20.0]); the CLT interval holds for any scores.
-        se = stats.clt_se(values)
-        half = None if se is None else stats.z_value() * se
-        low, high = (None, None) if half is None or score is None else (score - half, score + half)
-        return {"score": score, "low": low, "high": high, "n": n}
-    bounds = stats.bounded_interval(score, n)
+    bounds = stats.mean_interval(values, score)
     low, high = bounds if bounds is not None else (None, None)
     return {"score": score, "low": low, "high": high, "n": n}
 

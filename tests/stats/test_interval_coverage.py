@@ -48,6 +48,20 @@ class ExactIntervalTest(unittest.TestCase):
         low, high = stats.bounded_interval(0.75, 4) or []
         self.assertTrue(0 <= low < 0.75 < high <= 1)
 
+    def test_scores_outside_0_1_get_an_interval_around_their_mean(self) -> None:
+        # A VisualToolBench ARS under negative rubric weights: the bounded interval clamped the
+        # mean -0.5 into [0, 1] first, so score's summary said -0.5 with ci95 [0.0, 0.46].
+        for scores in ([-0.5] * 4 + [-0.4] * 4, [-0.7, 1.6] * 10, [1.2, 0.9, 1.4]):
+            with self.subTest(scores=scores):
+                entry = stats.describe(scores, clusters=[str(i % 2) for i in range(len(scores))])
+                center = entry["mean"]
+                for key in ("ci95", "ci95_clustered"):
+                    low, high = entry[key]
+                    self.assertTrue(low < center < high, (key, entry))
+                half = stats.z_value() * entry["se"]
+                self.assertAlmostEqual(entry["ci95"][0], center - half, places=12)
+        self.assertEqual(stats.mean_interval([0.25, 1.0], 0.625), stats.bounded_interval(0.625, 2))
+
     def test_design_effect_widens(self) -> None:
         plain = stats.bounded_interval(0.5, 8) or []
         wide = stats.bounded_interval(0.5, 8, deff=2) or []
