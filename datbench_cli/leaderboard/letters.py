@@ -12,7 +12,7 @@ the best gets "a".
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 _NAMES = string.ascii_lowercase + string.ascii_uppercase
 
@@ -30,7 +30,8 @@ def _absorb(columns: list[frozenset[int]]) -> list[frozenset[int]]:
 
 def compact_letters(count: int, different: Iterable[tuple[int, int]]) -> list[str]:
     """The letters of ``count`` groups (index 0 first: order them best first) given the pairs
-    ``(i, j)`` that differ significantly. Raises ``ValueError`` past 52 letters."""
+    ``(i, j)`` that differ significantly. Past 52 letters (54 runs that all differ: a long
+    ``--trend``) the groups are numbered instead, joined by commas ("1,2")."""
     columns: list[frozenset[int]] = [frozenset(range(count))] if count else []
     for i, j in sorted({(min(p), max(p)) for p in different}):
         split: list[frozenset[int]] = []
@@ -41,9 +42,11 @@ def compact_letters(count: int, different: Iterable[tuple[int, int]]) -> list[st
                 split.append(column)
         columns = _absorb(split)
     columns.sort(key=lambda column: (min(column), -len(column), sorted(column)))
-    if len(columns) > len(_NAMES):
-        raise ValueError(f"{len(columns)} letters needed; at most {len(_NAMES)}")
+    names: Sequence[str] = _NAMES
+    joint = ""
+    if len(columns) > len(_NAMES):  # was a ValueError: "internal error", exit 3
+        names, joint = [str(k + 1) for k in range(len(columns))], ","
     return [
-        "".join(_NAMES[k] for k, column in enumerate(columns) if index in column)
+        joint.join(names[k] for k, column in enumerate(columns) if index in column)
         for index in range(count)
     ]

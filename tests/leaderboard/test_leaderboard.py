@@ -6,6 +6,7 @@ outputs (JSON shape, tidy CSV, markdown off a terminal), and outputs never onto 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import re
 import shutil
@@ -50,6 +51,16 @@ class LettersTest(unittest.TestCase):
             for i, j in itertools.combinations(range(count), 2):
                 share = bool(set(letters[i]) & set(letters[j]))
                 self.assertEqual(share, (i, j) not in pairs, (count, pairs, letters))
+
+    def test_past_52_letters_groups_are_numbered(self) -> None:
+        # 54 runs that all differ need 54 letters: a ValueError, "internal error" (exit 3).
+        letters = compact_letters(54, list(itertools.combinations(range(54), 2)))
+        self.assertEqual(letters[:3], ["1", "2", "3"])
+        self.assertEqual(letters[-1], "54")
+        pairs = [p for p in itertools.combinations(range(55), 2) if p not in ((0, 1), (7, 9))]
+        groups = [set(g.split(",")) for g in compact_letters(55, pairs)]
+        for i, j in itertools.combinations(range(55), 2):
+            self.assertEqual(bool(groups[i] & groups[j]), (i, j) not in pairs, (i, j))
 
     def test_labels(self) -> None:
         self.assertEqual(
