@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,17 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
     samples = side.read(files.report["results"], files.report_path)
     side.check_count(files.report["summary"], len(files.report["results"]), files.report_path)
     data = benchmark.page_data(files, images)
-    _check_fractions(data, files.report_path)
-    side.check_means(files.report["summary"], Columns.of(samples, side).values, files.report_path)
+    values = Columns.of(samples, side).values
+    # A summary number that is the mean of scores outside [0, 1] (a VisualToolBench ARS
+    # under negative rubric weights, which the spec allows) is no fraction either: it was
+    # refused as an edited report. It is held to its results' mean instead.
+    unbounded = {
+        key
+        for key, metric in side.means
+        if len(values[metric]) and (values[metric].min() < 0 or values[metric].max() > 1)
+    }
+    _check_fractions(data, files.report_path, unbounded)
+    side.check_means(files.report["summary"], values, files.report_path)
     data["provenance"] = provenance(files)
     note = images.note()
     if note:
@@ -78,17 +88,20 @@ def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
     return data
 
 
-def _check_fractions(data: dict[str, Any], report_path: Path) -> None:
+def _check_fractions(
+    data: dict[str, Any], report_path: Path, unbounded: AbstractSet[str] = frozenset()
+) -> None:
     """Refuse a report whose headline or chart numbers are no fractions, or their counts no
     counts: a hand-edited summary drew an accuracy of 1.7 as 170% and an interval [-0.5, 1.9]
     as [-50%, 190%] (``compare`` and ``leaderboard`` compute theirs from the results, so said
-    something else)."""
+    something else). The headline numbers named in ``unbounded`` need not be in [0, 1]."""
     shown = [(str(h.get("key")), h) for h in data["headline"]]
     shown += [(str(b.get("name")), b) for c in data["charts"] for b in c["bars"]]
     for name, entry in shown:
         numbers = [entry.get("value"), *(entry.get("ci") or ())]
         ci = entry.get("ci")
-        if any(v is not None and not 0 <= v <= 1 for v in numbers) or (ci and ci[0] > ci[1]):
+        outside = name not in unbounded and any(v is not None and not 0 <= v <= 1 for v in numbers)
+        if outside or (ci and ci[0] > ci[1]):
             raise InputError(
                 f"the summary's {name} ({entry.get('value')}, interval {ci}) is not a fraction "
                 "with an interval within [0, 1] (an edited report?)",

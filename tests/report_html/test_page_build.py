@@ -647,3 +647,27 @@ def test_a_summary_count_that_is_no_count_is_refused(tmp_path: Path, edit: Any, 
     assert "not a count" in result.stderr
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
     assert not (tmp_path / "p.html").exists()
+
+
+def test_an_ars_outside_0_1_from_its_results_is_drawn(tmp_path: Path) -> None:
+    """Negative rubric weights take a task's ARS below 0 (the VisualToolBench spec, 4.2): the
+    page refused such a report as "not a fraction (an edited report?)". An ARS that is its
+    results' mean is drawn; one its results do not give is still refused."""
+    from datbench_cli import stats
+    from tests.compare_support import scored_run
+
+    run = scored_run("vistoolbench", tmp_path / "run")
+    report = json.loads((run / "report.json").read_text())
+    for entry in report["results"][:3]:
+        entry["ars"] = -0.4
+    scores = [entry["ars"] for entry in report["results"]]
+    report["summary"]["ars"] = sum(scores) / len(scores)
+    report["summary"]["uncertainty"]["overall"]["ars"] = stats.describe(scores)
+    assert report["summary"]["ars"] < 0
+    (run / "report.json").write_text(json.dumps(report))
+    result = run_cli("view", str(run), "-o", str(tmp_path / "p.html"))
+    assert result.exit_code == 0, result.stderr
+    report["summary"]["ars"] = -0.9  # not what its results give
+    (run / "report.json").write_text(json.dumps(report))
+    result = run_cli("view", str(run), "-o", str(tmp_path / "q.html"))
+    assert result.exit_code == 2 and 'the summary\'s "ars" is -0.9' in result.stderr
