@@ -137,11 +137,26 @@ def csv_rows(board: dict[str, Any]) -> Iterable[list[Any]]:
                 ]
 
 
+# What a spreadsheet opening the CSV would run as a formula at the start of a text cell
+# (a label from a model's name, a capability from the dataset): "=HYPERLINK(...)".
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: ``None`` empty; a text a spreadsheet would take as a formula gets a leading
+    apostrophe (shown as text, as OWASP advises); numbers as they are."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def csv_text(board: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     for row in csv_rows(board):
-        writer.writerow(["" if v is None else v for v in row])
+        writer.writerow([_cell(v) for v in row])
     return buffer.getvalue()
 
 

@@ -417,6 +417,19 @@ class LeaderboardTest(unittest.TestCase):
         self.assertTrue(0 <= float(overall["low"]) <= float(overall["high"]) <= 1)
         self.assertEqual(overall["metric"], "accuracy")
 
+    def test_csv_text_a_spreadsheet_would_run_is_shown_as_text(self) -> None:
+        # A label from a model's name (a server's answer) such as =HYPERLINK(...) was a
+        # formula once the CSV was opened in a spreadsheet.
+        a = self.report("a", BASE)
+        b = self.report("b", BASE)
+        out = self.tmp / "board.csv"
+        label = "+SUM(A1)"  # a model's name, as a label: "=HYPERLINK(...)" alike
+        result = run_cli("leaderboard", f"{label}={a}", f"@B={b}", "--csv", str(out))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        rows = list(csv.DictReader(out.open()))
+        self.assertEqual({r["run"] for r in rows}, {"'" + label, "'@B"})
+        self.assertTrue(all(float(r["value"]) > 0 for r in rows))  # numbers as they were
+
     def test_never_writes_onto_an_input(self) -> None:
         a = self.report("a", BASE)
         b = self.report("b", BASE)
