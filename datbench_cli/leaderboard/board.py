@@ -31,7 +31,7 @@ METHOD = {
     "ranks": "competition ranks by the headline score; scores within 1e-9 of each other "
     "(the same values summed in another order) share a rank",
     "letters": "compact letter display (Piepho 2004, insert-and-absorb) over the runs ordered "
-    "by score: runs sharing a letter are not significantly different at Holm-adjusted p < 0.05",
+    "by score (numbers past 52 groups): runs sharing a letter are not significantly different at Holm-adjusted p < 0.05",
     "trend": "a checkpoint is better than every earlier one when its score is higher and the "
     "Holm-adjusted test against each earlier checkpoint is significant",
 }

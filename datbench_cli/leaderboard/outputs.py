@@ -75,7 +75,7 @@ def notes(board: dict[str, Any]) -> list[str]:
     the data differ, and each run's warnings."""
     out = [
         f"{board['headline']['label']} ranks the runs; [95%] Wilson intervals with continuity correction (%); "
-        f"group: runs sharing a letter are not significantly different ({board['test']}, "
+        f"group: runs sharing a letter (a number, past 52 groups) are not significantly different ({board['test']}, "
         f"p < {board['alpha']:g})",
     ]
     if not board["paired"]:
