@@ -12,7 +12,7 @@ from datbench_cli.cli import tables
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.summary_table import text_table
-from datbench_cli.compare.inputs import compare_inputs
+from datbench_cli.compare.inputs import report_paths
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_outputs, locked_runs
 from datbench_cli.leaderboard import board as boards
@@ -82,7 +82,7 @@ def leaderboard(
     out = Output(quiet)
     # Outputs are checked before any report is read: a refused one costs nothing.
     given = [runs.split_label(argument)[1] for argument in paths]
-    inputs = given + compare_inputs(*given)
+    inputs = given + report_paths(*given)
     guard_outputs("leaderboard", inputs, csv=csv_path, html=html)
     if html is not None:
         check_target(html, "leaderboard", inputs)  # a file that is not a datbench page: refused

@@ -3,12 +3,13 @@ identifies the data it was scored on."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.errors import InputError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.rundir import (
     JUDGE_RESPONSES,
@@ -138,10 +139,24 @@ def _copied_run_file(report: dict[str, Any], folder: Path, recorded: str) -> boo
         return False
 
 
-def compare_inputs(*given: Path) -> list[Path]:
-    """The files a comparison reads from each side (its report), which no output of the
-    comparison may replace."""
+def report_paths(*given: Path) -> list[Path]:
+    """The report each argument names (a run directory's, or the file itself): the files a
+    comparison or a leaderboard reads, which none of its outputs may replace."""
     return [path / REPORT if path.is_dir() else path for path in given]
+
+
+def compare_inputs(a: Path, b: Path) -> list[Path]:
+    """:func:`report_paths` of the two sides; one report on both is a usage error (compared
+    with itself, it passes every gate, saying nothing)."""
+    reports = report_paths(a, b)
+    with contextlib.suppress(OSError):  # a side that is not there is said when it is read
+        if os.path.samefile(*reports):
+            raise UsageError(
+                f"{a} and {b} are one report ({reports[0]}): a run compared with itself says "
+                "nothing, and passes every --fail-if-worse gate",
+                hint="name two runs",
+            )
+    return reports
 
 
 def locate(given: Path) -> tuple[Path, dict[str, Any] | None]:

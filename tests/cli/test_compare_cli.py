@@ -66,7 +66,10 @@ class DatBenchCompareTest(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_self_comparison_is_zero_and_passes_the_gate(self) -> None:
-        result, data = _compare(str(self.a), str(self.a), "--fail-if-worse", "0")
+        # A copy of the run: one report on both sides is refused (see test_one_report_...).
+        copy = self.tmp / "a-copy"
+        shutil.copytree(self.a, copy, dirs_exist_ok=True)
+        result, data = _compare(str(self.a), str(copy), "--fail-if-worse", "0")
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertFalse(data["gate"]["failed"])
         self.assertEqual(data["join"]["only_in_a"], 0)
@@ -80,6 +83,19 @@ class DatBenchCompareTest(unittest.TestCase):
                 self.assertEqual(block["mcnemar"]["p_holm"], 1.0)
                 self.assertEqual((block["mcnemar"]["b"], block["mcnemar"]["c"]), (0, 0))
                 self.assertFalse(block["significant"])
+
+    def test_one_report_on_both_sides_is_refused(self) -> None:
+        # Compared with itself a run passed every --fail-if-worse gate: a CI job whose two
+        # paths named one run said nothing.
+        report = self.a / "report.json"
+        for b in (self.a, report, self.tmp / "link"):
+            if b.name == "link" and not b.exists():
+                b.symlink_to(self.a)
+            with self.subTest(b=b.name):
+                result = run_cli("compare", str(self.a), str(b), "--fail-if-worse", "0")
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("are one report", result.stderr)
+                self.assertIn("hint: name two runs", result.stderr)
 
     def test_numbers_match_an_independent_computation(self) -> None:
         result, data = _compare(str(self.a), str(self.b), "--resamples", "2000", "--seed", "3")
@@ -366,7 +382,9 @@ class VisToolBenchCompareTest(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_self_comparison(self) -> None:
-        result, data = _compare(str(self.a), str(self.a), "--fail-if-worse", "0")
+        copy = self.tmp / "a-copy"
+        shutil.copytree(self.a, copy, dirs_exist_ok=True)
+        result, data = _compare(str(self.a), str(copy), "--fail-if-worse", "0")
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertEqual(
             [t["key"] for t in data["tables"]],
