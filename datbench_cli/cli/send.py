@@ -205,12 +205,12 @@ def _send(
         if code == "connect_error":
             out.warn(
                 f"{shown_url(endpoint)}: {problem}: is the server running? Retrying each "
-                f"request up to {config.max_retries} times (Ctrl-C stops; answers so far are "
+                f"request up to {_times(config.max_retries)} (Ctrl-C stops; answers so far are "
                 "kept)"
             )
         else:
             out.warn(
-                f"{shown_url(endpoint)}: {problem}; retrying (up to {config.max_retries} times)"
+                f"{shown_url(endpoint)}: {problem}; retrying (up to {_times(config.max_retries)})"
             )
 
     def status() -> str:
@@ -254,3 +254,7 @@ def _lines(path: Path) -> int:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
     except OSError:
         return 0
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"

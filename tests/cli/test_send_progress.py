@@ -32,6 +32,12 @@ def test_a_refused_connection_is_said_before_the_run_stops(tmp_path: Path) -> No
     warned = [i for i, line in enumerate(lines) if "is the server running?" in line]
     assert len(warned) == 1, result.stderr  # once, not once per request or retry
     assert "Connection refused" in lines[warned[0]] or "refused" in lines[warned[0]]
+    assert "up to 2 times" in lines[warned[0]]
+    once = run_cli(
+        "send", *map(str, requests), "--base-url", f"http://127.0.0.1:{closed_port()}/v1",
+        "--max-retries", "1", "--max-backoff", "0", "--concurrency", "1",
+    )  # fmt: skip
+    assert "request up to once (" in once.stderr, once.stderr  # not "up to 1 times"
     stopped = [i for i, line in enumerate(lines) if line.startswith("error: stopped")]
     assert stopped and warned[0] < stopped[0]
     assert "running the same command again continues" in result.stderr
