@@ -69,7 +69,11 @@ def parquet_rows(files: list[Path], required: Sequence[str] = ()) -> int:
             ) from None
         missing = [column for column in required if column not in names]
         if missing:
-            raise InputError(f"a data file lacks the column(s) {', '.join(missing)}", path)
+            # What it has tells another benchmark's (or another split's) file at a glance.
+            has = ", ".join(sorted(names)[:12]) + (", ..." if len(names) > 12 else "")
+            raise InputError(
+                f"a data file lacks the column(s) {', '.join(missing)} (its columns: {has})", path
+            )
         rows += metadata.num_rows
     return rows
 

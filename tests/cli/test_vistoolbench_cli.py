@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import unittest
@@ -203,8 +204,11 @@ class ExportOptionTests(unittest.TestCase):
         export, second = self.export_two_files(lambda table: table.drop(["turn_prompts"]))
         result = export()
         self.assertEqual(result.exit_code, 2)
-        self.assertEqual(
-            result.stderr, f"error: {second}: a data file lacks the column(s) turn_prompts\n"
+        # The columns it has tell another benchmark's file at a glance.
+        self.assertRegex(
+            result.stderr,
+            rf"^error: {re.escape(str(second))}: a data file lacks the column\(s\) turn_prompts "
+            r"\(its columns: eval_focus, id, images, .*\)\n$",
         )
 
     def test_a_truncated_second_data_file_is_named(self) -> None:
