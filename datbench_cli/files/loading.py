@@ -43,6 +43,13 @@ def check_rows(dataset: Any, rows: str) -> None:
         )
 
 
+def check_flag(value: Any, argument: str) -> None:
+    """A ``TypeError`` naming ``argument`` unless ``value`` is ``True`` or ``False``: a truthy
+    string such as ``"false"`` or ``"no"`` would otherwise switch the option on."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{argument} must be True or False, got {type(value).__name__}")
+
+
 def not_a_collection(values: Any) -> bool:
     """Whether a caller's argument is no iterable of records: ``None``, a number, a string,
     bytes or a single mapping."""

@@ -195,6 +195,24 @@ class PublicApiTests(unittest.TestCase):
             VLMResponse("a", "caf\u00e9 \U0001f600").raw_output, "caf\u00e9 \U0001f600"
         )
 
+    def test_strict_judge_must_be_a_bool(self) -> None:
+        # strict_judge="no" (or "false", read from a config file) is truthy: both evaluators
+        # judged strictly, raising StrictJudgeError on a run the caller meant to score.
+        from datbench_cli import VisToolBenchEvaluator
+        from tests.vtb_support import sample_rows
+
+        datbench = DatBenchEvaluator([_row("a")], "math")
+        vistoolbench = VisToolBenchEvaluator(sample_rows(), warn=lambda message: None)
+        for bad in ("no", "false", 1, None):
+            for name, call in (
+                ("datbench", lambda bad=bad: datbench.compute_metrics([], strict_judge=bad)),
+                ("vistoolbench", lambda bad=bad: vistoolbench.compute_metrics([], [], bad)),
+            ):
+                with self.subTest(name=name, value=bad):
+                    with self.assertRaises(TypeError) as caught:
+                        call()
+                    self.assertIn("strict_judge must be True or False", str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

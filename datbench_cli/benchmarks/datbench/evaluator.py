@@ -46,7 +46,7 @@ from datbench_cli.errors import (
     StrictJudgeError,
     name_ids,
 )
-from datbench_cli.files.loading import check_rows
+from datbench_cli.files.loading import check_flag, check_rows
 from datbench_cli.files.run_store import unknown
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
@@ -163,6 +163,7 @@ class DatBenchEvaluator:
         ``"reference"`` (the reference's scores, quirks included) or ``"corrected"`` (one named
         fix per known reference defect, see docs/known-defects.md).
         """
+        check_flag(strict_judge, "strict_judge")
         options = ScoreOptions(profile=profile)
         return self._in_memory(vlm_responses, judge_responses, strict_judge, options)
 

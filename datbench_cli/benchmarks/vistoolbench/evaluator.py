@@ -47,7 +47,7 @@ from datbench_cli.errors import (
     StrictJudgeError,
     name_ids,
 )
-from datbench_cli.files.loading import check_rows, not_a_collection
+from datbench_cli.files.loading import check_flag, check_rows, not_a_collection
 
 _T = TypeVar("_T")
 
@@ -215,6 +215,7 @@ class VisToolBenchEvaluator:
         (it judged another text); an errored judge line (a failed judge call) is *errored*.
         Each turn of a result carries the ``response_status`` of its answer."""
         check_turncase(turncase)
+        check_flag(strict_judge, "strict_judge")
         if judge_responses is not None:
             _check_records(judge_responses, "judge_responses", "JudgeResponse")
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
