@@ -574,6 +574,20 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[GuardedWriter]:
         raise
 
 
+def save_target(path: Any) -> Path:
+    """The file a report's ``save(path)`` writes: a ``TypeError`` naming ``path`` unless it is
+    a string or a path object (not bytes, not a number), a ``ValueError`` for an empty string,
+    which names no file (``Path("")`` is the current directory)."""
+    if isinstance(path, Path):
+        return path
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str):
+        raise TypeError(f"path must be a str or a path object, got {type(path).__name__}")
+    if not text:
+        raise ValueError("path must name a file, got an empty string")
+    return Path(text)
+
+
 def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
     """Write ``data`` to ``path`` through :func:`atomic_writer`."""
     with atomic_writer(path, durable) as handle:

@@ -213,6 +213,31 @@ class PublicApiTests(unittest.TestCase):
                         call()
                     self.assertIn("strict_judge must be True or False", str(caught.exception))
 
+    def test_save_names_a_path_that_is_no_file_name(self) -> None:
+        # save(5) said "expected str, bytes or os.PathLike object, not int", naming no
+        # argument; save("") wrote to "." and failed with "cannot write .: is a directory".
+        import tempfile
+        from pathlib import Path
+
+        from datbench_cli import VisToolBenchReport
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = DatBenchEvaluator([_row("a")], "math").compute_metrics(
+                [VLMResponse("a", "yes")]
+            )
+        for saved in (report, VisToolBenchReport(summary={}, results=[])):
+            for bad, error in ((5, TypeError), (b"r.json", TypeError), ("", ValueError)):
+                with self.subTest(report=type(saved).__name__, path=bad):
+                    with self.assertRaises(error) as caught:
+                        saved.save(bad)  # type: ignore[arg-type]
+                    self.assertIn("path must", str(caught.exception))
+            with tempfile.TemporaryDirectory() as folder:
+                saved.save(str(Path(folder) / "a.json"))
+                saved.save(Path(folder) / "b.json")
+                self.assertTrue((Path(folder) / "a.json").is_file())
+                self.assertTrue((Path(folder) / "b.json").is_file())
+
 
 if __name__ == "__main__":
     unittest.main()

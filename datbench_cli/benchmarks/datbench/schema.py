@@ -188,5 +188,5 @@ class DatBenchReport:
 
     def save(self, path: str | Path) -> None:
         """Write the report as JSON, atomically (a temporary file renamed into place)."""
-        target = path if isinstance(path, Path) else Path(path)
+        target = jsonio.save_target(path)
         jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(self.to_dict()) + b"\n")

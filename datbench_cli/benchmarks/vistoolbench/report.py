@@ -34,7 +34,7 @@ class VisToolBenchReport:
 
     def save(self, path: str | Path) -> None:
         """Write the report as JSON, atomically (a temporary file renamed into place)."""
-        target = path if isinstance(path, Path) else Path(path)
+        target = jsonio.save_target(path)
         jsonio.write_bytes_atomic(target, jsonio.dumps_pretty(self.to_dict()) + b"\n")
 
     def __getitem__(self, key: str) -> Any:
