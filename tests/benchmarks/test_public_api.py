@@ -238,6 +238,27 @@ class PublicApiTests(unittest.TestCase):
                 self.assertTrue((Path(folder) / "a.json").is_file())
                 self.assertTrue((Path(folder) / "b.json").is_file())
 
+    def test_vistoolbench_options_of_the_wrong_kind_are_named(self) -> None:
+        # first_image_only="no" is truthy: every turn silently kept only its first image;
+        # warn=5 and context=["golden"] failed as "'int' object is not callable" and
+        # "unhashable type: 'list'", naming no argument.
+        from datbench_cli import VisToolBenchEvaluator
+        from tests.vtb_support import sample_rows
+
+        for options, error, message in (
+            ({"first_image_only": "no"}, TypeError, "first_image_only must be True or False"),
+            ({"first_image_only": 1}, TypeError, "first_image_only must be True or False"),
+            ({"warn": 5}, TypeError, "warn must be a function"),
+            ({"context": ["golden"]}, ValueError, "context must be one of golden, model"),
+        ):
+            with self.subTest(options=options):
+                with self.assertRaises(error) as caught:
+                    VisToolBenchEvaluator(sample_rows(), **options)
+                self.assertIn(message, str(caught.exception))
+        kept: list[str] = []
+        evaluator = VisToolBenchEvaluator(sample_rows(), first_image_only=True, warn=kept.append)
+        self.assertTrue(evaluator.tasks)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -96,7 +96,7 @@ def check_limit(limit: int | None) -> None:
 
 def context_policy_for(context: str) -> str:
     """``golden`` -> ``golden_history``, ``model`` -> ``model_history``."""
-    if context not in CONTEXT_POLICIES:
+    if not isinstance(context, str) or context not in CONTEXT_POLICIES:
         raise BadArgument(f"context must be one of {', '.join(CONTEXT_POLICIES)}, not {context!r}")
     return CONTEXT_POLICIES[context]
 
@@ -124,6 +124,11 @@ class VisToolBenchEvaluator:
     ) -> None:
         check_turncase(turncase)
         check_limit(limit)
+        check_flag(first_image_only, "first_image_only")
+        if warn is not None and not callable(warn):
+            raise TypeError(
+                f"warn must be a function taking a message, or None, got {type(warn).__name__}"
+            )
         check_rows(hf_dataset, "VisualToolBench's rows")
         self.context_policy = context_policy_for(context)
         self._held: list[str] = []
