@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from datbench_cli.batch.digests import is_digest
 from datbench_cli.files.loading import not_a_collection
 
 T = TypeVar("T")
@@ -51,6 +52,12 @@ class JudgeResponse:
         check_text(self, "raw_judge_output", self.raw_judge_output, optional=True)
         check_text(self, "verdict", self.verdict, optional=True)
         check_text(self, "response_digest", self.response_digest, optional=True)
+        if self.response_digest is not None and not is_digest(self.response_digest):
+            # As a judge file's line with one is refused: it would only make the verdict stale.
+            raise ValueError(
+                "JudgeResponse.response_digest must be the 16 hex digits of the judge task's "
+                f"response_digest, or None; got {self.response_digest[:40]!r}"
+            )
 
 
 def check_text(owner: object, name: str, value: object, *, optional: bool) -> None:

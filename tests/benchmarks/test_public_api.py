@@ -259,6 +259,21 @@ class PublicApiTests(unittest.TestCase):
         evaluator = VisToolBenchEvaluator(sample_rows(), first_image_only=True, warn=kept.append)
         self.assertTrue(evaluator.tasks)
 
+    def test_a_response_digest_that_is_no_digest_is_refused(self) -> None:
+        # A judge file's line with one is refused (and a VisualToolBench judge dict); a
+        # JudgeResponse with one was taken, and its verdict silently scored 0 as stale.
+        from datbench_cli.batch.digests import response_digest
+
+        for bad in ("abc", "", "ABCDEF0123456789", "sha256:" + "0" * 64):
+            with self.subTest(digest=bad), self.assertRaises(ValueError) as caught:
+                JudgeResponse("a", "true", response_digest=bad)
+            self.assertIn("JudgeResponse.response_digest must be", str(caught.exception))
+        judge_row = dict(_row("a"), eval_mode="judge")
+        evaluator = DatBenchEvaluator([judge_row], "math")
+        judged = JudgeResponse("a", "true", response_digest=response_digest("yes"))
+        report = evaluator.compute_metrics([VLMResponse("a", "yes")], [judged])
+        self.assertEqual(report.summary["judge_accuracy"], 1.0)
+
 
 if __name__ == "__main__":
     unittest.main()
