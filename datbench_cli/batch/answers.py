@@ -60,6 +60,18 @@ class JudgeResponse:
             )
 
 
+def plain_response(response: VLMResponse) -> VLMResponse:
+    """A :class:`VLMResponse` of ``response``'s fields only: what travels (pickled) to the
+    scoring workers, so that a caller's subclass defined in a function, or an attribute
+    added to a response (a lock, a client, a lambda), does not stop the scoring."""
+    return VLMResponse(response.id, response.raw_output, response.parsed_answer)
+
+
+def plain_judge(judge: JudgeResponse) -> JudgeResponse:
+    """A :class:`JudgeResponse` of ``judge``'s fields only (see :func:`plain_response`)."""
+    return JudgeResponse(judge.id, judge.raw_judge_output, judge.verdict, judge.response_digest)
+
+
 def check_text(owner: object, name: str, value: object, *, optional: bool) -> None:
     """``TypeError`` unless ``value`` is a string (or ``None`` when ``optional``);
     ``ValueError`` for a string with a lone surrogate (``"\\ud800"``, as decoding with

@@ -20,7 +20,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from datbench_cli.batch.answers import JudgeResponse
+from datbench_cli.batch.answers import JudgeResponse, plain_judge
 from datbench_cli.batch.line_keys import JUDGE_KEYS
 from datbench_cli.batch.response_store import AnsweredLines, read_answered, stored_line
 from datbench_cli.batch.responses import LoadedResponses, ResponseLine
@@ -49,7 +49,7 @@ class JudgeStore(AnsweredLines):
 def held_judges(judges: Iterable[JudgeResponse]) -> JudgeStore:
     """Judge responses in memory (the Python API) in a private store."""
     store = JudgeStore(None)
-    store.hold(judges, lambda _: None)
+    store.hold(map(plain_judge, judges), lambda _: None)
     return store
 
 

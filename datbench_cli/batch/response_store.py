@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from datbench_cli.batch.answers import VLMResponse
+from datbench_cli.batch.answers import VLMResponse, plain_response
 from datbench_cli.batch.line_keys import RESPONSE_KEYS, UnknownKeys
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
@@ -119,7 +119,7 @@ def held_responses(
             status = text_status(response.model_output)
         store.codes.append(_STATUS_CODES[status])
 
-    store.hold(responses, code)
+    store.hold(map(plain_response, responses), code)
     return store
 
 

@@ -274,6 +274,40 @@ class PublicApiTests(unittest.TestCase):
         report = evaluator.compute_metrics([VLMResponse("a", "yes")], [judged])
         self.assertEqual(report.summary["judge_accuracy"], 1.0)
 
+    def test_responses_with_attributes_of_their_own_are_scored(self) -> None:
+        # The held responses travel pickled to the scoring workers: a subclass defined in a
+        # function, or an attribute added to a response (a lock, a lambda), failed the call
+        # with "Can't pickle local object" or "cannot pickle '_thread.lock' object".
+        import threading
+
+        def local_class() -> type[VLMResponse]:
+            class Local(VLMResponse):
+                pass
+
+            return Local
+
+        judge_row = dict(_row("b"), eval_mode="judge")
+        evaluator = DatBenchEvaluator([_row("a"), judge_row], "math")
+        with_lock = VLMResponse("a", "yes")
+        with_lock.client = threading.Lock()  # type: ignore[attr-defined]
+        judge = JudgeResponse("b", "true")
+        judge.callback = lambda: None  # type: ignore[attr-defined]
+        for responses in (
+            [local_class()("a", "yes"), local_class()("b", "x")],
+            [with_lock, VLMResponse("b", "x")],
+        ):
+            with self.subTest(responses=responses):
+                report = evaluator.compute_metrics(responses, [judge])
+                self.assertEqual(report.summary["overall_accuracy"], 1.0)
+                self.assertEqual(report.summary["total_samples"], 2)
+        # A field set to another type after construction is refused as at construction,
+        # not scored as a scorer error.
+        changed = VLMResponse("a", "yes")
+        changed.raw_output = 5  # type: ignore[assignment]
+        with self.assertRaises(TypeError) as caught:
+            evaluator.compute_metrics([changed], [judge])
+        self.assertIn("raw_output must be a string", str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main()
