@@ -308,6 +308,23 @@ class PublicApiTests(unittest.TestCase):
             evaluator.compute_metrics([changed], [judge])
         self.assertIn("raw_output must be a string", str(caught.exception))
 
+    def test_judge_responses_of_direct_mode_samples_are_counted(self) -> None:
+        # They are ignored (no judge scores a direct-mode sample); only a warning said so, and
+        # the report kept no trace of them, unlike judge ids that match no sample.
+        evaluator = DatBenchEvaluator([_row("a"), _row("b")], "math")
+        responses = [VLMResponse("a", "yes"), VLMResponse("b", "no")]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = evaluator.compute_metrics(responses, [JudgeResponse("a", "false")])
+        self.assertEqual(report.summary["direct_judge_response_ids"], 1)
+        self.assertEqual(report.summary["unknown_judge_response_ids"], 0)
+        self.assertEqual(report.summary["overall_accuracy"], 0.5)  # the verdict is not used
+        self.assertTrue(any("direct-mode samples" in str(w.message) for w in caught))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plain = evaluator.compute_metrics(responses)
+        self.assertEqual(plain.summary["direct_judge_response_ids"], 0)
+
 
 if __name__ == "__main__":
     unittest.main()

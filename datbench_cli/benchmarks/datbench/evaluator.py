@@ -269,11 +269,11 @@ class DatBenchEvaluator:
         # The last line of each id, one query per input (an id that is not a string, which a
         # caller's sample may have, matches no line).
         last_response, last_judge = store.last_by_id(), judges.last_by_id()
-        judged_direct = 0  # judge lines of direct-mode samples, which no judge scores
         for key in samples.keys():
             ident = key.id
             if key.eval_mode != "judge" and isinstance(ident, str) and ident in last_judge:
-                judged_direct += 1
+                # A judge line of a direct-mode sample, which no judge scores: ignored, counted.
+                coverage.direct_judge_response_ids += 1
             position = last_response.get(ident) if isinstance(ident, str) else None
             if position is None:
                 coverage.missing_responses += 1
@@ -359,9 +359,9 @@ class DatBenchEvaluator:
         _warn_about(
             coverage, errors, judge_expected, judge_matched, builder.metric_errors, 3 + depth
         )
-        if judged_direct:
+        if coverage.direct_judge_response_ids:
             warnings.warn(
-                f"{judged_direct} judge response id(s) are of direct-mode samples, which are "
+                f"{coverage.direct_judge_response_ids} judge response id(s) are of direct-mode samples, which are "
                 "scored without a judge: ignored",
                 DatbenchWarning,
                 stacklevel=3 + depth,

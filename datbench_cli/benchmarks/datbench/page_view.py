@@ -49,6 +49,7 @@ _ACCOUNTING = [
     ("judge_errored_responses", "errored judge responses", None, None),
     ("judge_truncated_responses", "truncated judge responses", None, None),
     ("unknown_judge_response_ids", "unknown judge response ids", None, None),
+    ("direct_judge_response_ids", "judge response ids of direct-mode samples", None, None),
     ("duplicate_judge_response_ids", "duplicate judge response ids", None, None),
 ]
 # Shown in their own blocks (or as the score and the verdict facet), not again in the details.
