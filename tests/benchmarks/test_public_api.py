@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import unittest
 import warnings
+from typing import Any
 
 from datbench_cli import DatBenchEvaluator, JudgeResponse, VLMResponse
 from datbench_cli.benchmarks.datbench.evaluator import compute_report
@@ -324,6 +325,52 @@ class PublicApiTests(unittest.TestCase):
             warnings.simplefilter("ignore")
             plain = evaluator.compute_metrics(responses)
         self.assertEqual(plain.summary["direct_judge_response_ids"], 0)
+
+    def test_vistoolbench_warnings_stay_with_the_thread_of_their_call(self) -> None:
+        # One flag per evaluator said "a public call is running": a call on thread B while
+        # thread A's call ran held B's warnings and returned without them; A's call gave
+        # them out at A's caller once it ended (never, had A not ended).
+        import threading
+
+        from datbench_cli import VisToolBenchEvaluator
+        from tests.vtb_support import sample_rows
+
+        evaluator = VisToolBenchEvaluator(sample_rows())
+        started, release = threading.Event(), threading.Event()
+
+        def blocked() -> Any:
+            started.set()
+            release.wait(30)
+            yield from ()
+
+        shown: dict[str, list[str]] = {"a": [], "b": []}
+        original = warnings.showwarning
+
+        def show(message: Any, *args: Any, **kwargs: Any) -> None:
+            shown[threading.current_thread().name].append(str(message))
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = show
+            try:
+                first = threading.Thread(
+                    target=lambda: evaluator.compute_metrics(blocked(), []), name="a"
+                )
+                first.start()
+                self.assertTrue(started.wait(30))
+                second = threading.Thread(
+                    target=lambda: evaluator.compute_metrics([], []), name="b"
+                )
+                second.start()
+                second.join(30)
+                b_during = list(shown["b"])
+                release.set()
+                first.join(30)
+            finally:
+                release.set()
+                warnings.showwarning = original
+        self.assertTrue(b_during, "thread b's call gave out no warning of its own")
+        self.assertEqual(len(shown["a"]), len(b_during))  # each gave out its own, once
 
 
 if __name__ == "__main__":

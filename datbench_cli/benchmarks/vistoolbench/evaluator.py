@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+import threading
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -59,25 +60,35 @@ def _pil_image(data: bytes) -> Any:
     return Image.open(io.BytesIO(data))
 
 
+class _Calls(threading.local):
+    """One thread's public calls on an evaluator: whether one is running, and the warnings
+    held till the outermost one ends (per thread: a call on another thread neither holds nor
+    gives out this thread's warnings)."""
+
+    def __init__(self) -> None:
+        self.running = False
+        self.held: list[str] = []
+
+
 def _warns_at_caller(method: Callable[..., _T]) -> Callable[..., _T]:
     """A public method whose warnings, held while it runs (without a ``warn`` of the caller's,
     row reading, answer matching and scoring hold theirs), are given to Python as
-    :class:`DatbenchWarning` at its caller's line once the outermost public call ends, as
-    DatBench's are."""
+    :class:`DatbenchWarning` at its caller's line once the outermost public call of its
+    thread ends, as DatBench's are."""
 
     @functools.wraps(method)
     def run(self: VisToolBenchEvaluator, *args: Any, **kwargs: Any) -> _T:
-        outer = not self._running
-        self._running = True
+        calls = self._calls()
+        outer = not calls.running
+        calls.running = True
         try:
             return method(self, *args, **kwargs)
         finally:
             if outer:
-                self._running = False
-                held = getattr(self, "_held", [])
+                calls.running = False
+                held, calls.held = calls.held, []
                 for message in held:
                     warnings.warn(message, DatbenchWarning, stacklevel=2)
-                held.clear()
 
     return run
 
@@ -109,7 +120,16 @@ class VisToolBenchEvaluator:
     at the caller's line).
     """
 
-    _running = False  # a public method is running (its warnings are held till it ends)
+    def _calls(self) -> _Calls:
+        """This thread's public calls on the evaluator (made on first use)."""
+        calls = self.__dict__.get("_calls_state")
+        if calls is None:
+            calls = self.__dict__.setdefault("_calls_state", _Calls())
+        return calls
+
+    def _hold(self, message: str) -> None:
+        """The default ``warn``: hold ``message`` till this thread's public call ends."""
+        self._calls().held.append(message)
 
     @_warns_at_caller
     def __init__(
@@ -131,8 +151,7 @@ class VisToolBenchEvaluator:
             )
         check_rows(hf_dataset, "VisualToolBench's rows")
         self.context_policy = context_policy_for(context)
-        self._held: list[str] = []
-        self.warn: Warn = warn or self._held.append
+        self.warn: Warn = warn or self._hold
         try:
             self.tasks: list[Task] = list(
                 iter_tasks(
@@ -154,8 +173,7 @@ class VisToolBenchEvaluator:
         """An evaluator over already-built tasks (e.g. read from ``references.jsonl``)."""
         evaluator = cls.__new__(cls)
         evaluator.context_policy = context_policy
-        evaluator._held = []
-        evaluator.warn = warn or evaluator._held.append
+        evaluator.warn = warn or evaluator._hold
         evaluator.tasks = list(tasks)
         return evaluator
 
