@@ -359,9 +359,10 @@ class DatBenchEvaluator:
         _warn_about(
             coverage, errors, judge_expected, judge_matched, builder.metric_errors, 3 + depth
         )
-        if coverage.direct_judge_response_ids:
+        judged_direct = coverage.direct_judge_response_ids
+        if judged_direct:
             warnings.warn(
-                f"{coverage.direct_judge_response_ids} judge response id(s) are of direct-mode samples, which are "
+                f"{judged_direct} judge response id(s) are of direct-mode samples, which are "
                 "scored without a judge: ignored",
                 DatbenchWarning,
                 stacklevel=3 + depth,
