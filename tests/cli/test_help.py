@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import typer.main
 
 from datbench_cli.cli.app import STAGES, app
 from tests.cli_helpers import run_cli
@@ -80,19 +81,29 @@ def test_metavars_match_their_help(name: str) -> None:
         assert "--num-shards K " in text and "--shard-index I " in text
 
 
+def help_at(name: str, width: int) -> str:
+    """The help of command ``name`` (``""``: the program's) as a terminal of ``width`` columns
+    shows it (in-process runs, ``run_cli``, always format it at 80)."""
+    group = typer.main.get_command(app)
+    command = group.commands[name] if name else group  # type: ignore[attr-defined]
+    context = command.context_class(command, info_name=name or "datbench", terminal_width=width)
+    return str(command.get_help(context))
+
+
 @pytest.mark.parametrize("width", [60, 80])
 def test_help_never_breaks_a_line_inside_a_hyphenated_word(width: int) -> None:
     """The help wrapper broke lines after a word's hyphen: `--allow-different-` / `data` in
     the leaderboard's help, `export-` / `tasks` in the main one, `--strict-` / `judge` in
     score's; copied, such an option is an error."""
     for name in ["", *NAMES]:
-        result = run_cli(*([name] if name else []), "--help", env={"COLUMNS": str(width)})
+        result = run_cli(*([name] if name else []), "--help")
         assert result.exit_code == 0, result.stderr
-        assert "\u2011" not in result.stdout
+        text = help_at(name, width)
+        assert "\u2011" not in result.stdout + text
         # click's own "[default: ...]" text is outside the command's help: not checked.
         broken = [
             line
-            for line in result.stdout.splitlines()
+            for line in text.splitlines()
             if re.search(r"\w-$", line) and "[default:" not in line
         ]
         assert broken == [], (name, broken)
@@ -105,14 +116,10 @@ def test_help_never_cuts_a_word_of_an_option_description(width: int) -> None:
     """At 40 columns the description column was 16 characters wide and click cut longer words
     in two: `--image-bas` / `e-url`, `Datolog` / `yAI/DatBench`, `max_complet` / `ion_tokens`.
     Every word of every description is now whole in the help."""
-    import typer.main
-
     group = typer.main.get_command(app)
     for name in ["", *NAMES]:
         command = group.commands[name] if name else group  # type: ignore[attr-defined]
-        # The width a terminal of this many columns gives (in-process runs are always 80).
-        context = command.context_class(command, info_name=name or "datbench", terminal_width=width)
-        shown = set(command.get_help(context).split())
+        shown = set(help_at(name, width).split())
         texts = [getattr(param, "help", None) for param in command.params]
         if not name:
             texts += [summary for _, _, summary in STAGES]
