@@ -191,6 +191,45 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         check = run_cli("check-judge", "-d", str(work))
         self.assertIn("1 unknown", check.stdout)
 
+    def test_errored_or_cut_lines_of_another_run_count_once_as_unknown_ids(self) -> None:
+        # Every sample answered in full, plus an errored and a cut line of another run (in
+        # both files): they are unknown ids, and no errored or truncated sample of this run
+        # (they were counted twice, and the report disagreed with its response_statuses).
+        work = self.work(
+            "foreign-counted-once",
+            [
+                *self.responses,
+                vllm_error("other_run_000001"),
+                vllm_ok("other_run_000002", "A", finish_reason="length"),
+            ],
+        )
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                *({"id": i, "raw_judge_output": "true"} for i in self.judge_ids),
+                openai_error_file_line("other_run_judge_000001#0123456789abcdef"),
+                vllm_ok("other_run_judge_000002#0123456789abcdef", "tr", finish_reason="length"),
+            ],
+        )
+        result, summary = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["unknown_response_ids"], 2)
+        self.assertEqual(summary["unknown_judge_response_ids"], 2)
+        for key in (
+            "errored_responses",
+            "truncated_responses",
+            "judge_errored_responses",
+            "judge_truncated_responses",
+        ):
+            self.assertEqual(summary[key], 0, key)
+        self.assertEqual(summary["response_statuses"]["errored"], 0)
+        self.assertEqual(summary["response_statuses"]["truncated"], 0)
+        self.assertNotIn("token limit", result.stderr)
+        for command in ("check-judge", "make-judge-tasks"):
+            other = run_cli(command, "-d", str(work))
+            self.assertNotIn("token limit", other.stderr, command)
+            self.assertNotIn("errored", other.stderr, command)
+
     def test_a_rejudged_sample_is_counted_as_a_duplicate_judge_id(self) -> None:
         # A sample judged again (appended to the same file): the last verdict is used, and the
         # report says that an id had two, as it does for responses.

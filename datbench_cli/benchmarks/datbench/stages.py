@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,12 +118,23 @@ def forwarded_warnings(warn: Warn) -> Iterator[None]:
             warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
 
 
-def _report_set_aside(loaded: LoadedResponses, what: str, path: Path, warn: Warn) -> None:
+def _of_samples(ids: list[str], samples_of: Callable[[Sequence[str]], Collection[str]]) -> int:
+    """How many of the distinct ``ids`` are samples' ids (the others are unknown ids, counted
+    as such and nowhere else)."""
+    return len(ids) - len(run_store.unknown(ids, samples_of))
+
+
+def _report_set_aside(
+    loaded: LoadedResponses, what: str, path: Path, warn: Warn, truncated: int | None = None
+) -> None:
+    """Warn about what reading set aside (``truncated``: how many of the truncated ids are
+    samples'; default: all of them)."""
     if loaded.unknown_keys:
         warn(loaded.unknown_keys)
-    if loaded.truncated_ids:
+    cut = len(loaded.truncated_ids) if truncated is None else truncated
+    if cut:
         warn(
-            f"{len(loaded.truncated_ids)} {what} in {path} stopped at the token limit "
+            f"{cut} {what} in {path} stopped at the token limit "
             "(finish_reason length); they are scored as they are"
         )
     if loaded.torn_tail_line is not None:
@@ -195,11 +206,12 @@ def _make_judge_tasks(
     warn: Warn,
 ) -> JudgeTasksWritten:
     evaluator = evaluator_over(load_samples(run))
-    loaded = load_vlm_responses(responses)
-    _report_set_aside(loaded, "responses", responses, warn)
-    if loaded.errored_ids:
-        warn(f"{len(loaded.errored_ids)} errored response line(s) in {responses} were skipped")
     known = evaluator.samples_by_id
+    loaded = load_vlm_responses(responses)
+    cut = _of_samples(loaded.truncated_ids, set(known).intersection)
+    _report_set_aside(loaded, "responses", responses, warn, cut)
+    if errored := _of_samples(loaded.errored_ids, set(known).intersection):
+        warn(f"{errored} sample(s) whose only response lines in {responses} errored were skipped")
     unknown = {r.id for r in loaded.vlm if r.id not in known}
     if not any(r.id in known for r in loaded.vlm) and not any(
         i in known for i in loaded.errored_ids
@@ -279,7 +291,10 @@ def _score(
         evaluator = evaluator_over(source=references)
         store, loaded = load_response_store(responses, db, scans["responses"].update)
         open_files.enter_context(store)
-        _report_set_aside(loaded, "responses", responses, warn)
+        # Lines of ids no sample has are counted as unknown ids only: an errored or cut
+        # line of another run is no errored or truncated sample of this one.
+        truncated = _of_samples(loaded.truncated_ids, references.known)
+        _report_set_aside(loaded, "responses", responses, warn, truncated)
         judges = LoadedResponses()
         judge_store: JudgeStore | None = None
         if judge_responses is not None:
@@ -290,7 +305,8 @@ def _score(
             )
             open_files.enter_context(judge_store)
             del task_digests
-            _report_set_aside(judges, "judge responses", judge_responses, warn)
+            judge_truncated = _of_samples(judges.truncated_ids, references.known)
+            _report_set_aside(judges, "judge responses", judge_responses, warn, judge_truncated)
 
         provenance = report_block(
             manifest=manifest,
@@ -316,10 +332,10 @@ def _score(
             jobs=jobs,
             progress=progress,
             profile=profile,
-            errored_responses=len(loaded.errored_ids),
-            judge_errored_responses=len(judges.errored_ids),
-            truncated_responses=len(loaded.truncated_ids),
-            judge_truncated_responses=len(judges.truncated_ids),
+            errored_responses=_of_samples(loaded.errored_ids, references.known),
+            judge_errored_responses=_of_samples(judges.errored_ids, references.known),
+            truncated_responses=truncated,
+            judge_truncated_responses=_of_samples(judges.truncated_ids, references.known),
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
             judge_errored_ids=tuple(judges.errored_ids),
@@ -434,11 +450,14 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     response file, the judge tasks written (``judge_tasks.jsonl``) stand for the responses.
     ``warn`` hears what reading the files set aside, as under ``score``."""
     samples = load_samples(run)
+    ids = {sample.id for sample in samples}
     judges = read_judge_responses(judge_responses, asked_digests(run))
-    _report_set_aside(judges, "judge responses", judge_responses, warn)
+    cut = _of_samples(judges.truncated_ids, ids.intersection)
+    _report_set_aside(judges, "judge responses", judge_responses, warn, cut)
     if responses.exists():
         loaded = load_vlm_responses(responses)
-        _report_set_aside(loaded, "responses", responses, warn)
+        cut = _of_samples(loaded.truncated_ids, ids.intersection)
+        _report_set_aside(loaded, "responses", responses, warn, cut)
         vlm = loaded.vlm
     else:
         tasks = run.path(JUDGE_TASKS)
