@@ -266,6 +266,32 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         )
         self.assertEqual(summary["overall_accuracy"], self.report["summary"]["overall_accuracy"])
 
+    def test_judge_lines_of_unanswered_judge_samples_are_said_to_be_ignored(self) -> None:
+        # Responses run again: one judge-mode sample errored this time, one has no line, and
+        # the old verdicts of both went unused without a word (no count, no warning).
+        errored, gone = self.judge_ids[:2]
+        responses = [
+            vllm_error(r["id"]) if r["id"] == errored else r
+            for r in self.responses
+            if r["id"] != gone
+        ]
+        work = self.work("judged-unanswered", responses)
+        write_lines(
+            work / "judge_responses.jsonl",
+            [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids],
+        )
+        note = (
+            "2 judge response id(s) are of judge-mode samples without a usable response, "
+            "which are not scored: their verdicts are ignored"
+        )
+        result, summary = self.score(work, "--allow-missing")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["unanswered_samples"], 2)
+        self.assertIn(note, " ".join(result.stderr.split()))
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertEqual(check.exit_code, 0, check.stderr)
+        self.assertIn(note, " ".join(check.stderr.split()))
+
     def test_an_errored_judge_call_is_said_under_the_table(self) -> None:
         # Its sample counted as missing, and the terminal never said a judge call had failed.
         lines = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids[1:]]

@@ -15,7 +15,7 @@ from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
-from datbench_cli.benchmarks.datbench.judge_check import DUPLICATE_JUDGE_IDS
+from datbench_cli.benchmarks.datbench.judge_check import DUPLICATE_JUDGE_IDS, unanswered_judged_note
 from datbench_cli.benchmarks.datbench.records import library_record, streamed_record
 from datbench_cli.benchmarks.datbench.references import ReferenceFile, SampleKey
 from datbench_cli.benchmarks.datbench.schema import (
@@ -269,6 +269,7 @@ class DatBenchEvaluator:
         # The last line of each id, one query per input (an id that is not a string, which a
         # caller's sample may have, matches no line).
         last_response, last_judge = store.last_by_id(), judges.last_by_id()
+        judged_unanswered = 0  # judge lines of judge-mode samples with no usable response
         for key in samples.keys():
             ident = key.id
             if key.eval_mode != "judge" and isinstance(ident, str) and ident in last_judge:
@@ -276,6 +277,8 @@ class DatBenchEvaluator:
                 coverage.direct_judge_response_ids += 1
             position = last_response.get(ident) if isinstance(ident, str) else None
             if position is None:
+                if key.eval_mode == "judge" and isinstance(ident, str) and ident in last_judge:
+                    judged_unanswered += 1
                 coverage.missing_responses += 1
                 coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
                 continue
@@ -367,6 +370,8 @@ class DatBenchEvaluator:
                 DatbenchWarning,
                 stacklevel=3 + depth,
             )
+        if judged_unanswered:
+            warnings.warn(unanswered_judged_note(judged_unanswered), DatbenchWarning, 3 + depth)
         if builder.judge_stale:
             warnings.warn(
                 f"{builder.judge_stale} judge verdict(s) judged another response text than the "

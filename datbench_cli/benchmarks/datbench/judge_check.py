@@ -145,6 +145,16 @@ def _tally(
 DUPLICATE_JUDGE_IDS = "judge response id(s) occur more than once (last wins)"
 
 
+def unanswered_judged_note(count: int) -> str:
+    """How ``score`` and ``check-judge`` say that judge lines name judge-mode samples with no
+    usable response (no line, or only errored ones): such a sample is unanswered and not
+    scored, so its verdict (often one from before the responses were run again) is unused."""
+    return (
+        f"{count} judge response id(s) are of judge-mode samples without a usable response, "
+        "which are not scored: their verdicts are ignored"
+    )
+
+
 def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     """Outside a run directory: parse each judged id's verdict (errored lines are counted as
     errored, not unparsed). Several lines for one id: the last wins, except that an errored

@@ -47,6 +47,7 @@ from datbench_cli.benchmarks.datbench.judge_check import (
     DUPLICATE_JUDGE_IDS,
     JudgeAccount,
     account_judges,
+    unanswered_judged_note,
 )
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
 from datbench_cli.benchmarks.datbench.references import ReferenceFile
@@ -473,4 +474,13 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     with held_responses(vlm) as answered, held_judges(judges.judge) as judged:
         if duplicates := judged.duplicate_ids():  # as score warns it
             warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
+        given = set(answered.last_by_id())
+        judged_ids = judged.last_by_id()
+        unused = sum(
+            1
+            for sample in samples
+            if sample.eval_mode == "judge" and sample.id in judged_ids and sample.id not in given
+        )
+        if unused:  # as score warns it
+            warn(unanswered_judged_note(unused))
         return account_judges(samples, answered, judged, judges.errored_ids)
