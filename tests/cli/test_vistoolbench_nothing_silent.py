@@ -118,6 +118,21 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         result, report = self.score(work, "--allow-missing", "--fail-under", "0.1")
         self.assertEqual(result.exit_code, 0, result.stderr)
 
+    def test_make_judge_tasks_names_the_unanswered_turns_of_answered_tasks(self) -> None:
+        # B's second turn has no line: its three rubrics got no judge task without a word
+        # (only a task with no answered turn at all was said), as DatBench says of samples.
+        work = self.work("turn-gap", [r for r in self.responses if r.get("id") != B1])
+        result = run_cli("make-judge-tasks", "-d", str(work))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn(
+            f"1 turn(s) of answered tasks have no model answer: their 3 rubric(s) get no judge "
+            f"task and score as missing_answer: {B1}",
+            " ".join(result.stderr.split()),
+        )
+        self.assertEqual(len(read_lines(work / "judge_tasks.jsonl")), len(self.tasks) - 3)
+        _, report = self.score(work, "--allow-missing")
+        self.assertEqual(report["summary"]["judge"]["missing_answer"], 3)
+
     def test_partial_and_empty_runs_fail_every_gate(self) -> None:
         work = self.work("partial", self.responses[:1])
         result, report = self.score(work, "--strict-judge", "--fail-under", "0.1")

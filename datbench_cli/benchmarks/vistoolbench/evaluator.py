@@ -202,6 +202,7 @@ class VisToolBenchEvaluator:
         """One judge task dict per rubric of every answered turn (``judge_tasks.jsonl`` lines)."""
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
         self._warn_unanswered(answers, self.tasks)
+        self._warn_unjudged_turns(answers)
         return [judge_task.line() for judge_task in build_judge_tasks(self.tasks, answers)]
 
     def judged_ids(self, answers: Answers, judge_responses: Iterable[Any]) -> set[str]:
@@ -306,6 +307,25 @@ class VisToolBenchEvaluator:
             self.warn(
                 f"{unanswered} of {len(tasks)} task(s) have no answered turn: "
                 "they are not judged and not scored"
+            )
+
+    def _warn_unjudged_turns(self, answers: Answers) -> None:
+        """The turns without an answer of tasks that have one: their rubrics get no judge task
+        (they are scored ``missing_answer``), which the judge tasks alone would not show."""
+        answered = [task for task in self.tasks if answers.answered(task)]
+        missing = answers.missing_turns(answered)
+        if missing:
+            gaps = set(missing)
+            rubrics = sum(
+                len(turn.rubrics)
+                for task in answered
+                for turn in task.turns
+                if turn.turn_id(task.id) in gaps
+            )
+            self.warn(
+                f"{len(missing)} turn(s) of answered tasks have no model answer: their "
+                f"{rubrics} rubric(s) get no judge task and score as missing_answer: "
+                f"{name_ids(missing)}"
             )
 
     def _warn_missing_turns(self, answers: Answers, tasks: list[Task]) -> None:
