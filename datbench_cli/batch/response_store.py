@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -66,9 +66,15 @@ class AnsweredLines(StoreOwner):
     def __len__(self) -> int:
         return len(self.lines)
 
-    def duplicate_ids(self) -> int:
-        """How many ids have more than one answered line."""
-        return self.lines.duplicate_ids()
+    def duplicate_ids(
+        self, samples_of: Callable[[Sequence[str]], Collection[str]] | None = None
+    ) -> int:
+        """How many ids have more than one answered line (``samples_of``: those of a block of
+        ids that are samples'; given, only samples' ids count: an id of another run is an
+        unknown id, whatever its number of lines)."""
+        if samples_of is None:
+            return self.lines.duplicate_ids()
+        return sum(len(samples_of(block)) for block in blocks(self.lines.duplicated()))
 
     def absent_from(self, other: LineTable) -> int:
         """How many distinct ids have no line in ``other`` (a table of the same store)."""

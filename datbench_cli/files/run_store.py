@@ -158,6 +158,12 @@ class LineTable:
             f"SELECT count(*) FROM (SELECT 1 FROM {self.name} GROUP BY id HAVING count(*) > 1)"
         )
 
+    def duplicated(self) -> Iterator[str]:
+        """Every id that has more than one line, each once."""
+        query = f"SELECT id FROM {self.name} GROUP BY id HAVING count(*) > 1"
+        for (ident,) in self.db.execute(query):
+            yield ident
+
     def absent_from(self, other: LineTable) -> int:
         """How many distinct ids have no line in ``other`` (a table of the same database)."""
         return self._one(

@@ -230,6 +230,26 @@ class DatBenchNothingSilentTests(unittest.TestCase):
             self.assertNotIn("token limit", other.stderr, command)
             self.assertNotIn("errored", other.stderr, command)
 
+    def test_ids_of_another_run_given_twice_are_unknown_ids_and_no_duplicates(self) -> None:
+        # Another run's lines appended twice: their id is no sample's, so "the last one is
+        # used" is untrue of it; it was counted both unknown and duplicate (VisualToolBench
+        # counts such lines as unknown only).
+        foreign = {"id": "other_run_000001", "raw_output": "A"}
+        work = self.work("foreign-twice", [*self.responses, foreign, foreign])
+        verdicts = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids]
+        foreign_verdict = {"id": "other_run_judge_000001", "raw_judge_output": "true"}
+        write_lines(work / "judge_responses.jsonl", [*verdicts, foreign_verdict, foreign_verdict])
+        result, summary = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["unknown_response_ids"], 1)
+        self.assertEqual(summary["duplicate_response_ids"], 0)
+        self.assertEqual(summary["unknown_judge_response_ids"], 1)
+        self.assertEqual(summary["duplicate_judge_response_ids"], 0)
+        self.assertNotIn("more than once", result.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertIn("1 unknown", check.stdout)
+        self.assertNotIn("more than once", check.stderr)
+
     def test_a_rejudged_sample_is_counted_as_a_duplicate_judge_id(self) -> None:
         # A sample judged again (appended to the same file): the last verdict is used, and the
         # report says that an id had two, as it does for responses.

@@ -251,7 +251,7 @@ class DatBenchEvaluator:
         )
         coverage = Coverage(
             expected_samples=len(samples),
-            duplicate_response_ids=store.duplicate_ids(),
+            duplicate_response_ids=store.duplicate_ids(samples.known),
             errored_responses=options.errored_responses,
             judge_errored_responses=options.judge_errored_responses,
             truncated_responses=options.truncated_responses,
@@ -259,7 +259,7 @@ class DatBenchEvaluator:
             unknown_judge_response_ids=len(
                 unknown_ids(judges, options.judge_errored_ids, samples.known)
             ),
-            duplicate_judge_response_ids=judges.duplicate_ids(),
+            duplicate_judge_response_ids=judges.duplicate_ids(samples.known),
         )
         errored = options.errored_ids
         work = WorkList(samples, profile, store, judges)

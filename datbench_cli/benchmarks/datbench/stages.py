@@ -472,7 +472,7 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
             if isinstance(line.get("id"), str)
         ]
     with held_responses(vlm) as answered, held_judges(judges.judge) as judged:
-        if duplicates := judged.duplicate_ids():  # as score warns it
+        if duplicates := judged.duplicate_ids(ids.intersection):  # as score warns it
             warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
         given = set(answered.last_by_id())
         judged_ids = judged.last_by_id()
