@@ -133,6 +133,22 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         _, report = self.score(work, "--allow-missing")
         self.assertEqual(report["summary"]["judge"]["missing_answer"], 3)
 
+    def test_a_turns_item_without_an_answer_field_is_bad_input(self) -> None:
+        # {"text": ...} in a per-task "turns" list was read as a null answer: the turn counted
+        # missing ("a shard not run?"), the answer gone without a word about the key.
+        lines = [r for r in self.responses if not r.get("id", "").startswith("vtb-f")]
+        lines.append({"id": "vtb-f-physics-006", "turns": [{"text": "2 s"}, "10 m"]})
+        work = self.work("turn-item-key", lines)
+        for command in ("score", "make-judge-tasks"):
+            result = run_cli(
+                command, "-d", str(work), "--allow-missing" if command == "score" else "-q"
+            )
+            self.assertEqual(result.exit_code, 2, result.stderr)
+            self.assertRegex(
+                result.stderr, r'^error: \S*responses.jsonl:\d+: turns\[0\] has no "raw_output"'
+            )
+            self.assertNotIn("Traceback", result.stderr)
+
     def test_partial_and_empty_runs_fail_every_gate(self) -> None:
         work = self.work("partial", self.responses[:1])
         result, report = self.score(work, "--strict-judge", "--fail-under", "0.1")

@@ -79,6 +79,13 @@ def _turn_item(
     index = item.get("index")
     if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
         raise fail(f'turns[{position}]: "index" must be an integer')
+    if not any(key in item for key in ("raw_output", "parsed_answer", "error")):
+        # An answer under another key ("text", "content") would be read as no answer: the
+        # turn counted missing, as if its line had never been written.
+        raise fail(
+            f'turns[{position}] has no "raw_output" (nor "parsed_answer", nor "error"): '
+            'write the answer as a string or as {"raw_output": ...}'
+        )
     raw = _string_or_null(item, "raw_output", fail)
     parsed = _string_or_null(item, "parsed_answer", fail)
     status, error = native_status(item, raw, parsed, path, number)
