@@ -250,6 +250,24 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertIn("1 unknown", check.stdout)
         self.assertNotIn("more than once", check.stderr)
 
+    def test_make_judge_tasks_says_which_of_two_answers_it_judges(self) -> None:
+        # Two lines for a judge-mode sample (a shard's file included twice, answers that
+        # differ): the judge task took the last without a word, while score warns of it.
+        first = self.judge_ids[0]
+        work = self.work(
+            "mjt-duplicate", [{"id": first, "raw_output": "an older answer"}, *self.responses]
+        )
+        result = run_cli("make-judge-tasks", "-d", str(work))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertIn("1 response id(s)", result.stderr)
+        self.assertIn("occur more than once (last wins)", result.stderr)
+        asked = {
+            line["id"]: line["vlm_response"] for line in read_lines(work / "judge_tasks.jsonl")
+        }
+        self.assertEqual(
+            asked[first], next(r for r in self.responses if r["id"] == first)["raw_output"]
+        )
+
     def test_a_rejudged_sample_is_counted_as_a_duplicate_judge_id(self) -> None:
         # A sample judged again (appended to the same file): the last verdict is used, and the
         # report says that an id had two, as it does for responses.

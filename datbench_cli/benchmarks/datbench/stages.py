@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -224,6 +225,9 @@ def _make_judge_tasks(
         )
     if unknown:
         warn(f"{len(unknown)} response id(s) in {responses} match no sample and were ignored")
+    lines_of = Counter(r.id for r in loaded.vlm if r.id in known)
+    if duplicates := sum(1 for count in lines_of.values() if count > 1):  # as score warns it
+        warn(f"{duplicates} response id(s) in {responses} occur more than once (last wins)")
     judge_tasks = evaluator.create_judge_tasks(loaded.vlm)
     answered = {r.id for r in loaded.vlm}
     unanswered = sum(
