@@ -146,6 +146,15 @@ class LeaderboardTest(unittest.TestCase):
     def report(self, name: str, correct: list[bool], **kwargs: Any) -> str:
         return str(datbench_report(self.tmp / name / "report.json", correct, **kwargs))
 
+    def scored(self, name: str, scores: list[float]) -> str:
+        """A report whose results have these partial-credit ``scores`` (correct from 0.5)."""
+        path = Path(self.report(name, [v >= 0.5 for v in scores]))
+        report = json.loads(path.read_text())
+        for entry, value in zip(report["results"], scores, strict=True):
+            entry["score"] = value
+        path.write_text(json.dumps(report))
+        return str(path)
+
     def test_identical_share_a_letter_worse_shares_none(self) -> None:
         a = self.report("a", BASE, model="model-a")
         b = self.report("b", BASE, model="model-b")
@@ -182,14 +191,7 @@ class LeaderboardTest(unittest.TestCase):
         scores += [0.84, 0.48, 0.64, 0.15, 0.63, 0.87, 0.52, 0.74, 0.67, 0.06, 0.76, 0.59]
         swapped = list(scores)
         swapped[1], swapped[22] = swapped[22], swapped[1]
-        paths = []
-        for name, values in (("a", scores), ("b", swapped)):
-            path = Path(self.report(name, [v >= 0.5 for v in values]))
-            report = json.loads(path.read_text())
-            for entry, value in zip(report["results"], values, strict=True):
-                entry["score"] = value
-            path.write_text(json.dumps(report))
-            paths.append(str(path))
+        paths = [self.scored("a", scores), self.scored("b", swapped)]
         mean = float_sum(scores) / len(scores)  # the report's own number
         self.assertEqual(float_sum(swapped) / len(swapped), mean)
         data = board(*paths)
@@ -203,14 +205,7 @@ class LeaderboardTest(unittest.TestCase):
         values = [((i * 37) % 101) / 100 for i in range(152)]
         moved = values[5:] + values[:5]
         self.assertNotEqual(float_sum(values) / 152, float_sum(moved) / 152)
-        paths = []
-        for name, scores in (("a", values), ("b", moved)):
-            path = Path(self.report(name, [v >= 0.5 for v in scores]))
-            report = json.loads(path.read_text())
-            for entry, value in zip(report["results"], scores, strict=True):
-                entry["score"] = value
-            path.write_text(json.dumps(report))
-            paths.append(str(path))
+        paths = [self.scored("a", values), self.scored("b", moved)]
         data = board(*paths)
         self.assertEqual([r["rank"] for r in data["runs"]], [1, 1])
 

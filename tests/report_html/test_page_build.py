@@ -604,11 +604,17 @@ def test_a_summary_number_that_is_no_fraction_is_refused(
     """A hand-edited summary: the page drew an accuracy of 1.7 as 170%, an interval of
     [-0.5, 1.9] as [-50.00%, 190.00%] and a capability at -300%, where compare and the
     leaderboard (computed from the results) said 70.9%. Now bad input: one error line."""
+    path, result = _view_edited_summary(tmp_path, edit)
+    assert result.stderr.startswith(f"error: {path}: the summary's {name} (")
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "p.html").exists()
+
+
+def _view_edited_summary(tmp_path: Path, edit: Any) -> tuple[Path, Any]:
+    """``view`` of the table capability's report after ``edit(summary)``: refused (exit 2)."""
     run = tmp_path / "run"
-    assert (
-        run_cli("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q").exit_code
-        == 0
-    )
+    export = ("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert run_cli(*export).exit_code == 0
     shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
     assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
     report = json.loads((run / "report.json").read_text())
@@ -617,9 +623,7 @@ def test_a_summary_number_that_is_no_fraction_is_refused(
     path.write_text(json.dumps(report))
     result = run_cli("view", str(path), "-o", str(tmp_path / "p.html"))
     assert result.exit_code == 2, result.stderr
-    assert result.stderr.startswith(f"error: {path}: the summary's {name} (")
-    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
-    assert not (tmp_path / "p.html").exists()
+    return path, result
 
 
 @pytest.mark.parametrize(
@@ -632,17 +636,7 @@ def test_a_summary_number_that_is_no_fraction_is_refused(
 )
 def test_a_summary_count_that_is_no_count_is_refused(tmp_path: Path, edit: Any, name: str) -> None:
     """A hand-edited count: the page drew the bar of a capability over "n -1"."""
-    run = tmp_path / "run"
-    export = ("export-tasks", "table", "--source", str(SAMPLE), "-d", str(run), "-q")
-    assert run_cli(*export).exit_code == 0
-    shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
-    assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
-    report = json.loads((run / "report.json").read_text())
-    edit(report["summary"])
-    path = tmp_path / "edited.json"
-    path.write_text(json.dumps(report))
-    result = run_cli("view", str(path), "-o", str(tmp_path / "p.html"))
-    assert result.exit_code == 2, result.stderr
+    path, result = _view_edited_summary(tmp_path, edit)
     assert result.stderr.startswith(f"error: {path}: the summary's {name} is over ")
     assert "not a count" in result.stderr
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
