@@ -306,8 +306,9 @@ def test_the_page_opens_on_the_samples_with_each_row_in_a_line(driver: Any, tmp_
 
 
 def test_a_count_links_only_to_samples_that_carry_it(driver: Any, tmp_path: Path) -> None:
-    """An errored line of an id the export does not have is counted (``errored_responses``)
-    but leaves no sample errored: its count once linked to a status no sample had, and
+    """An errored line of an id the export does not have is counted as an unknown id (once
+    also as ``errored_responses``) and leaves no sample errored: its count once linked to a
+    status no sample had, and
     clicking it showed every sample. Errored samples show "errored" (they once read
     "missing"), and their count selects them."""
     run = tmp_path / "run"
@@ -319,10 +320,11 @@ def test_a_count_links_only_to_samples_that_carry_it(driver: Any, tmp_path: Path
     _write_lines(run / "responses.jsonl", lines)
     assert run_cli("score", "-d", str(run), "-q").exit_code == 0
     summary = json.loads((run / "report.json").read_text())["summary"]
-    assert summary["errored_responses"] == 1 and summary["response_statuses"]["errored"] == 0
+    assert summary["unknown_response_ids"] == 1 and summary["errored_responses"] == 0
+    assert summary["response_statuses"]["errored"] == 0
     assert run_cli("view", str(run), "-q").exit_code == 0
     _open(driver, run / "report.html")
-    row = driver.find_element("css selector", '#accounting tr[data-key="errored_responses"]')
+    row = driver.find_element("css selector", '#accounting tr[data-key="unknown_response_ids"]')
     assert row.text.startswith("1") and row.find_elements("css selector", "button") == []
     _no_errors(driver)
     # A sample whose only line errored: "errored", and its count selects it alone.

@@ -340,7 +340,7 @@ class LockTests(_Runs):
             ["export-tasks", source, "--source", str(sample), *d],
             ["make-judge-tasks", *d],
             ["score", "--allow-missing", *d],
-            ["compare", str(other), str(other), "-o", str(run / "cmp.json")],
+            ["compare", str(other), str(self.run_copy(kind, "b")), "-o", str(run / "cmp.json")],
             ["view", str(other), "-o", str(run / "page.html")],
             ["send", str(requests), "--base-url", base_url, "-o", str(run / "responses.jsonl")],
         ]
