@@ -198,7 +198,9 @@ class KillAt:
     change nothing below ``root``, so a kill there is a kill at the point before. The
     ``at``-th point raises :class:`Killed` before it changes anything, and so does every later
     write anywhere, so no clean-up runs: what is on disk is what a SIGKILL at that moment
-    leaves.
+    leaves. Only the installing thread and the threads started while installed are the killed
+    command: threads that were already running (left by earlier tests in one process, as
+    ``python -m unittest`` runs them) are neither counted nor killed.
     """
 
     def __init__(self, root: Path, at: int | None = None) -> None:
@@ -207,6 +209,7 @@ class KillAt:
         self.points = 0
         self.dead = False
         self._fds: set[int] = set()
+        self._foreign: set[threading.Thread] = set()
 
     def _below(self, path: Any, dir_fd: Any = None) -> bool:
         if dir_fd is not None:
@@ -217,6 +220,8 @@ class KillAt:
             return False
 
     def _point(self, counted: bool = True) -> None:
+        if threading.current_thread() in self._foreign:
+            return
         if self.dead:
             raise Killed
         if not counted:
@@ -231,6 +236,7 @@ class KillAt:
         """Patch the write primitives for the duration of the block."""
         real_open = os.open
         kill = self
+        self._foreign = set(threading.enumerate()) - {threading.current_thread()}
 
         def by_path(real: Any, paths: int) -> Any:
             def call(*args: Any, **kwargs: Any) -> Any:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
+import time
 import unittest
 from pathlib import Path
 
@@ -153,3 +155,36 @@ class SettleTests(unittest.TestCase):
         self.assertEqual(tree(run), before)
         self.assertTrue(link.is_symlink())
         self.assertEqual(sorted(p.name for p in user.iterdir()), [MANIFEST])
+
+
+class KillAtThreadTests(unittest.TestCase):
+    def test_a_thread_running_before_the_install_is_neither_counted_nor_killed(self) -> None:
+        """Under ``python -m unittest`` every test shares one process, and threads an earlier
+        test left running may write while a command is metered: those writes must not shift
+        the count (a kill at the last point then found no point to kill)."""
+        root = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, root, True)
+        go, stop, errors = threading.Event(), threading.Event(), []
+
+        def earlier_test_thread() -> None:
+            go.wait()
+            try:
+                while not stop.is_set():
+                    (root / "elsewhere").write_bytes(b"x")
+            except BaseException as error:  # noqa: BLE001 - a Killed here fails the test
+                errors.append(error)
+
+        thread = threading.Thread(target=earlier_test_thread)
+        thread.start()
+        try:
+            with KillAt(root).installed() as meter:
+                go.set()
+                time.sleep(0.05)
+                (root / "mine").write_bytes(b"y")
+            self.assertEqual(meter.points, 1)
+            with KillAt(root, 1).installed(), self.assertRaises(Killed):
+                (root / "mine").write_bytes(b"y")
+        finally:
+            stop.set()
+            thread.join()
+        self.assertEqual(errors, [])
