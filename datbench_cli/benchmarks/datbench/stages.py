@@ -301,6 +301,7 @@ def _score(
         truncated = _of_samples(loaded.truncated_ids, references.known)
         _report_set_aside(loaded, "responses", responses, warn, truncated)
         judges = LoadedResponses()
+        judge_truncated = 0
         judge_store: JudgeStore | None = None
         if judge_responses is not None:
             task_digests = asked_digests(run)
@@ -340,7 +341,7 @@ def _score(
             errored_responses=_of_samples(loaded.errored_ids, references.known),
             judge_errored_responses=_of_samples(judges.errored_ids, references.known),
             truncated_responses=truncated,
-            judge_truncated_responses=_of_samples(judges.truncated_ids, references.known),
+            judge_truncated_responses=judge_truncated,
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
             judge_errored_ids=tuple(judges.errored_ids),
