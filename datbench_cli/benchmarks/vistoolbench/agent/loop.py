@@ -51,10 +51,17 @@ class TurnInput:
 
 
 class _Conversation:
-    """The messages sent so far, and their record with image data replaced by digests."""
+    """The messages sent so far, and their record with image data replaced by digests.
 
-    def __init__(self, transport: str) -> None:
+    The images the model's code saved are sent up to ``saved_budget`` bytes in all (as sent):
+    their re-encoding can be far larger than their files (a 1.4 MB PNG of 64 megapixels became
+    44 MB of JPEG, and 12 of them made a 713 MB request). Past
+    the budget (from the first image that does not fit) no image is decoded, and the model
+    reads a note in each one's place."""
+
+    def __init__(self, transport: str, saved_budget: int) -> None:
         self.transport = transport
+        self.saved_budget = saved_budget
         self.messages: list[dict[str, Any]] = []
         self.records: list[dict[str, Any]] = []
         self.sent = 0
@@ -64,21 +71,36 @@ class _Conversation:
         self.records.append(record if record is not None else message)
 
     def add_user(
-        self, text: str, images: list[tuple[str, bytes]], plain: bool
+        self, text: str, images: list[tuple[str, bytes]], plain: bool, saved: bool = False
     ) -> list[dict[str, Any]]:
         """A user message: a plain string without images (``plain``), else text then images;
-        returns the images' records (digests)."""
+        returns the images' records (digests). ``saved``: the images the code saved, sent
+        within the budget."""
         if plain and not images:
             self.add({"role": "user", "content": text})
             return []
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         record: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        described = []
         for name, data in images:
-            sent = transport_images.encode(data, self.transport)
+            sent = None
+            if not saved or self.saved_budget > 0:
+                sent = transport_images.encode(data, self.transport)
+            if sent is None or (saved and sent.size > self.saved_budget):
+                self.saved_budget = 0  # none is decoded after the first that does not fit
+                note = f"[{name} was not sent: the images saved in this turn are over the limit]"
+                content.append({"type": "text", "text": note})
+                record.append({"type": "text", "text": note})
+                described.append(
+                    {"name": name, "bytes": len(data), "note": "not sent: over the limit"}
+                )
+                continue
+            self.saved_budget -= sent.size if saved else 0
             content.append({"type": "image_url", "image_url": {"url": sent.url}})
             record.append({"type": "image_url", "image": sent.record(name)})
+            described.append(sent.record(name))
         self.add({"role": "user", "content": content}, {"role": "user", "content": record})
-        return [part["image"] for part in record[1:]]
+        return described
 
     def new_records(self) -> list[dict[str, Any]]:
         """The records of the messages added since the last request."""
@@ -134,7 +156,8 @@ def run_turn(
         "tool_rounds": 0,
         "started_at": started,
     }
-    conversation = _Conversation(settings.image_transport)
+    # The saved images of a turn are sent up to the turn folder's own cap.
+    conversation = _Conversation(settings.image_transport, tools.limits.max_dir_mb * 1024 * 1024)
     system = protocol.SYSTEM_PROMPTS.get(settings.system_prompt)
     if system is not None:
         conversation.add({"role": "system", "content": system})
@@ -257,5 +280,5 @@ def _run_calls(
     # message between the tool messages answering one assistant message).
     for record, saved in image_messages:
         text = protocol.transformed_images_text(record["id"])
-        record["images"] = conversation.add_user(text, saved, False)
+        record["images"] = conversation.add_user(text, saved, False, saved=True)
     return results
