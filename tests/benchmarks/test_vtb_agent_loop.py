@@ -444,6 +444,24 @@ class AgentLoopTests(TempDirCase):
         scored = run_cli("score", "-d", str(self.root), "--allow-missing")
         self.assertNotIn("several response lines", scored.stderr)
 
+    def test_a_trajectory_too_long_for_a_line_is_kept_without_its_steps(self) -> None:
+        # The model's tool-call arguments are recorded every round: 12 rounds of 8 MB made a
+        # 294 MB line, past the 256 MiB a reader takes, and every rerun then stopped at it.
+        # Here the line limit is 1 MiB and three rounds of 300 KB arguments make 2.7 MB.
+        code = {"expression": "1" + " " * 300_000}
+        with mock.patch("datbench_cli.files.jsonio.MAX_LINE_BYTES", 1 << 20):
+            with ToolChatServer() as server:
+                server.script[self._full(C0)] = [{"tool_calls": [(protocol.CALCULATOR_TOOL, code)]}]
+                first = self._agent(server, "--no-code-tools")
+                server.script[self._full(C0)] = [{"content": "42"}]
+                again = self._agent(server, "--no-code-tools")
+        self.assertEqual(first.exit_code, 0, first.stderr)
+        self.assertEqual(again.exit_code, 0, again.stderr)  # the rerun reads the file
+        (line,) = [t for t in read_jsonl(self.root / "trajectories.jsonl") if t["steps"] == []]
+        self.assertEqual(line["answer"], protocol.MAX_ROUNDS_ANSWER)
+        self.assertEqual(line["steps_left_out"]["steps"], 3)
+        self.assertGreater(line["steps_left_out"]["bytes"], 1 << 20)
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root

@@ -181,6 +181,20 @@ def _answer_line(trajectory: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _bounded(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """``trajectory``, or the same without its steps (their count and size recorded) when it
+    is over a quarter of the longest line a reader of ``trajectories.jsonl`` takes (a rerun,
+    ``score``): the model's tool-call arguments are recorded every round, and 12 rounds of
+    8 MB made a 294 MB line, after which no rerun could read the file."""
+    size, limit = len(jsonio.dumps(trajectory)), jsonio.MAX_LINE_BYTES // 4
+    if size <= limit:
+        return trajectory
+    steps = trajectory.get("steps") or []
+    reason = f"the trajectory is over the {limit / (1 << 20):g} MiB of a line"
+    left_out = {"steps": len(steps), "bytes": size, "reason": reason}
+    return {**trajectory, "steps": [], "steps_left_out": left_out}
+
+
 class _Committer:
     """Writes a finished turn: its trajectory (the commit), then its answer line."""
 
@@ -190,7 +204,7 @@ class _Committer:
 
     def commit(self, trajectory: dict[str, Any]) -> None:
         with self.lock:
-            self.trajectories.append(trajectory)
+            self.trajectories.append(_bounded(trajectory))
             self.responses.append(_answer_line(trajectory))
             if trajectory["status"] == ANSWERED:
                 self.result.answered += 1
