@@ -70,3 +70,22 @@ def test_a_jpeg_of_too_many_scans_is_sent_as_it_is() -> None:
     data = big.getvalue()
     last = data.rindex(b"\xff\xda")
     assert images.encode(data[:last] + data[last:-2] * 11 + data[-2:], images.JPEG_Q85).note
+
+
+def test_a_multi_picture_jpeg_of_too_many_scans_is_sent_as_it_is() -> None:
+    # PIL opens a JPEG with a multi-picture (MPF) header as an MPO: the scan bound applied to
+    # "JPEG" only, and a 94 KB MPO of 1,000 scans over 4000 x 4000 pixels took 15 s.
+    buffer = io.BytesIO()
+    first, second = Image.new("L", (64, 64), 128), Image.new("L", (8, 8))
+    first.save(buffer, format="MPO", save_all=True, append_images=[second], progressive=True)
+    data = buffer.getvalue()
+    end = data.index(b"\xff\xd9\xff\xd8")  # the first picture's end, the second's start
+    last = data.rindex(b"\xff\xda", 0, end)
+    scans = data[:last] + data[last:end] * 150 + data[end:]
+    with Image.open(io.BytesIO(scans)) as image:
+        assert image.format == "MPO"
+    sent = images.encode(scans, images.JPEG_Q85)
+    assert sent.size == len(scans)
+    count = scans.count(b"\xff\xda")
+    assert sent.note == f"JPEG of {count} scans over 64 x 64 pixels: not decoded"
+    assert images.encode(data, images.JPEG_Q85).note is None  # the encoder's own scans

@@ -33,6 +33,9 @@ MAX_PIXELS = 64_000_000
 MAX_JPEG_SCANS = 100
 MAX_JPEG_SCAN_PIXELS = 640_000_000
 _SOS = b"\xff\xda"  # a scan's start marker (0xFF in the entropy-coded data is stuffed)
+# PIL's JPEG reader opens a JPEG with a multi-picture header as an MPO, decoded the same way
+# (a 94 KB MPO of 1,000 scans over 4000 x 4000 pixels took 15 s).
+_JPEGS = ("JPEG", "MPO")
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def encode(data: bytes, transport: str) -> SentImage:
             note = None
             if size[0] * size[1] > MAX_PIXELS:
                 note = f"image of {size[0]} x {size[1]} pixels, over {MAX_PIXELS:,}: not decoded"
-            elif fmt == "JPEG" and _too_many_scans(scans := data.count(_SOS), size):
+            elif fmt in _JPEGS and _too_many_scans(scans := data.count(_SOS), size):
                 note = f"JPEG of {scans} scans over {size[0]} x {size[1]} pixels: not decoded"
             if note is not None:
                 return _sent(data, _MIME.get(fmt, "application/octet-stream"), size, note)
