@@ -462,6 +462,26 @@ class AgentLoopTests(TempDirCase):
         self.assertEqual(line["steps_left_out"]["steps"], 3)
         self.assertGreater(line["steps_left_out"]["bytes"], 1 << 20)
 
+    def test_tool_calls_past_the_limit_of_an_answer_are_answered_unrun(self) -> None:
+        # Each code call may take the whole wall-clock limit: 20 calls of time.sleep in one
+        # answer took 20 limits, and a 1.2 MB answer holds 10,000 calls (333 hours).
+        calls = [(protocol.CALCULATOR_TOOL, {"expression": f"{i}+1"}) for i in range(70)]
+        with ToolChatServer() as server:
+            server.script[self._full(C0)] = [{"tool_calls": calls}, {"content": "done"}]
+            result = self._agent(server, "--no-code-tools")
+            second = server.requests[self._full(C0)][1]["messages"]
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        tools = [message["content"] for message in second if message["role"] == "tool"]
+        self.assertEqual(len(tools), 70)  # every call has its answer
+        self.assertEqual(
+            tools[63], repr({"result": "64", "expression": "63+1", "status": "success"})
+        )
+        refused = "not run: an answer may ask for at most 64 tool calls, and this one asked for 70"
+        self.assertEqual(tools[64:], [repr({"error": refused})] * 6)
+        lines = read_jsonl(self.root / "trajectories.jsonl")
+        (line,) = [t for t in lines if t["id"] == "finance/vtb-c-003::0"]
+        self.assertEqual(line["steps"][0]["tool_results"][69]["error"], refused)
+
     def test_model_history_feeds_back_the_models_own_answers(self) -> None:
         run, _, _ = self.export(name="model", context="model")
         self.root = run.root

@@ -24,6 +24,10 @@ from datbench_cli.benchmarks.vistoolbench.agent.transport import ChatClient, Req
 
 ANSWERED = "answered"
 ERRORED = "errored"
+# The most tool calls run for one answer; the others are answered with an error, unrun. Each
+# code call may take the whole wall-clock limit: 20 calls of time.sleep took 20 limits, and a
+# 1.2 MB answer holds 10,000 calls (333 hours at the default 120 s).
+MAX_CALLS_PER_ANSWER = 64
 
 
 @dataclass(frozen=True)
@@ -263,7 +267,15 @@ def _run_calls(
         call_id = call["id"] if isinstance(call.get("id"), str) else f"call_{number}_{position}"
         function = call["function"] if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
-        outcome = box.call(name, function.get("arguments"))
+        if position < MAX_CALLS_PER_ANSWER:
+            outcome = box.call(name, function.get("arguments"))
+        else:
+            outcome = box.refuse(
+                name,
+                function.get("arguments"),
+                f"not run: an answer may ask for at most {MAX_CALLS_PER_ANSWER} tool calls, "
+                f"and this one asked for {len(calls)}",
+            )
         conversation.add(
             {
                 "role": "tool",

@@ -126,6 +126,11 @@ class TurnTools:
         record["result"] = observation
         return ToolOutcome(repr(observation), images, record)
 
+    def refuse(self, name: Any, raw_arguments: Any, reason: str) -> ToolOutcome:
+        """A call that is not run: an error the model reads, as for bad arguments."""
+        record = {"name": name, "arguments": raw_arguments, "error": reason, "elapsed_s": 0.0}
+        return ToolOutcome(repr({"error": reason}), [], {**record, "result": {"error": reason}})
+
     def _run(
         self, name: str, arguments: dict[str, Any]
     ) -> tuple[dict[str, Any], list[tuple[str, bytes]], dict[str, Any]]:
