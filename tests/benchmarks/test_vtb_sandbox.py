@@ -198,6 +198,22 @@ class _Attacks(unittest.TestCase):
         self.assertIn("FileNotFoundError", content)
         self.assert_unharmed()
 
+    def test_the_kernels_settings_cannot_be_written(self) -> None:
+        # The sandbox's uid maps to the agent's, and a sysctl's check is the caller's uid: with
+        # the agent run as root, the code wrote /proc/sys (bwrap leaves it writable), where
+        # kernel.core_pattern names a program the kernel runs as the host's root. Opened for
+        # writing only, never written.
+        for name in ("kernel/core_pattern", "kernel/modprobe", "vm/drop_caches"):
+            self.assert_fails(
+                f"import os\nos.close(os.open('/proc/sys/{name}', os.O_WRONLY))\nprint('REACHED')",
+                "FileNotFoundError",
+                "PermissionError",
+            )
+        self.assert_fails(
+            "import os\nos.mkdir('/proc/sys/x')\nprint('REACHED')", "Read-only file system"
+        )
+        self.assert_unharmed()
+
     def test_sqlite_cannot_create_files_outside(self) -> None:
         for path in (str(self.host / "x.db"), "/x.db"):
             self.assert_fails(
@@ -637,7 +653,8 @@ class ArgvTests(unittest.TestCase):
             "--cap-drop ALL",
             "--clearenv",
             "--disable-userns",
-            f"--proc /proc --dev /dev --size {8 * 1024 * 1024} --tmpfs /tmp --ro-bind /usr /usr",
+            "--proc /proc --tmpfs /proc/sys --remount-ro /proc/sys --dev /dev",
+            f"--size {8 * 1024 * 1024} --tmpfs /tmp --ro-bind /usr /usr",
             "--ro-bind /t/turn /turn-in",
             "--setenv PATH /usr/bin",
             f"--size {16 * 1024 * 1024} --tmpfs /turn",

@@ -26,6 +26,11 @@ TURN, TURN_IN, CHILD_PATH = "/turn", "/turn-in", "/opt/datbench/sandbox_child.py
 NAMESPACES = ("user", "pid", "network", "ipc", "uts", "cgroup", "mount")
 MIN_VERSION = (0, 8, 0)  # --disable-userns (0.8.0) and --size
 SANDBOX_UID = 65534  # nobody, whoever runs the agent (root included)
+# /proc/sys under an empty read-only tmpfs. The sandbox's uid maps to the agent's: when that is
+# root, the kernel lets the code write the sysctls (their check is the caller's uid, not a
+# capability), kernel.core_pattern included, whose program the kernel runs as the host's root;
+# bwrap covers /proc/sys only when its folder is writable, which it never is.
+_HIDE_PROC_SYS = ("--tmpfs", "/proc/sys", "--remount-ro", "/proc/sys")
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,8 @@ def bwrap_argv(
     for name, value in env.items():
         argv += ["--setenv", name, value]
     # /tmp before the binds: a Python installed under /tmp stays visible.
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * _MB), "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", *_HIDE_PROC_SYS, "--dev", "/dev"]
+    argv += ["--size", str(tmp_mb * _MB), "--tmpfs", "/tmp"]
     for path, kind in read_only_binds():
         if kind == "bind":
             argv += ["--ro-bind", path, path]
