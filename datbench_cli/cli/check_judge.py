@@ -52,7 +52,8 @@ def check_judge(
       datbench check-judge -d run/
 
     In a run directory: account for the verdict of every judge task (true, false, missing,
-    unparsed, stale, errored; unknown ids), failing exactly when `score --strict-judge` would.
+    unparsed, stale, errored) and for judge lines that match no judge task, failing exactly
+    when `score --strict-judge` would.
     Outside one: parse each verdict with the parser of the benchmark the judge ids belong to
     (or --benchmark; exit 1 on unparsed or errored).
     """

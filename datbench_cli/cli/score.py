@@ -55,7 +55,7 @@ def score(
         typer.Option(
             "--strict-judge",
             help="A missing, unparsed, stale or errored judge verdict, or a judge response "
-            "for nothing exported, fails the run (exit 1).",
+            "that matches no judge task, fails the run (exit 1).",
         ),
     ] = False,
     allow_missing: Annotated[

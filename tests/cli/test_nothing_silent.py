@@ -303,10 +303,49 @@ class DatBenchNothingSilentTests(unittest.TestCase):
             " ".join(result.stderr.split()),
         )
         self.assertEqual(summary["overall_accuracy"], self.report["summary"]["overall_accuracy"])
+        self.assertEqual(summary["direct_judge_response_ids"], 2)
+        # They match no judge task: --strict-judge and check-judge fail, as on unknown ids.
+        strict, _ = self.score(work, "--strict-judge")
+        self.assertEqual(strict.exit_code, 1, strict.stderr)
+        self.assertIn(f"for direct-mode samples: {direct[0]}, {direct[1]}", strict.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertEqual(check.exit_code, 1, check.stderr)
+        self.assertIn("2 for direct-mode samples", check.stdout)
 
-    def test_judge_lines_of_unanswered_judge_samples_are_said_to_be_ignored(self) -> None:
+    def test_errored_judge_lines_count_where_check_judge_counts_them(self) -> None:
+        # judge_errored_responses counted the errored judge lines of direct-mode and of
+        # unanswered samples too, so it said 3 where check-judge said 1 errored.
+        direct = next(r["id"] for r in self.responses if r["id"] not in self.judge_ids)
+        judged, unanswered = self.judge_ids[:2]
+        work = self.work(
+            "judge-errored-where",
+            [r for r in self.responses if r["id"] != unanswered],
+        )
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                *({"id": i, "raw_judge_output": "true"} for i in self.judge_ids[2:]),
+                *(vllm_error(i) for i in (judged, unanswered, direct)),
+            ],
+        )
+        result, summary = self.score(work, "--allow-missing")
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["judge_errored_responses"], 1)
+        self.assertEqual(summary["direct_judge_response_ids"], 1)
+        self.assertEqual(summary["unanswered_judge_response_ids"], 1)
+        self.assertEqual(summary["unknown_judge_response_ids"], 0)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertIn(
+            "1 errored, 0 unknown, 1 for direct-mode samples, 1 for unanswered samples",
+            check.stdout,
+        )
+
+    def test_judge_lines_of_unanswered_judge_samples_are_counted_and_fail_strict_judge(
+        self,
+    ) -> None:
         # Responses run again: one judge-mode sample errored this time, one has no line, and
-        # the old verdicts of both went unused without a word (no count, no warning).
+        # the old verdicts of both went unused without a count, and --strict-judge passed
+        # (VisualToolBench counts such lines and fails).
         errored, gone = self.judge_ids[:2]
         responses = [
             vllm_error(r["id"]) if r["id"] == errored else r
@@ -325,9 +364,15 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         result, summary = self.score(work, "--allow-missing")
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertEqual(summary["unanswered_samples"], 2)
+        self.assertEqual(summary["unanswered_judge_response_ids"], 2)
         self.assertIn(note, " ".join(result.stderr.split()))
+        strict, summary = self.score(work, "--allow-missing", "--strict-judge")
+        self.assertEqual(strict.exit_code, 1, strict.stderr)
+        self.assertIn(f"for unanswered samples: {errored}, {gone}", strict.stderr)
+        self.assertEqual(summary["checks"][-1]["name"], "strict_judge")
         check = run_cli("check-judge", "-d", str(work))
-        self.assertEqual(check.exit_code, 0, check.stderr)
+        self.assertEqual(check.exit_code, 1, check.stderr)
+        self.assertIn("2 for unanswered samples", check.stdout)
         self.assertIn(note, " ".join(check.stderr.split()))
 
     def test_an_errored_judge_call_is_said_under_the_table(self) -> None:

@@ -15,7 +15,11 @@ from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
-from datbench_cli.benchmarks.datbench.judge_check import DUPLICATE_JUDGE_IDS, unanswered_judged_note
+from datbench_cli.benchmarks.datbench.judge_check import (
+    DUPLICATE_JUDGE_IDS,
+    direct_judged_note,
+    unanswered_judged_note,
+)
 from datbench_cli.benchmarks.datbench.records import library_record, streamed_record
 from datbench_cli.benchmarks.datbench.references import ReferenceFile, SampleKey
 from datbench_cli.benchmarks.datbench.schema import (
@@ -80,8 +84,10 @@ class ScoreOptions:
     ``response_statuses`` maps ids to the status of their response line (default: ``ok``
     for non-empty text, else ``empty``); ``errored_ids`` are the response ids whose only
     lines were transport failures (a sample's counted ``errored``, not ``missing``; any other
-    is an unknown response id), ``judge_errored_ids`` the same of the judge responses (an id
-    no sample has is an unknown judge response id, as ``--strict-judge`` counts it).
+    is an unknown response id), ``judge_errored_ids`` the same of the judge responses, counted
+    as ``--strict-judge`` counts them: a judge-mode sample's with a usable response is an
+    errored judge response, a direct-mode sample's or an unanswered one's is counted as such,
+    any other is an unknown judge response id.
     """
 
     strict: bool = False
@@ -90,7 +96,6 @@ class ScoreOptions:
     progress: Callable[..., None] | None = None
     profile: str = REFERENCE
     errored_responses: int = 0
-    judge_errored_responses: int = 0
     truncated_responses: int = 0
     judge_truncated_responses: int = 0
     response_statuses: Mapping[str, str] | None = None
@@ -253,7 +258,6 @@ class DatBenchEvaluator:
             expected_samples=len(samples),
             duplicate_response_ids=store.duplicate_ids(samples.known),
             errored_responses=options.errored_responses,
-            judge_errored_responses=options.judge_errored_responses,
             truncated_responses=options.truncated_responses,
             judge_truncated_responses=options.judge_truncated_responses,
             unknown_judge_response_ids=len(
@@ -261,7 +265,7 @@ class DatBenchEvaluator:
             ),
             duplicate_judge_response_ids=judges.duplicate_ids(samples.known),
         )
-        errored = options.errored_ids
+        errored, judge_errored = options.errored_ids, frozenset(options.judge_errored_ids)
         work = WorkList(samples, profile, store, judges)
         judge_matched = 0
         # Every answered sample, in order, counting coverage as it goes.
@@ -269,16 +273,19 @@ class DatBenchEvaluator:
         # The last line of each id, one query per input (an id that is not a string, which a
         # caller's sample may have, matches no line).
         last_response, last_judge = store.last_by_id(), judges.last_by_id()
-        judged_unanswered = 0  # judge lines of judge-mode samples with no usable response
         for key in samples.keys():
             ident = key.id
-            if key.eval_mode != "judge" and isinstance(ident, str) and ident in last_judge:
+            # Judge lines (answered or errored) that match no judge task are counted as what
+            # they are, as ``--strict-judge`` counts them (see judge_check.py).
+            judged = isinstance(ident, str) and (ident in last_judge or ident in judge_errored)
+            if key.eval_mode != "judge" and judged:
                 # A judge line of a direct-mode sample, which no judge scores: ignored, counted.
                 coverage.direct_judge_response_ids += 1
             position = last_response.get(ident) if isinstance(ident, str) else None
             if position is None:
-                if key.eval_mode == "judge" and isinstance(ident, str) and ident in last_judge:
-                    judged_unanswered += 1
+                if key.eval_mode == "judge" and judged:
+                    # Not scored, so its verdict is unused (judged before the responses ran again?)
+                    coverage.unanswered_judge_response_ids += 1
                 coverage.missing_responses += 1
                 coverage.count(key.capability, ERRORED if key.id in errored else MISSING)
                 continue
@@ -288,6 +295,8 @@ class DatBenchEvaluator:
             judge_mode = key.eval_mode == "judge"
             judge = last_judge.get(ident) if judge_mode else None
             judge_matched += judge is not None
+            # A judge task whose every judge call failed: its verdict is missing.
+            coverage.judge_errored_responses += judge_mode and judge is None and judged
             work.append(key.at, position, judge_mode, judge, status if with_status else None)
         # Every distinct response id no sample has (the last line of an id is the one matched),
         # those of errored lines too.
@@ -365,13 +374,16 @@ class DatBenchEvaluator:
         judged_direct = coverage.direct_judge_response_ids
         if judged_direct:
             warnings.warn(
-                f"{judged_direct} judge response id(s) are of direct-mode samples, which are "
-                "scored without a judge: ignored",
+                direct_judged_note(judged_direct),
                 DatbenchWarning,
                 stacklevel=3 + depth,
             )
-        if judged_unanswered:
-            warnings.warn(unanswered_judged_note(judged_unanswered), DatbenchWarning, 3 + depth)
+        if coverage.unanswered_judge_response_ids:
+            warnings.warn(
+                unanswered_judged_note(coverage.unanswered_judge_response_ids),
+                DatbenchWarning,
+                3 + depth,
+            )
         if builder.judge_stale:
             warnings.warn(
                 f"{builder.judge_stale} judge verdict(s) judged another response text than the "

@@ -3,8 +3,11 @@
 ``score --strict-judge`` and ``check-judge`` both use :func:`account_judges`, so they count the
 same things and fail on the same things: a judge-mode sample with a response whose verdict is
 missing, unparsed, stale (it judged another response text) or errored (only failed judge
-calls), and judge responses whose id matches no sample. Outside a run directory,
-:func:`check_judge_file` can only parse the verdicts (and see errored lines).
+calls), and judge responses that match no judge task: of no sample (``unknown``), of a
+direct-mode sample (``direct``) or of a judge-mode sample without a usable response
+(``unanswered``), as VisualToolBench's check fails on judge lines that match no judge task.
+Outside a run directory, :func:`check_judge_file` can only parse the verdicts (and see
+errored lines).
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ from datbench_cli.benchmarks.datbench.scoring import score_judge
 from datbench_cli.errors import name_ids
 from datbench_cli.files.run_store import MANY
 
-PROBLEMS = ("missing", "unparsed", "stale", "errored", "unknown")
+PROBLEMS = ("missing", "unparsed", "stale", "errored", "unknown", "direct", "unanswered")
+#: How a problem's count is said where its name alone would be unclear.
+LABELS = {
+    "direct": "for direct-mode samples",
+    "unanswered": "for unanswered samples",
+}
 
 
 @dataclass
@@ -39,6 +47,8 @@ class JudgeAccount:
     stale: list[str] = field(default_factory=list)
     errored: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    direct: list[str] = field(default_factory=list)
+    unanswered: list[str] = field(default_factory=list)
     in_run: bool = True
 
     @property
@@ -66,13 +76,15 @@ class JudgeAccount:
         what = "judge verdicts expected" if self.in_run else "verdicts"
         parts = [f"{self.true} true", f"{self.false} false"]
         names = PROBLEMS if self.in_run else ("unparsed", "errored")
-        parts += [f"{len(getattr(self, name))} {name}" for name in names]
+        parts += [f"{len(getattr(self, name))} {LABELS.get(name, name)}" for name in names]
         return f"{self.expected} {what}: {', '.join(parts)}"
 
     def problems(self) -> str:
         """The problem counts with the ids named (empty when there is none)."""
         return "; ".join(
-            f"{name}: {name_ids(ids)}" for name in PROBLEMS if (ids := getattr(self, name))
+            f"{LABELS.get(name, name)}: {name_ids(ids)}"
+            for name in PROBLEMS
+            if (ids := getattr(self, name))
         )
 
 
@@ -84,26 +96,35 @@ def account_judges(
     samples_of: Callable[[Sequence[str]], Collection[str]] | None = None,
 ) -> JudgeAccount:
     """Account for the verdict of every judge-mode sample that has a response (the last line
-    of an id wins, as in scoring), and for judge ids (answered, then ``errored_ids``) that
-    match no sample (``samples_of``: those of a block of ids that are samples'; without it,
-    the ids of ``samples`` are collected to tell). ``samples`` is gone through once, never
-    held; the responses and judge responses are read a block at a time."""
+    of an id wins, as in scoring), for judge ids (answered or ``errored_ids``) of direct-mode
+    samples and of judge-mode samples without a usable response, and for judge ids (answered,
+    then ``errored_ids``) that match no sample (``samples_of``: those of a block of ids that
+    are samples'; without it, the ids of ``samples`` are collected to tell). ``samples`` is
+    gone through once, never held; the responses and judge responses are read a block at a
+    time."""
     errored = set(errored_ids)
     account = JudgeAccount()
     seen: set[str] = set()
     last_response: dict[str, int] | None = None
-    last_judge: dict[str, int] = {}
+    last_judge: dict[str, int] | None = None
     pending: list[tuple[str, int, int | None]] = []
     for sample in samples:
         ident = sample.id
         if samples_of is None:
             seen.add(ident)
+        if last_judge is None:  # a run without samples asks nothing
+            last_judge = judges.last_by_id()
+        judged = ident in last_judge or ident in errored
         if sample.eval_mode != "judge":
+            if judged:  # no judge scores it: the line matches no judge task
+                account.direct.append(ident)
             continue
-        if last_response is None:  # a run without judge-mode samples asks nothing
-            last_response, last_judge = responses.last_by_id(), judges.last_by_id()
+        if last_response is None:  # a run without judge-mode samples reads no response
+            last_response = responses.last_by_id()
         position = last_response.get(ident)
         if position is None:
+            if judged:  # unanswered, so not scored: no judge task asked about it
+                account.unanswered.append(ident)
             continue
         judge = last_judge.get(ident)
         if judge is None and ident in errored:
@@ -152,6 +173,15 @@ def unanswered_judged_note(count: int) -> str:
     return (
         f"{count} judge response id(s) are of judge-mode samples without a usable response, "
         "which are not scored: their verdicts are ignored"
+    )
+
+
+def direct_judged_note(count: int) -> str:
+    """How ``score`` and ``check-judge`` say that judge lines name direct-mode samples, which
+    their dataset's scorer scores: no judge task asked about them."""
+    return (
+        f"{count} judge response id(s) are of direct-mode samples, which are scored without a "
+        "judge: ignored"
     )
 
 

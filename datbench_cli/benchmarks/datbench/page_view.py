@@ -50,6 +50,7 @@ _ACCOUNTING = [
     ("judge_truncated_responses", "truncated judge responses", None, None),
     ("unknown_judge_response_ids", "unknown judge response ids", None, None),
     ("direct_judge_response_ids", "judge response ids of direct-mode samples", None, None),
+    ("unanswered_judge_response_ids", "judge response ids of unanswered samples", None, None),
     ("duplicate_judge_response_ids", "duplicate judge response ids", None, None),
 ]
 # Shown in their own blocks (or as the score and the verdict facet), not again in the details.

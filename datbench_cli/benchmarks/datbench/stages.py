@@ -48,6 +48,7 @@ from datbench_cli.benchmarks.datbench.judge_check import (
     DUPLICATE_JUDGE_IDS,
     JudgeAccount,
     account_judges,
+    direct_judged_note,
     unanswered_judged_note,
 )
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
@@ -339,7 +340,6 @@ def _score(
             progress=progress,
             profile=profile,
             errored_responses=_of_samples(loaded.errored_ids, references.known),
-            judge_errored_responses=_of_samples(judges.errored_ids, references.known),
             truncated_responses=truncated,
             judge_truncated_responses=judge_truncated,
             response_statuses=loaded.statuses,
@@ -479,13 +479,9 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     with held_responses(vlm) as answered, held_judges(judges.judge) as judged:
         if duplicates := judged.duplicate_ids(ids.intersection):  # as score warns it
             warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
-        given = set(answered.last_by_id())
-        judged_ids = judged.last_by_id()
-        unused = sum(
-            1
-            for sample in samples
-            if sample.eval_mode == "judge" and sample.id in judged_ids and sample.id not in given
-        )
-        if unused:  # as score warns it
-            warn(unanswered_judged_note(unused))
-        return account_judges(samples, answered, judged, judges.errored_ids)
+        account = account_judges(samples, answered, judged, judges.errored_ids)
+    if account.direct:  # as score warns them
+        warn(direct_judged_note(len(account.direct)))
+    if account.unanswered:
+        warn(unanswered_judged_note(len(account.unanswered)))
+    return account

@@ -76,6 +76,7 @@ class Coverage:
     judge_truncated_responses: int = 0
     unknown_judge_response_ids: int = 0
     direct_judge_response_ids: int = 0
+    unanswered_judge_response_ids: int = 0
     duplicate_judge_response_ids: int = 0
     statuses: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys((*RESPONSE_STATUSES, MISSING), 0)
@@ -287,6 +288,7 @@ class SummaryBuilder:
             "judge_truncated_responses": coverage.judge_truncated_responses,
             "unknown_judge_response_ids": coverage.unknown_judge_response_ids,
             "direct_judge_response_ids": coverage.direct_judge_response_ids,
+            "unanswered_judge_response_ids": coverage.unanswered_judge_response_ids,
             "duplicate_judge_response_ids": coverage.duplicate_judge_response_ids,
             "scorer_errors": self.scorer_errors,
             "judge_stale_verdicts": self.judge_stale,
