@@ -250,6 +250,7 @@ class AccountingTests(TempDirCase):
                 "stale": 0,
                 "errored": 0,
                 "unknown_responses": 8,  # 2 above + 6 sample lines of C, D and B::1 (no answer)
+                "unanswered_responses": 7,  # all of them but nope's: their turns have no answer
                 "duplicate_responses": 1,
                 "truncated_responses": 0,
                 "tasks_with_unjudged_rubrics": 1,
@@ -260,6 +261,11 @@ class AccountingTests(TempDirCase):
         self.assertEqual((b["ars"], b["apr"]), (5 / 15, 0))  # missing answers stay in the total
         self.assertEqual(report["summary"]["num_tasks"], 2)
         self.assertTrue(any("missing_answer" in w for w in self.warnings))
+        self.assertIn(
+            "8 judge line(s) match no judge task and were ignored (7 of them for rubrics of "
+            "turns without an answer)",
+            self.warnings,
+        )
 
     def test_task_key_line_for_an_unanswered_turn_is_unknown(self) -> None:
         # A task_id/turn_index/rubric_id line for an unanswered turn has no judge task either.

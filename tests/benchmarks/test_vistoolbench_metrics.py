@@ -112,6 +112,7 @@ class WorkedExampleTests(unittest.TestCase):
                 "stale": 0,
                 "errored": 0,
                 "unknown_responses": 0,
+                "unanswered_responses": 0,
                 "duplicate_responses": 0,
                 "truncated_responses": 0,
                 "tasks_with_unjudged_rubrics": 2,

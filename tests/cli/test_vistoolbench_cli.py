@@ -109,8 +109,9 @@ class VisToolBenchCliTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 1)
         self.assertEqual(
             result.stdout.strip(),
-            "12 judge tasks: 7 met, 3 not_met, 1 unparsed, 1 missing, 0 missing_answer, "
-            "0 stale, 0 errored; 0 judge line(s) for no judge task",
+            "12 judge tasks: 7 met, 3 not_met, 1 unparsed, 1 missing, 0 stale, 0 errored; "
+            "0 missing_answer (rubrics of unanswered turns, no judge task); "
+            "0 judge line(s) for no judge task (0 for unanswered turns)",
         )
         self.assertIn(f"{C}::0::r1", result.stderr)
         self.assertIn(f"{D}::0::r1", result.stderr)

@@ -14,7 +14,7 @@ from datbench_cli.benchmarks.checks import (
     coverage_check,
     fail_under_check,
 )
-from datbench_cli.benchmarks.vistoolbench.ars_apr import STATUSES, UNJUDGED
+from datbench_cli.benchmarks.vistoolbench.ars_apr import MISSING_ANSWER, STATUSES, UNJUDGED
 from datbench_cli.benchmarks.vistoolbench.model import judge_id
 from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
 from datbench_cli.errors import name_ids
@@ -32,12 +32,16 @@ def unusable_verdicts(report: VisToolBenchReport) -> list[str]:
 
 
 def judge_counts_line(report: VisToolBenchReport) -> str:
-    """``N judge tasks: a met, b not_met, ...; u unknown`` from the report's judge counts."""
+    """``N judge tasks: a met, b not_met, ...; m missing_answer; u judge line(s) for no judge
+    task (k for unanswered turns)`` from the report's judge counts: the statuses of the judge
+    tasks add up to N; the rubrics of unanswered turns have no judge task and are said apart."""
     judge = report.summary["judge"]
-    parts = [f"{judge.get(name, 0)} {name}" for name in STATUSES]
+    parts = [f"{judge.get(name, 0)} {name}" for name in STATUSES if name != MISSING_ANSWER]
     return (
         f"{judge['judge_tasks']} judge tasks: {', '.join(parts)}; "
-        f"{judge['unknown_responses']} judge line(s) for no judge task"
+        f"{judge[MISSING_ANSWER]} missing_answer (rubrics of unanswered turns, no judge task); "
+        f"{judge['unknown_responses']} judge line(s) for no judge task "
+        f"({judge.get('unanswered_responses', 0)} for unanswered turns)"
     )
 
 

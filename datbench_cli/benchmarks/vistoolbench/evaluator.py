@@ -25,6 +25,7 @@ from datbench_cli.benchmarks.vistoolbench.ars_apr import (
 )
 from datbench_cli.benchmarks.vistoolbench.judging import (
     JudgeMatch,
+    RubricKey,
     build_judge_tasks,
     cut_replies_note,
     match_judge_lines,
@@ -243,7 +244,11 @@ class VisToolBenchEvaluator:
         if judge_responses is not None:
             _check_records(judge_responses, "judge_responses", "JudgeResponse")
         answers = responses if isinstance(responses, Answers) else self.collect_answers(responses)
-        match = match_judge_lines(build_judge_tasks(self.tasks, answers), judge_responses or ())
+        match = match_judge_lines(
+            build_judge_tasks(self.tasks, answers),
+            judge_responses or (),
+            _unanswered_rubrics(self.tasks, answers),
+        )
         in_scope = [t for t in self.tasks if turncase is None or t.turncase == turncase]
         scored = [t for t in in_scope if answers.answered(t)]
         self._warn_unanswered(answers, in_scope)
@@ -257,6 +262,7 @@ class VisToolBenchEvaluator:
         judge = {
             **{k: v for k, v in counts.items() if k != "tasks_with_unjudged_rubrics"},
             "unknown_responses": match.unknown_lines,
+            "unanswered_responses": match.unanswered_lines,
             "duplicate_responses": sum(
                 lost for key, lost in match.lost_lines.items() if key[0] in scored_ids
             ),
@@ -368,9 +374,29 @@ class VisToolBenchEvaluator:
         if match.lost_lines:
             self.warn(replaced_note(sum(match.lost_lines.values())))
         if match.unknown_lines:
-            self.warn(f"{match.unknown_lines} judge line(s) match no judge task and were ignored")
+            self.warn(unknown_lines_note(match.unknown_lines, match.unanswered_lines))
         if judge["truncated_responses"]:
             self.warn(cut_replies_note(judge["truncated_responses"]))
+
+
+def unknown_lines_note(unknown: int, unanswered: int) -> str:
+    """How ``score`` says that judge lines matched no judge task (``unanswered`` of them for
+    rubrics of turns without an answer: often verdicts from before the responses ran again)."""
+    why = f" ({unanswered} of them for rubrics of turns without an answer)" if unanswered else ""
+    return f"{unknown} judge line(s) match no judge task and were ignored{why}"
+
+
+def _unanswered_rubrics(tasks: Iterable[Task], answers: Answers) -> set[str | RubricKey]:
+    """The judge ids and (task, turn, rubric) keys of the rubrics of turns without an answer."""
+    keys: set[str | RubricKey] = set()
+    for task in tasks:
+        for turn in task.turns:
+            if (task.id, turn.index) in answers.by_turn:
+                continue
+            for rubric in turn.rubrics:
+                keys.add((task.id, turn.index, rubric.rubric_id))
+                keys.add(judge_id(task.id, turn.index, rubric.rubric_id))
+    return keys
 
 
 def _truncated_verdicts(match: JudgeMatch, answers: Answers, scored: set[str]) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,15 +191,24 @@ def read_judge_lines(
 
 @dataclass
 class JudgeMatch:
-    """Judge lines matched to judge tasks (the last line wins), keyed by (task, turn, rubric)."""
+    """Judge lines matched to judge tasks (the last line wins), keyed by (task, turn, rubric);
+    ``unanswered_lines``: of the ``unknown_lines`` (that match no judge task), those for a
+    rubric of a turn without an answer."""
 
     by_key: dict[RubricKey, JudgeLine] = field(default_factory=dict)
     unknown_lines: int = 0
+    unanswered_lines: int = 0
     lost_lines: Counter[RubricKey] = field(default_factory=Counter)
 
 
-def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) -> JudgeMatch:
-    """Match each judge line to its judge task by id, or by (task_id, turn_index, rubric_id).
+def match_judge_lines(
+    judge_tasks: Iterable[JudgeTask],
+    lines: Iterable[Any],
+    unanswered: Collection[str | RubricKey] = (),
+) -> JudgeMatch:
+    """Match each judge line to its judge task by id, or by (task_id, turn_index, rubric_id);
+    a line that matches none is counted, and counted apart when its id or key is one of
+    ``unanswered`` (the rubrics of turns without an answer, which get no judge task).
 
     The last line for a judge task wins, except that an errored line (a failed request, often
     retried later: a batch line's error or a native line's ``error`` field) never replaces
@@ -215,6 +224,7 @@ def match_judge_lines(judge_tasks: Iterable[JudgeTask], lines: Iterable[Any]) ->
         target = keys.get(line.key)
         if target is None:
             match.unknown_lines += 1
+            match.unanswered_lines += line.key in unanswered
             continue
         previous = match.by_key.get(target)
         if previous is not None and not previous.errored:
