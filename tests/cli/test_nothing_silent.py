@@ -340,6 +340,29 @@ class DatBenchNothingSilentTests(unittest.TestCase):
             check.stdout,
         )
 
+    def test_cut_judge_replies_count_only_for_judge_tasks(self) -> None:
+        # A cut judge reply of a direct-mode sample was counted in judge_truncated_responses
+        # and said to be "scored as it is", beside the warning that it was ignored.
+        direct = next(r["id"] for r in self.responses if r["id"] not in self.judge_ids)
+        judged = self.judge_ids[0]
+        work = self.work("judge-cut", self.responses)
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                *({"id": i, "raw_judge_output": "true"} for i in self.judge_ids[1:]),
+                vllm_ok(judged, "true", finish_reason="length"),
+                vllm_ok(direct, "true", finish_reason="length"),
+            ],
+        )
+        result, summary = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["judge_truncated_responses"], 1)
+        self.assertEqual(summary["direct_judge_response_ids"], 1)
+        note = "1 judge responses in"
+        self.assertEqual(result.stderr.count(note), 1, result.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertEqual(check.stderr.count(note), 1, check.stderr)
+
     def test_judge_lines_of_unanswered_judge_samples_are_counted_and_fail_strict_judge(
         self,
     ) -> None:

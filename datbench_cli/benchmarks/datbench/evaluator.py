@@ -81,7 +81,9 @@ class ScoreOptions:
     ``profile`` is ``"reference"`` or ``"corrected"`` (see docs/known-defects.md). The
     ``errored_*`` and ``truncated_*`` counts come from the response files (lines that
     reported an error; outputs cut at the token limit, scored as they are);
-    ``response_statuses`` maps ids to the status of their response line (default: ``ok``
+    ``judge_truncated_ids`` are the judge response ids whose line used stopped at the token
+    limit (only a judge-mode sample's with a usable response is counted: the others are
+    ignored); ``response_statuses`` maps ids to the status of their response line (default: ``ok``
     for non-empty text, else ``empty``); ``errored_ids`` are the response ids whose only
     lines were transport failures (a sample's counted ``errored``, not ``missing``; any other
     is an unknown response id), ``judge_errored_ids`` the same of the judge responses, counted
@@ -97,7 +99,7 @@ class ScoreOptions:
     profile: str = REFERENCE
     errored_responses: int = 0
     truncated_responses: int = 0
-    judge_truncated_responses: int = 0
+    judge_truncated_ids: frozenset[str] = frozenset()
     response_statuses: Mapping[str, str] | None = None
     errored_ids: frozenset[str] = frozenset()
     judge_errored_ids: tuple[str, ...] = ()
@@ -259,7 +261,6 @@ class DatBenchEvaluator:
             duplicate_response_ids=store.duplicate_ids(samples.known),
             errored_responses=options.errored_responses,
             truncated_responses=options.truncated_responses,
-            judge_truncated_responses=options.judge_truncated_responses,
             unknown_judge_response_ids=len(
                 unknown_ids(judges, options.judge_errored_ids, samples.known)
             ),
@@ -297,6 +298,10 @@ class DatBenchEvaluator:
             judge_matched += judge is not None
             # A judge task whose every judge call failed: its verdict is missing.
             coverage.judge_errored_responses += judge_mode and judge is None and judged
+            # A judge task whose verdict is read from a reply cut at the judge's token limit.
+            coverage.judge_truncated_responses += (
+                judge is not None and ident in options.judge_truncated_ids
+            )
             work.append(key.at, position, judge_mode, judge, status if with_status else None)
         # Every distinct response id no sample has (the last line of an id is the one matched),
         # those of errored lines too.

@@ -127,6 +127,13 @@ def _of_samples(ids: list[str], samples_of: Callable[[Sequence[str]], Collection
     return len(ids) - len(run_store.unknown(ids, samples_of))
 
 
+def _cut_note(count: int, what: str, path: Path) -> str:
+    return (
+        f"{count} {what} in {path} stopped at the token limit "
+        "(finish_reason length); they are scored as they are"
+    )
+
+
 def _report_set_aside(
     loaded: LoadedResponses, what: str, path: Path, warn: Warn, truncated: int | None = None
 ) -> None:
@@ -136,10 +143,7 @@ def _report_set_aside(
         warn(loaded.unknown_keys)
     cut = len(loaded.truncated_ids) if truncated is None else truncated
     if cut:
-        warn(
-            f"{cut} {what} in {path} stopped at the token limit "
-            "(finish_reason length); they are scored as they are"
-        )
+        warn(_cut_note(cut, what, path))
     if loaded.torn_tail_line is not None:
         warn(torn_tail_message(path, loaded.torn_tail_line))
 
@@ -302,7 +306,6 @@ def _score(
         truncated = _of_samples(loaded.truncated_ids, references.known)
         _report_set_aside(loaded, "responses", responses, warn, truncated)
         judges = LoadedResponses()
-        judge_truncated = 0
         judge_store: JudgeStore | None = None
         if judge_responses is not None:
             task_digests = asked_digests(run)
@@ -312,8 +315,8 @@ def _score(
             )
             open_files.enter_context(judge_store)
             del task_digests
-            judge_truncated = _of_samples(judges.truncated_ids, references.known)
-            _report_set_aside(judges, "judge responses", judge_responses, warn, judge_truncated)
+            # The cut judge replies are said once scored: only judge tasks' verdicts count.
+            _report_set_aside(judges, "judge responses", judge_responses, warn, 0)
 
         provenance = report_block(
             manifest=manifest,
@@ -341,7 +344,7 @@ def _score(
             profile=profile,
             errored_responses=_of_samples(loaded.errored_ids, references.known),
             truncated_responses=truncated,
-            judge_truncated_responses=judge_truncated,
+            judge_truncated_ids=frozenset(judges.truncated_ids),
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
             judge_errored_ids=tuple(judges.errored_ids),
@@ -364,6 +367,8 @@ def _score(
                 score_options,
             )
     report.provenance = provenance
+    if judge_responses is not None and (cut := report.summary["judge_truncated_responses"]):
+        warn(_cut_note(cut, "judge responses", judge_responses))
     return report, judge_account
 
 
@@ -458,8 +463,7 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     samples = load_samples(run)
     ids = {sample.id for sample in samples}
     judges = read_judge_responses(judge_responses, asked_digests(run))
-    cut = _of_samples(judges.truncated_ids, ids.intersection)
-    _report_set_aside(judges, "judge responses", judge_responses, warn, cut)
+    _report_set_aside(judges, "judge responses", judge_responses, warn, 0)  # said below
     if responses.exists():
         loaded = load_vlm_responses(responses)
         cut = _of_samples(loaded.truncated_ids, ids.intersection)
@@ -480,6 +484,15 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
         if duplicates := judged.duplicate_ids(ids.intersection):  # as score warns it
             warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
         account = account_judges(samples, answered, judged, judges.errored_ids)
+        # As score counts them: the judge tasks' verdicts read from a cut reply.
+        given, cut_ids = answered.last_by_id(), set(judges.truncated_ids)
+        cut = sum(
+            1
+            for sample in samples
+            if sample.eval_mode == "judge" and sample.id in given and sample.id in cut_ids
+        )
+    if cut:
+        warn(_cut_note(cut, "judge responses", judge_responses))
     if account.direct:  # as score warns them
         warn(direct_judged_note(len(account.direct)))
     if account.unanswered:
