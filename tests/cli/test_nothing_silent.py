@@ -397,6 +397,13 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(check.exit_code, 1, check.stderr)
         self.assertIn("2 for unanswered samples", check.stdout)
         self.assertIn(note, " ".join(check.stderr.split()))
+        # make-judge-tasks says the same 2, the errored one with the one without a line.
+        remade = run_cli("make-judge-tasks", "-d", str(work), "-o", str(work / "again.jsonl"))
+        self.assertIn(
+            "2 judge-mode sample(s) have no usable response (no line, or only errored ones) "
+            "and get no judge task",
+            " ".join(remade.stderr.split()),
+        )
 
     def test_an_errored_judge_call_is_said_under_the_table(self) -> None:
         # Its sample counted as missing, and the terminal never said a judge call had failed.

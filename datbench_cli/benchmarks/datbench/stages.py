@@ -239,7 +239,10 @@ def _make_judge_tasks(
         1 for s in evaluator.samples if s.eval_mode == "judge" and s.id not in answered
     )
     if unanswered:
-        warn(f"{unanswered} judge-mode sample(s) have no response and get no judge task")
+        warn(
+            f"{unanswered} judge-mode sample(s) have no usable response (no line, or only "
+            "errored ones) and get no judge task"
+        )
     current = {task.id: task.vlm_response for task in judge_tasks}
 
     def judged(path: Path) -> set[str]:
