@@ -25,6 +25,7 @@ judged (see :mod:`datbench_cli.batch.digests`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,7 +256,18 @@ def message_problem(choice: dict[str, Any]) -> str | None:
     if content is None or isinstance(content, str):
         return None
     if isinstance(content, list) and all(isinstance(part, dict) for part in content):
-        return _part_text_problem(content, 'a "choices[0].message.content" part')
+        if problem := _part_text_problem(content, 'a "choices[0].message.content" part'):
+            return problem
+        for part in content:
+            kind = part.get("type", "text")
+            if kind != "text" and isinstance(part.get("text"), str):
+                # Only text parts are the answer: a reasoning part's text ({"type":
+                # "thinking", "text": ...}) would be scored as if the model had said it.
+                return (
+                    f'a "choices[0].message.content" part of type {json.dumps(kind)} has "text": '
+                    'only "text" parts are the answer'
+                )
+        return None
     if isinstance(content, list):
         return '"choices[0].message.content" parts must be objects ({"type": "text", "text": ...})'
     return (

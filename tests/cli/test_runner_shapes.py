@@ -67,6 +67,16 @@ class RunnerShapeTests(unittest.TestCase):
                 with self.subTest(benchmark=name, shape=shape):
                     self.refused(run, line, "message")
 
+    def test_chat_content_parts_of_reasoning_are_not_read_as_the_answer(self) -> None:
+        # A server's reasoning part beside the text part ({"type": "thinking", "text": ...})
+        # was joined into the answer: the reasoning scored as if the model had said it.
+        for name, run in self.runs.items():
+            for kind in ("thinking", "reasoning", "reasoning_text"):
+                content = [{"type": kind, "text": "A? no, B."}, {"type": "text", "text": "B"}]
+                line = with_message(FIRST_IDS[name], {"role": "assistant", "content": content})
+                with self.subTest(benchmark=name, kind=kind):
+                    self.refused(run, line, f'"{kind}"', "message")
+
     def test_responses_api_part_text_of_another_type_is_refused(self) -> None:
         # An output_text part whose "text" is not a string was left out: "" scored as empty.
         for name, run in self.runs.items():
