@@ -398,7 +398,8 @@ def response_line(
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident:
         raise InputError('each line needs an "id" that is a non-empty string', path, number)
-    if text_field not in obj:
+    if text_field not in obj and not obj.get("error"):
+        # (A line with an error needs no text: a custom loop's failed call, errored below.)
         raise InputError(
             f'line has no "{text_field}" field', path, number, hint=wrong_file_hint(obj, judge)
         )

@@ -15,6 +15,8 @@ from tests.cli_helpers import SAMPLE, export_samples, run_cli
 from tests.runner_lines import openai_ok, openai_responses_ok
 
 FIRST_IDS = {"dat": "db_table_000000", "vtb": "vtb-a-medical-001::0"}
+SECOND_IDS = {"dat": "db_table_000001", "vtb": "vtb-b-maths-002::0"}
+JUDGE_IDS = {"dat": "db_chart_judge_000", "vtb": "vtb-a-medical-001::0::r1"}
 
 
 def with_message(custom_id: str, message: Any) -> dict[str, Any]:
@@ -120,6 +122,35 @@ class RunnerShapeTests(unittest.TestCase):
                 result = run_cli("check-judge", "-d", str(run))
                 self.assertEqual(result.exit_code, 2, result.stderr)
                 self.assertIn(f"{judge}:1:", result.stderr)
+
+    def test_a_native_error_line_needs_no_text(self) -> None:
+        # A custom loop's failed call, {"id", "error"}: documented as an errored line, it was
+        # refused for lacking "raw_output" (a "turns" item without one was read as errored).
+        for name, run in self.runs.items():
+            lines = [openai_ok(FIRST_IDS[name], "B"), {"id": SECOND_IDS[name], "error": "timeout"}]
+            responses = run / "responses.jsonl"
+            responses.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+            out = run / "r.json"
+            with self.subTest(benchmark=name):
+                result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+                statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
+                self.assertEqual((statuses["ok"], statuses["errored"]), (1, 1))
+
+    def test_a_native_judge_error_line_needs_no_text(self) -> None:
+        samples = {"dat": SAMPLE, "vtb": SAMPLE.parent / "vistoolbench"}
+        for name, run in self.runs.items():
+            shutil.copy(samples[name] / "responses.jsonl", run / "responses.jsonl")
+            self.assertEqual(run_cli("make-judge-tasks", "-d", str(run), "-q").exit_code, 0)
+            judge = run / "judge_responses.jsonl"
+            self.addCleanup(judge.unlink)
+            line = {"id": JUDGE_IDS[name], "error": "timeout"}
+            judge.write_text(json.dumps(line) + "\n", encoding="utf-8")
+            with self.subTest(benchmark=name):
+                result = run_cli("check-judge", "-d", str(run))
+                self.assertEqual(result.exit_code, 1, result.stderr)
+                self.assertIn("1 errored", result.stdout + result.stderr)
 
     def test_the_documented_shapes_still_read(self) -> None:
         """Content parts, null content (tool calls only) and the legacy text shape."""

@@ -121,7 +121,8 @@ def answer_line(
             raise fail('"turns" must be a list')
         items = tuple(_turn_item(item, i, fail, path, number or 0) for i, item in enumerate(turns))
         return AnswerLine(ident, None, turns=items)
-    if "raw_output" not in obj:
+    if "raw_output" not in obj and not obj.get("error"):
+        # (A line with an error needs no text: a custom loop's failed call, errored below.)
         raise InputError(
             'line has no "raw_output" field', path, number, hint=wrong_file_hint(obj, False)
         )

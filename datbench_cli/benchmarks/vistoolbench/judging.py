@@ -128,7 +128,7 @@ def judge_line(
         if not isinstance(given, str) or not given:
             raise fail('each line needs an "id" that is a non-empty string')
         key = given
-    if "raw_judge_output" not in obj and "verdict" not in obj:
+    if "raw_judge_output" not in obj and "verdict" not in obj and not obj.get("error"):
         raise InputError(
             'line has no "raw_judge_output" field', path, number, hint=wrong_file_hint(obj, True)
         )
