@@ -357,12 +357,14 @@ def native_status(
     obj: dict[str, Any], text: str | None, parsed: str | None, path: Path | None, number: int
 ) -> tuple[str, str | None]:
     """``(status, error)`` of a native line: an ``error`` field (a custom loop's failed call)
-    makes it errored; ``finish_reason``/``refusal`` fields classify it as a batch line's."""
+    makes it errored; ``finish_reason``/``refusal`` fields classify it as a batch line's (a
+    refusal beside text is an answer, as a batch line's is)."""
     error = obj.get("error")
     if error:
         return ERRORED, str(error.get("message") if isinstance(error, dict) else error)
     reason = _optional_str(obj, "finish_reason", path, number)
-    return text_status(parsed or text, reason, refused=bool(obj.get("refusal"))), None
+    judged = parsed or text
+    return text_status(judged, reason, refused=bool(obj.get("refusal")) and not judged), None
 
 
 def iter_response_lines(

@@ -138,6 +138,24 @@ class RunnerShapeTests(unittest.TestCase):
                 statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
                 self.assertEqual((statuses["ok"], statuses["errored"]), (1, 1))
 
+    def test_a_refusal_beside_text_counts_alike_in_native_and_batch_lines(self) -> None:
+        # A batch line with text and a "refusal" is an answer (ok); a native line saying the
+        # same was counted refused (and censored), so the same answer counted two ways.
+        for name, run in self.runs.items():
+            lines = [
+                openai_ok(FIRST_IDS[name], "B", refusal="I would rather not."),
+                {"id": SECOND_IDS[name], "raw_output": "B", "refusal": "I would rather not."},
+            ]
+            responses = run / "responses.jsonl"
+            responses.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+            out = run / "r.json"
+            with self.subTest(benchmark=name):
+                result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+                self.assertEqual(result.exit_code, 0, result.stderr)
+                summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+                statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
+                self.assertEqual((statuses["ok"], statuses["refused"]), (2, 0))
+
     def test_a_native_judge_error_line_needs_no_text(self) -> None:
         samples = {"dat": SAMPLE, "vtb": SAMPLE.parent / "vistoolbench"}
         for name, run in self.runs.items():
