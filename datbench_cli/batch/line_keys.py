@@ -104,6 +104,23 @@ def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     return None
 
 
+def other_service_hint(obj: dict[str, Any], judge: bool) -> str | None:
+    """A hint when a line is another batch service's result line, which datbench does not
+    read (an Anthropic Message Batches result; a Gemini or Vertex AI batch output line)."""
+    if "custom_id" in obj and isinstance(obj.get("result"), dict):
+        service, text = "an Anthropic Message Batches result", '"text" blocks, not "thinking"'
+    elif "id" not in obj and ("key" in obj or "request" in obj):
+        service, text = "a Gemini batch output", 'parts without "thought"'
+    else:
+        return None
+    field = "raw_judge_output" if judge else "raw_output"
+    return (
+        f"this looks like {service} line, which datbench does not read: write each answer as "
+        f'a native {{"id", "{field}"}} line (its {text}), or run the requests on an '
+        "OpenAI-compatible endpoint (docs/runners.md)"
+    )
+
+
 def checked_lines(
     path: Path,
     known: frozenset[str],

@@ -38,6 +38,7 @@ from datbench_cli.batch.line_keys import (
     RESPONSE_KEYS,
     UnknownKeys,
     is_batch_line,
+    other_service_hint,
     wrong_file_hint,
 )
 from datbench_cli.errors import InputError
@@ -230,8 +231,10 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     return BatchOutcome(text, None, reason, status)
 
 
-def _not_output_hint(obj: dict[str, Any]) -> str:
+def _not_output_hint(obj: dict[str, Any], judge: bool) -> str:
     """The hint for a ``custom_id`` line that is not a batch output line."""
+    if other := other_service_hint(obj, judge):
+        return other
     if "body" in obj or "method" in obj:
         return (
             "this looks like a request file (the runner's input): run it, e.g. with "
@@ -308,7 +311,7 @@ def batch_response_line(
             "output line",
             path,
             number,
-            hint=_not_output_hint(obj),
+            hint=_not_output_hint(obj, tagged),
         )
     digest = None
     if tagged:
@@ -399,7 +402,12 @@ def response_line(
         return batch_response_line(obj, path, number, tagged=judge)
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident:
-        raise InputError('each line needs an "id" that is a non-empty string', path, number)
+        raise InputError(
+            'each line needs an "id" that is a non-empty string',
+            path,
+            number,
+            hint=other_service_hint(obj, judge),
+        )
     if text_field not in obj and not obj.get("error"):
         # (A line with an error needs no text: a custom loop's failed call, errored below.)
         raise InputError(

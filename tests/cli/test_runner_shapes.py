@@ -108,7 +108,21 @@ class RunnerShapeTests(unittest.TestCase):
                 "result": {"type": "succeeded", "message": {"content": [{"text": "B"}]}},
             }
             with self.subTest(benchmark=name):
-                self.refused(run, line, '"response"')
+                self.refused(run, line, '"response"', "hint: ", "Anthropic Message Batches")
+
+    def test_gemini_batch_lines_are_refused_with_a_hint(self) -> None:
+        # Gemini's batch output names its request "key" (Vertex AI: the whole "request"): it
+        # was refused for lacking an "id", with no word of what the file is.
+        candidates = [{"content": {"parts": [{"text": "B"}]}, "finishReason": "STOP"}]
+        for name, run in self.runs.items():
+            shapes = {
+                "gemini": {"key": FIRST_IDS[name], "response": {"candidates": candidates}},
+                "gemini error": {"key": FIRST_IDS[name], "error": {"code": 3, "message": "x"}},
+                "vertex": {"request": {"contents": []}, "response": {"candidates": candidates}},
+            }
+            for shape, line in shapes.items():
+                with self.subTest(benchmark=name, shape=shape):
+                    self.refused(run, line, "hint: ", "Gemini batch output")
 
     def test_judge_lines_of_a_wrong_shape_are_refused_too(self) -> None:
         run = self.runs["dat"]

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from datbench_cli.batch.answers import surrogate_at
-from datbench_cli.batch.line_keys import RESPONSE_KEYS, checked_lines, wrong_file_hint
+from datbench_cli.batch.line_keys import (
+    RESPONSE_KEYS,
+    checked_lines,
+    other_service_hint,
+    wrong_file_hint,
+)
 from datbench_cli.batch.responses import (
     ANSWERED_STATUSES,
     ERRORED,
@@ -110,7 +115,12 @@ def answer_line(
         )
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident:
-        raise fail('each line needs an "id" that is a non-empty string')
+        raise InputError(
+            'each line needs an "id" that is a non-empty string',
+            path,
+            number,
+            hint=other_service_hint(obj, False),
+        )
     if "raw_output" not in obj and ("turncase" in obj or "context_policy" in obj):
         raise InputError(
             "a task line, not a response line", path, number, hint=wrong_file_hint(obj, False)

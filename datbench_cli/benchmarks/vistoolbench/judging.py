@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from datbench_cli.batch.digests import DIGEST_FIELD, response_digest
-from datbench_cli.batch.line_keys import JUDGE_KEYS, checked_lines, wrong_file_hint
+from datbench_cli.batch.line_keys import (
+    JUDGE_KEYS,
+    checked_lines,
+    other_service_hint,
+    wrong_file_hint,
+)
 from datbench_cli.batch.responses import batch_response_line, is_batch_line, native_digest
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, caller_line
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
@@ -126,7 +131,12 @@ def judge_line(
     else:
         given = obj.get("id")
         if not isinstance(given, str) or not given:
-            raise fail('each line needs an "id" that is a non-empty string')
+            raise InputError(
+                'each line needs an "id" that is a non-empty string',
+                path,
+                number,
+                hint=other_service_hint(obj, True),
+            )
         key = given
     if "raw_judge_output" not in obj and "verdict" not in obj and not obj.get("error"):
         raise InputError(
