@@ -55,6 +55,31 @@ MISSING = "missing"
 ANSWERED_STATUSES = frozenset({OK, EMPTY, REFUSED, TRUNCATED})
 
 
+#: Other servers' names for the finish reasons that classify an answer, as the chat
+#: completion's own (lower-cased): Mistral's ``model_length``, Anthropic's ``max_tokens`` and
+#: ``refusal`` stop reasons (through a proxy, or copied by a loop), Gemini's ``MAX_TOKENS`` and
+#: blocked-output reasons.
+_FINISH_ALIASES = {
+    "max_tokens": "length",
+    "model_length": "length",
+    "max_output_tokens": "length",
+    "refusal": "content_filter",
+    "safety": "content_filter",
+    "prohibited_content": "content_filter",
+    "blocklist": "content_filter",
+    "spii": "content_filter",
+    "recitation": "content_filter",
+}
+
+
+def finish_reason(value: Any) -> str | None:
+    """A line's ``finish_reason`` (``None`` unless a string), another server's name for
+    ``length`` or ``content_filter`` read as that."""
+    if not isinstance(value, str):
+        return None
+    return _FINISH_ALIASES.get(value.lower(), value)
+
+
 def text_status(text: str | None, finish_reason: str | None = None, refused: bool = False) -> str:
     """The status of an answer that reached the model (never ``errored``)."""
     if refused or finish_reason == "content_filter":
@@ -224,8 +249,7 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     else:  # the legacy completions shape: choices[0].text
         message, legacy = {}, choice.get("text")
         text = legacy if isinstance(legacy, str) else ""
-    reason = choice.get("finish_reason")
-    reason = reason if isinstance(reason, str) else None
+    reason = finish_reason(choice.get("finish_reason"))
     refusal = message.get("refusal")
     status = text_status(text, reason, refused=bool(refusal) and not text)
     return BatchOutcome(text, None, reason, status)
@@ -365,7 +389,7 @@ def native_status(
     error = obj.get("error")
     if error:
         return ERRORED, str(error.get("message") if isinstance(error, dict) else error)
-    reason = _optional_str(obj, "finish_reason", path, number)
+    reason = finish_reason(_optional_str(obj, "finish_reason", path, number))
     judged = parsed or text
     return text_status(judged, reason, refused=bool(obj.get("refusal")) and not judged), None
 
@@ -419,7 +443,7 @@ def response_line(
     parsed = _optional_str(obj, parsed_field, path, number)
     status, error = native_status(obj, text, parsed, path, number)
     digest = native_digest(obj, path, number) if judge else None
-    reason = obj.get("finish_reason") if isinstance(obj.get("finish_reason"), str) else None
+    reason = finish_reason(obj.get("finish_reason"))
     if error is not None:
         text = parsed = None
     return ResponseLine(ident, text, parsed, error, number, reason, status, digest)

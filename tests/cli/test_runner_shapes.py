@@ -170,6 +170,34 @@ class RunnerShapeTests(unittest.TestCase):
                 statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
                 self.assertEqual((statuses["ok"], statuses["refused"]), (2, 0))
 
+    def test_other_servers_names_for_a_cut_or_filtered_answer_are_read(self) -> None:
+        # Mistral's "model_length", Anthropic-style "max_tokens" (a proxy, or a loop copying
+        # stop_reason) and "refusal"/"SAFETY" were read as a normal stop: a cut answer or a
+        # refusal counted as an ordinary one.
+        for name, run in self.runs.items():
+            first, second = FIRST_IDS[name], SECOND_IDS[name]
+            for reason, status in (
+                ("model_length", "truncated"),
+                ("max_tokens", "truncated"),
+                ("MAX_TOKENS", "truncated"),
+                ("refusal", "refused"),
+                ("SAFETY", "refused"),
+            ):
+                lines = [
+                    openai_ok(first, "B", finish_reason=reason),
+                    {"id": second, "raw_output": "B", "finish_reason": reason},
+                ]
+                responses = run / "responses.jsonl"
+                text = "".join(json.dumps(x) + "\n" for x in lines)
+                responses.write_text(text, encoding="utf-8")
+                out = run / "r.json"
+                with self.subTest(benchmark=name, reason=reason):
+                    result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+                    self.assertEqual(result.exit_code, 0, result.stderr)
+                    summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+                    statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
+                    self.assertEqual(statuses[status], 2)
+
     def test_a_native_judge_error_line_needs_no_text(self) -> None:
         samples = {"dat": SAMPLE, "vtb": SAMPLE.parent / "vistoolbench"}
         for name, run in self.runs.items():

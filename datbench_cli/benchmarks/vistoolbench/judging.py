@@ -15,7 +15,12 @@ from datbench_cli.batch.line_keys import (
     other_service_hint,
     wrong_file_hint,
 )
-from datbench_cli.batch.responses import batch_response_line, is_batch_line, native_digest
+from datbench_cli.batch.responses import (
+    batch_response_line,
+    finish_reason,
+    is_batch_line,
+    native_digest,
+)
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, caller_line
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
@@ -148,7 +153,7 @@ def judge_line(
     digest = native_digest(obj, path, number or 0)
     if obj.get("error"):  # a custom loop's failed judge call, as for DatBench's native lines
         return JudgeLine(key, None, errored=True, digest=digest)
-    truncated = obj.get("finish_reason") == "length"
+    truncated = finish_reason(obj.get("finish_reason")) == "length"
     return JudgeLine(key, raw, obj.get("verdict"), digest=digest, truncated=truncated)
 
 
