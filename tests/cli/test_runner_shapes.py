@@ -124,6 +124,26 @@ class RunnerShapeTests(unittest.TestCase):
                 with self.subTest(benchmark=name, shape=shape):
                     self.refused(run, line, "hint: ", "Gemini batch output")
 
+    def test_official_results_records_point_to_import_responses(self) -> None:
+        # The official runner's records, one per line, were called task lines, a multi-turn
+        # one "references.jsonl" (its turns carry rubrics).
+        run = self.runs["vtb"]
+        single = {
+            "id": "vtb-a-medical-001",
+            "task_id": "vtb-a-medical-001",
+            "turncase": "single-turn",
+            "rubrics": {},
+            "model_answer": "Upper left.",
+        }
+        turns = [
+            {"turn_number": k, "prompt": "p", "model_answer": "24", "rubrics": {"r1": {}}}
+            for k in (0, 1)
+        ]
+        multi = {"id": "vtb-b-maths-002", "task_id": "vtb-b-maths-002", "turncase": "multi-turn"}
+        for shape, line in (("single", single), ("multi", {**multi, "turns": turns})):
+            with self.subTest(shape=shape):
+                self.refused(run, line, "official results record", "datbench import-responses")
+
     def test_judge_lines_of_a_wrong_shape_are_refused_too(self) -> None:
         run = self.runs["dat"]
         shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")

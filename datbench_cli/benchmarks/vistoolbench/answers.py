@@ -21,6 +21,7 @@ from datbench_cli.batch.answers import surrogate_at
 from datbench_cli.batch.line_keys import (
     RESPONSE_KEYS,
     checked_lines,
+    is_official_record,
     other_service_hint,
     wrong_file_hint,
 )
@@ -122,8 +123,9 @@ def answer_line(
             hint=other_service_hint(obj, False),
         )
     if "raw_output" not in obj and ("turncase" in obj or "context_policy" in obj):
+        what = "an official results record" if is_official_record(obj) else "a task line"
         raise InputError(
-            "a task line, not a response line", path, number, hint=wrong_file_hint(obj, False)
+            f"{what}, not a response line", path, number, hint=wrong_file_hint(obj, False)
         )
     if "raw_output" not in obj and "turns" in obj:
         turns = obj["turns"]
