@@ -128,6 +128,11 @@ def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
     return _parse(orjson.loads(raw[1].strip()), path, raw[0])
 
 
+# An export never writes an empty references.jsonl (an empty split is refused), so an empty one
+# was emptied after it; said of the file, not blamed on the responses matching nothing.
+NO_SAMPLE = "holds no sample (emptied after export?); run `datbench export-tasks` again"
+
+
 class ReferenceFile(StoreOwner):
     """``references.jsonl`` in the run store (see the module docstring); use it as a context
     manager (a store of its own, when not given one, is closed with it). ``scan`` is given
@@ -172,6 +177,8 @@ class ReferenceFile(StoreOwner):
             self.lines.fill(rows())
             # Without duplicate ids a sample is the last of its id: no query per sample.
             self._unique = not self.lines.duplicate_ids()
+            if path is not None and not len(self.lines):
+                raise InputError(NO_SAMPLE, path)
         except BaseException:
             self.close()
             raise

@@ -52,7 +52,7 @@ from datbench_cli.benchmarks.datbench.judge_check import (
     unanswered_judged_note,
 )
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
-from datbench_cli.benchmarks.datbench.references import ReferenceFile
+from datbench_cli.benchmarks.datbench.references import NO_SAMPLE, ReferenceFile
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import CoverageWarning, DatbenchWarning, InputError
@@ -100,6 +100,8 @@ def load_samples(run: RunDir) -> list[DatBenchSample]:
             raise InputError(f"not a reference line ({exc})", path, number) from None
         if not isinstance(samples[-1].id, str):
             raise InputError('"id" must be a string', path, number)
+    if not samples:
+        raise InputError(NO_SAMPLE, path)
     return samples
 
 

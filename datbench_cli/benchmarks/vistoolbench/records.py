@@ -148,4 +148,9 @@ def load_references(path: Path) -> list[Task]:
         task = _task_from(_Line(path, number), obj)
         ids.add(task, f"{path}:{number}")
         tasks.append(task)
+    if not tasks:
+        # An export never writes an empty file (an empty split is refused).
+        raise InputError(
+            "holds no task (emptied after export?); run `datbench export-tasks` again", path
+        )
     return tasks
