@@ -445,6 +445,18 @@ class _Attacks(unittest.TestCase):
         self.assertEqual(len(kept), 9)  # the turn's image and 8 files
         self.assertIn("transformed_image_0.png", kept)
 
+    def test_code_holding_every_open_file_still_gets_its_output_and_files_back(self) -> None:
+        # 64 open files at most: code that left them all open (Image.open keeps each image's
+        # file open) made the child fail listing the turn folder after the code (EMFILE), and
+        # the model read "ended without a result" and the child's traceback, not its output.
+        content, _ = self.interpret(
+            "import builtins, os\nos.write(os.open('kept.txt', os.O_WRONLY | os.O_CREAT), b'x')\n"
+            "held = []\ntry:\n    while True:\n        held.append(os.open('/dev/null', 0))\n"
+            "except builtins.OSError as exc:\n    print('held', len(held) > 50, exc.errno)"
+        )
+        self.assertEqual(content, repr({"stdout": "held True 24\n", "stderr": ""}))
+        self.assertEqual((self.tools.workdir / "kept.txt").read_bytes(), b"x")
+
     def test_a_forged_report_of_many_small_entries_is_refused_unparsed(self) -> None:
         # The code can write its own report to the result pipe. Two million ["a", 0] entries
         # (16 MB, under the report's cap) took the agent 445 MB of memory and 12 s of its own

@@ -5,16 +5,17 @@ packages, never ``datbench_cli``, and is run with ``python -I`` inside bubblewra
 ``sandbox.py``; the kernel draws the boundary, nothing here does). Its settings come as one
 JSON object on stdin. It copies the turn's files from the read-only ``source_dir`` into the
 writable ``workdir``, applies the resource limits (address space, CPU seconds, file size, open
-files, no core files, no new processes), preloads the tool's packages and runs the code. Its
-result goes to the file descriptor named in the settings (never stdout, which the code may
-write to directly): one short JSON line (the sizes of what follows), then the bytes of the
-code's stdout and stderr and of each file the call wrote or changed (at most ``max_files``,
-saved images first).
+files, no core files, no new processes), preloads the tool's packages and runs the code, then
+closes the descriptors the code left open. Its result goes to the file descriptor named in the
+settings (never stdout, which the code may write to directly): one short JSON line (the sizes
+of what follows), then the bytes of the code's stdout and stderr and of each file the call
+wrote or changed (at most ``max_files``, saved images first).
 """
 
 from __future__ import annotations
 
 import builtins
+import gc
 import io
 import json
 import os
@@ -194,6 +195,17 @@ def _utf8(name: str) -> bool:
     return True
 
 
+def _free_descriptors(result_fd: int) -> None:
+    """Close every descriptor the code left open but the result pipe and the standard streams:
+    listing and sending its files needs some, and the code may hold all 64 the limit allows
+    (``Image.open`` keeps each image's file open). No cyclic collection after this: a file
+    object the code left in a cycle would close a descriptor number now reused here."""
+    gc.disable()
+    top = max(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 64)
+    os.closerange(3, result_fd)
+    os.closerange(max(result_fd + 1, 3), top)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
@@ -241,6 +253,7 @@ def main() -> None:
         except BaseException:  # noqa: BLE001 - e.g. no memory left to format it
             err.write("the code raised an exception that could not be printed\n")
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    _free_descriptors(result_fd)
     os.chdir(workdir)
     after = _snapshot(workdir) if copied else {}
     written = sorted(name for name, stamp in after.items() if before.get(name) != stamp)
