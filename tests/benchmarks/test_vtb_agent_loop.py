@@ -577,6 +577,7 @@ class AgentLoopTests(TempDirCase):
         self.assertIn("network", isolation["namespaces"])
         self.assertRegex(isolation["bwrap_version"], r"^\d+\.\d+")
         self.assertTrue(Path(isolation["bwrap"]).is_file())
+        self.assertEqual(isolation["hidden"][0], "/proc/sys")
 
 
 if __name__ == "__main__":

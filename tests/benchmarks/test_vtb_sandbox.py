@@ -214,6 +214,42 @@ class _Attacks(unittest.TestCase):
         )
         self.assert_unharmed()
 
+    def test_host_wide_proc_files_pass_no_check_of_the_uid_alone(self) -> None:
+        # With the agent run as root the sandbox's uid is the host's root to the kernel: the
+        # code read kpageflags, kpagecount, slabinfo, vmallocinfo... (0400) and opened
+        # /proc/pressure/* for writing. Outside the processes' folders, nothing of /proc that
+        # is not world-readable opens for reading, and nothing opens for writing.
+        content, _ = self.interpret(
+            "import builtins, os, stat\nfound, folders = [], ['/proc']\n"
+            "while folders:\n"
+            "    folder = folders.pop()\n"
+            "    for name in os.listdir(folder):\n"
+            "        path = folder + '/' + name\n"
+            "        if folder == '/proc' and (name.isdigit() or name in ('self', 'thread-self')):\n"
+            "            continue\n"
+            "        mode = os.lstat(path).st_mode\n"
+            "        if stat.S_ISDIR(mode):\n"
+            "            folders.append(path)\n"
+            "            continue\n"
+            "        for flag in (os.O_WRONLY, os.O_RDONLY):\n"
+            "            if stat.S_ISLNK(mode) or flag == os.O_RDONLY and mode & stat.S_IROTH:\n"
+            "                continue\n"
+            "            try:\n"
+            "                os.close(os.open(path, flag | os.O_NONBLOCK))\n"
+            "                found.append((path, flag))\n"
+            "            except builtins.OSError:\n"
+            "                pass\n"
+            "print(found)\n"
+            "for path in ('/proc/kpageflags', '/proc/slabinfo', '/proc/pressure/cpu'):\n"
+            "    try:\n"
+            "        print(path, os.read(os.open(path, os.O_RDONLY), 1))\n"
+            "    except builtins.OSError as exc:\n"
+            "        print(path, exc.errno)"
+        )
+        self.assertIn("'stdout': '[]\\n/proc/kpageflags ", content)
+        self.assertNotIn("b'", content)
+        self.assert_unharmed()
+
     def test_sqlite_cannot_create_files_outside(self) -> None:
         for path in (str(self.host / "x.db"), "/x.db"):
             self.assert_fails(
@@ -665,7 +701,7 @@ class ArgvTests(unittest.TestCase):
             "--cap-drop ALL",
             "--clearenv",
             "--disable-userns",
-            "--proc /proc --tmpfs /proc/sys --remount-ro /proc/sys --dev /dev",
+            "--proc /proc --tmpfs /proc/sys --remount-ro /proc/sys --",
             f"--size {8 * 1024 * 1024} --tmpfs /tmp --ro-bind /usr /usr",
             "--ro-bind /t/turn /turn-in",
             "--setenv PATH /usr/bin",
@@ -675,6 +711,40 @@ class ArgvTests(unittest.TestCase):
         ):
             self.assertIn(part, joined)
         self.assertNotIn("--bind ", joined)  # nothing of the host is writable
+
+    def test_host_wide_proc_entries_checked_by_their_mode_alone_are_hidden(self) -> None:
+        from unittest import mock
+
+        from datbench_cli.benchmarks.vistoolbench.agent import bwrap
+
+        for mode, exposed in (
+            (0o100400, True),  # kpageflags, slabinfo: root's only
+            (0o100644, True),  # written by root
+            (0o100666, True),  # pressure triggers
+            (0o100444, False),
+            (0o40500, True),  # a folder only root lists
+            (0o40555, False),
+        ):
+            self.assertEqual(bwrap._exposed(mode), exposed, oct(mode))
+        found = (("/proc/kpageflags", "file"), ("/proc/pressure", "folder"))
+        with mock.patch.object(bwrap, "proc_hidden", return_value=found):
+            argv = bwrap_argv(
+                Bwrap("/b", "system", (0, 8, 0)),
+                env={},
+                tmp_mb=8,
+                turn_mb=16,
+                turn_dir=Path("/t/turn"),
+                child=Path("/c.py"),
+                seccomp_fd=None,
+            )
+        self.assertIn(
+            "--proc /proc --tmpfs /proc/sys --remount-ro /proc/sys "
+            "--ro-bind /dev/null /proc/kpageflags "
+            "--tmpfs /proc/pressure --remount-ro /proc/pressure --dev /dev",
+            " ".join(argv),
+        )
+        if os.path.exists("/proc/kpageflags"):  # a kernel with page flags: root's only
+            self.assertIn(("/proc/kpageflags", "file"), bwrap.proc_hidden())
 
     def test_a_system_bwrap_older_than_0_8_gives_way_to_the_wheels(self) -> None:
         from unittest import mock

