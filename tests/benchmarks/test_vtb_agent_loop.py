@@ -580,6 +580,53 @@ class AgentLoopTests(TempDirCase):
         self.assertEqual(isolation["hidden"][0], "/proc/sys")
 
 
+class ConversationCapTests(unittest.TestCase):
+    def test_a_conversation_past_the_cap_is_not_sent_and_the_turn_is_errored(self) -> None:
+        # Every answer is kept for the rounds after it: 20 answers of 64 MB of arguments (the
+        # answer size cap) held 1.28 GB, and the agent serialized 12 GB of requests at 2.5 GB
+        # of memory. The request past the cap is refused unsent; the turn says why.
+        from datbench_cli.benchmarks.vistoolbench.agent.loop import (
+            MAX_CONVERSATION_BYTES,
+            LoopSettings,
+            TurnInput,
+            run_turn,
+        )
+        from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings
+
+        sent: list[int] = []
+        image = io.BytesIO()  # noise: some 700 KB as sent, more than two rounds of text
+        Image.frombytes("RGB", (1000, 1000), os.urandom(1000 * 1000 * 3)).save(image, "PNG")
+
+        class Client:
+            def complete(self, body: dict) -> tuple[dict, int]:
+                sent.append(len(json.dumps(body)))
+                arguments = json.dumps({"expression": "1+1", "pad": "x" * 300_000})
+                call = {"id": f"c{len(sent)}", "type": "function",
+                        "function": {"name": "calculator", "arguments": arguments}}  # fmt: skip
+                message = {"role": "assistant", "content": None, "tool_calls": [call]}
+                return {"choices": [{"message": message, "finish_reason": "tool_calls"}]}, 1
+
+        self.assertEqual(MAX_CONVERSATION_BYTES, 64 * 1024 * 1024)
+        trajectory = run_turn(
+            TurnInput("a", "t", 0, "q", images=[("turn_0_image_0.png", image.getvalue())]),
+            LoopSettings(model="m", max_conversation_bytes=1_000_000),
+            ToolSettings((protocol.CALCULATOR_TOOL,)),
+            Client(),  # type: ignore[arg-type]
+        )
+        self.assertEqual((trajectory["status"], trajectory["stop"]), ("errored", "error"))
+        self.assertEqual(
+            (len(sent), trajectory["tool_rounds"], len(trajectory["steps"])), (4, 4, 4)
+        )
+        self.assertRegex(
+            trajectory["error"],
+            r"^the request of round 4 was not sent: the turn's conversation holds 1,2\d\d,\d{3} "
+            r"bytes of text \(the model's answers, its tool calls' arguments, the tool results\), "
+            r"over the 1,000,000 bytes \(0\.953674 MB\) a request may carry$",
+        )
+        # The image's data is not text: every request carried it, the count did not.
+        self.assertGreater(sent[0], 600_000)
+
+
 if __name__ == "__main__":
     unittest.main()
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from datbench_cli.batch.responses import content_text, message_problem
 from datbench_cli.benchmarks.vistoolbench.agent import images as transport_images
 from datbench_cli.benchmarks.vistoolbench.agent import protocol
@@ -28,6 +30,13 @@ ERRORED = "errored"
 # code call may take the whole wall-clock limit: 20 calls of time.sleep took 20 limits, and a
 # 1.2 MB answer holds 10,000 calls (333 hours at the default 120 s).
 MAX_CALLS_PER_ANSWER = 64
+# The most text one request may carry: the turn's messages as sent (the model's answers, its
+# tool calls' arguments, the tool results), the images' data aside (they have their own
+# budgets). Each answer is kept for the rounds after it: 20 answers of 64 MB of arguments (the
+# answer size cap) held 1.28 GB, sent again in every request. 64 MB is about 16 million tokens,
+# more than any model's context window holds: a request past it is refused unsent, the turn
+# errored.
+MAX_CONVERSATION_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,7 @@ class LoopSettings:
     temperature: float = 0.0
     max_tokens: int | None = None
     image_transport: str = transport_images.JPEG_Q85
+    max_conversation_bytes: int = MAX_CONVERSATION_BYTES
 
 
 @dataclass
@@ -69,10 +79,16 @@ class _Conversation:
         self.messages: list[dict[str, Any]] = []
         self.records: list[dict[str, Any]] = []
         self.sent = 0
+        self.text_bytes = 0  # the messages' bytes as sent, the images' data aside
 
     def add(self, message: dict[str, Any], record: dict[str, Any] | None = None) -> None:
         self.messages.append(message)
         self.records.append(record if record is not None else message)
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list):  # text, images
+            parts = [part for part in content if part.get("type") != "image_url"]
+            message = {**message, "content": parts}
+        self.text_bytes += len(orjson.dumps(message))
 
     def add_user(
         self, text: str, images: list[tuple[str, bytes]], plain: bool, saved: bool = False
@@ -188,6 +204,15 @@ def _rounds(
     trajectory: dict[str, Any],
 ) -> tuple[str, str]:
     for number in range(settings.max_tool_rounds):
+        if conversation.text_bytes > settings.max_conversation_bytes:
+            raise RequestFailed(
+                f"the request of round {number} was not sent: the turn's conversation holds "
+                f"{conversation.text_bytes:,} bytes of text (the model's answers, its tool "
+                "calls' arguments, the tool results), over the "
+                f"{settings.max_conversation_bytes:,} bytes "
+                f"({settings.max_conversation_bytes / 1024 / 1024:g} MB) a request may carry",
+                0,
+            )
         schemas = box.schemas()
         body: dict[str, Any] = {
             "model": settings.model,
