@@ -50,6 +50,19 @@ class RunnerShapeTests(unittest.TestCase):
             self.assertIn(text, result.stderr)
         self.assertNotIn("Traceback", result.stderr)
 
+    def statuses(self, run: Path, lines: list[dict[str, Any]]) -> dict[str, int]:
+        """Score ``lines`` as the run's responses (exit 0 asserted); the response statuses."""
+        responses = run / "responses.jsonl"
+        responses.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        out = run / "r.json"
+        result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+        statuses: dict[str, int] = (
+            summary.get("response_statuses") or summary["responses"]["statuses"]
+        )
+        return statuses
+
     def test_content_of_another_type_is_refused_not_scored_empty(self) -> None:
         for name, run in self.runs.items():
             ident = FIRST_IDS[name]
@@ -162,14 +175,8 @@ class RunnerShapeTests(unittest.TestCase):
         # refused for lacking "raw_output" (a "turns" item without one was read as errored).
         for name, run in self.runs.items():
             lines = [openai_ok(FIRST_IDS[name], "B"), {"id": SECOND_IDS[name], "error": "timeout"}]
-            responses = run / "responses.jsonl"
-            responses.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-            out = run / "r.json"
             with self.subTest(benchmark=name):
-                result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
-                self.assertEqual(result.exit_code, 0, result.stderr)
-                summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
-                statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
+                statuses = self.statuses(run, lines)
                 self.assertEqual((statuses["ok"], statuses["errored"]), (1, 1))
 
     def test_a_refusal_beside_text_counts_alike_in_native_and_batch_lines(self) -> None:
@@ -180,14 +187,8 @@ class RunnerShapeTests(unittest.TestCase):
                 openai_ok(FIRST_IDS[name], "B", refusal="I would rather not."),
                 {"id": SECOND_IDS[name], "raw_output": "B", "refusal": "I would rather not."},
             ]
-            responses = run / "responses.jsonl"
-            responses.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-            out = run / "r.json"
             with self.subTest(benchmark=name):
-                result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
-                self.assertEqual(result.exit_code, 0, result.stderr)
-                summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
-                statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
+                statuses = self.statuses(run, lines)
                 self.assertEqual((statuses["ok"], statuses["refused"]), (2, 0))
 
     def test_other_servers_names_for_a_cut_or_filtered_answer_are_read(self) -> None:
@@ -207,16 +208,8 @@ class RunnerShapeTests(unittest.TestCase):
                     openai_ok(first, "B", finish_reason=reason),
                     {"id": second, "raw_output": "B", "finish_reason": reason},
                 ]
-                responses = run / "responses.jsonl"
-                text = "".join(json.dumps(x) + "\n" for x in lines)
-                responses.write_text(text, encoding="utf-8")
-                out = run / "r.json"
                 with self.subTest(benchmark=name, reason=reason):
-                    result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
-                    self.assertEqual(result.exit_code, 0, result.stderr)
-                    summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
-                    statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
-                    self.assertEqual(statuses[status], 2)
+                    self.assertEqual(self.statuses(run, lines)[status], 2)
 
     def test_a_native_judge_error_line_needs_no_text(self) -> None:
         samples = {"dat": SAMPLE, "vtb": SAMPLE.parent / "vistoolbench"}
