@@ -113,19 +113,30 @@ def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) 
     return value
 
 
-def _parse(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
+# The fields an export always writes as text: the id names the sample, the capability groups it
+# (a list or an object there cannot be a group's name). The others keep what the dataset held.
+_TEXT_FIELDS = ("id", "capability")
+
+
+def parse_reference(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
+    """The sample of line ``number`` of the references file ``path``; :class:`InputError`
+    naming the line when it is not a reference line."""
     try:
         sample = DatBenchSample(**record, image=None)
     except TypeError as exc:
         raise InputError(f"not a reference line ({exc})", path, number) from None
-    if not isinstance(sample.id, str):
-        raise InputError('"id" must be a string', path, number)
+    for name in _TEXT_FIELDS:
+        value = getattr(sample, name)
+        if not isinstance(value, str):
+            raise InputError(
+                f'"{name}" must be a string, got {jsonio.dumps(value).decode()[:40]}', path, number
+            )
     return sample
 
 
 def line_sample(path: Path, raw: tuple[int, bytes]) -> DatBenchSample:
     """The sample of a stored line of ``path`` (see :meth:`ReferenceFile.raws`)."""
-    return _parse(orjson.loads(raw[1].strip()), path, raw[0])
+    return parse_reference(orjson.loads(raw[1].strip()), path, raw[0])
 
 
 # An export never writes an empty references.jsonl (an empty split is refused), so an empty one
@@ -161,7 +172,10 @@ class ReferenceFile(StoreOwner):
             )
         else:
             lines = jsonio.iter_jsonl_lines(jsonio.open_jsonl(path), path, None, scan)
-            samples = ((number, _parse(record, path, number), raw) for number, record, raw in lines)
+            samples = (
+                (number, parse_reference(record, path, number), raw)
+                for number, record, raw in lines
+            )
 
         def rows() -> Iterator[tuple[str | bytes, int, bytes, None]]:
             for number, sample, raw in samples:

@@ -52,7 +52,11 @@ from datbench_cli.benchmarks.datbench.judge_check import (
     unanswered_judged_note,
 )
 from datbench_cli.benchmarks.datbench.judge_prompt import judge_text
-from datbench_cli.benchmarks.datbench.references import NO_SAMPLE, ReferenceFile
+from datbench_cli.benchmarks.datbench.references import (
+    NO_SAMPLE,
+    ReferenceFile,
+    parse_reference,
+)
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport, DatBenchSample, VLMResponse
 from datbench_cli.benchmarks.datbench.summary import null_empty_accuracies
 from datbench_cli.errors import CoverageWarning, DatbenchWarning, InputError
@@ -92,14 +96,7 @@ def write_task_requests(
 def load_samples(run: RunDir) -> list[DatBenchSample]:
     """The samples of a DatBench run directory, from references.jsonl."""
     path = run.path(REFERENCES)
-    samples = []
-    for number, record in jsonio.iter_jsonl(path):
-        try:
-            samples.append(DatBenchSample(**record, image=None))
-        except TypeError as exc:
-            raise InputError(f"not a reference line ({exc})", path, number) from None
-        if not isinstance(samples[-1].id, str):
-            raise InputError('"id" must be a string', path, number)
+    samples = [parse_reference(record, path, number) for number, record in jsonio.iter_jsonl(path)]
     if not samples:
         raise InputError(NO_SAMPLE, path)
     return samples

@@ -1,0 +1,67 @@
+"""A run directory's files edited by hand with values of the wrong type (hostile input, the
+manifest's digests updated to match, as the stages check them) are refused in one sentence
+naming the file and, for a line, its number: exit 2, never an internal error (exit 3)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli_helpers import export_samples, run_cli
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """Both sample exports with the sample's responses and judge responses, made once."""
+    runs = export_samples(tmp_path_factory.mktemp("exports"))
+    for run, sample in runs.values():
+        for name in ("responses.jsonl", "judge_responses.jsonl"):
+            shutil.copy(sample / name, run / name)
+    return runs
+
+
+def _copy(exported: dict[str, tuple[Path, Path]], which: str, tmp_path: Path) -> Path:
+    run = tmp_path / which
+    shutil.copytree(exported[which][0], run)
+    return run
+
+
+def _forge_digests(run: Path) -> None:
+    """Record the files' current digests in the manifest, as an editor covering tracks would."""
+    manifest = json.loads((run / "datbench.json").read_bytes())
+    for name, recorded in manifest["files"].items():
+        recorded["sha256"] = hashlib.sha256((run / name).read_bytes()).hexdigest()
+    (run / "datbench.json").write_text(json.dumps(manifest))
+
+
+def _edit_line(path: Path, number: int, edit: Callable[[dict[str, Any]], None]) -> None:
+    lines = path.read_bytes().splitlines()
+    record = json.loads(lines[number - 1])
+    edit(record)
+    lines[number - 1] = json.dumps(record).encode()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _refused(result: Any, start: str) -> None:
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"error: {start}"), result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("value", [["chart"], {"name": "chart"}, None, 5])
+def test_a_capability_that_is_not_text_is_refused(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, value: Any
+) -> None:
+    # It was an internal error (unhashable type: 'list') when score grouped the samples.
+    run = _copy(exported, "dat", tmp_path)
+    _edit_line(run / "references.jsonl", 4, lambda record: record.update(capability=value))
+    _forge_digests(run)
+    for command in ("score", "check-judge", "make-judge-tasks"):
+        result = run_cli(command, "-d", str(run))
+        _refused(result, f'{run / "references.jsonl"}:4: "capability" must be a string, got ')
