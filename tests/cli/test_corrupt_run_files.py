@@ -65,3 +65,37 @@ def test_a_capability_that_is_not_text_is_refused(
     for command in ("score", "check-judge", "make-judge-tasks"):
         result = run_cli(command, "-d", str(run))
         _refused(result, f'{run / "references.jsonl"}:4: "capability" must be a string, got ')
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("counts", 5),
+        ("counts", "many"),
+        ("counts", [152]),
+        ("counts.samples", "many"),
+        ("counts.samples", [152]),
+        ("counts.samples", -5),
+    ],
+)
+def test_export_counts_that_are_no_counts_are_no_total(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, field: str, value: Any
+) -> None:
+    # The counts are only the progress bar's first total: score said "internal error ('int'
+    # object has no attribute 'get')" when they were not an object, and on a terminal
+    # "internal error ('>' not supported ...)" when the count was text; a negative one was
+    # drawn as "0/-5". Scored the same.
+    run = _copy(exported, "dat", tmp_path)
+    assert run_cli("score", "-d", str(run), "-q").exit_code == 0
+    scored = json.loads((run / "report.json").read_bytes())["summary"]
+    manifest = json.loads((run / "datbench.json").read_bytes())
+    if field == "counts":
+        manifest["counts"] = value
+    else:
+        manifest["counts"]["samples"] = value
+    (run / "datbench.json").write_text(json.dumps(manifest))
+    # A terminal's stderr, so the progress bar is drawn.
+    result = run_cli("score", "-d", str(run), env={"TTY_COMPATIBLE": "1", "NO_COLOR": ""})
+    assert result.exit_code == 0, result.stderr
+    assert "scoring" in result.stderr and "/-5" not in result.stderr
+    assert json.loads((run / "report.json").read_bytes())["summary"] == scored

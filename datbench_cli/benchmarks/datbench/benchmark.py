@@ -140,8 +140,12 @@ class DatBench:
             fail_under=request.fail_under,
         )
         # The export's sample count until the samples to score are known (a total from the
-        # start, not "0/?" while the files are read).
-        expected = (run.read_manifest().get("counts") or {}).get("samples")
+        # start, not "0/?" while the files are read); only a hint, so a hand-edited one that
+        # is no count is no total.
+        counts = run.read_manifest().get("counts")
+        expected = counts.get("samples") if isinstance(counts, dict) else None
+        if type(expected) is not int or expected < 0:
+            expected = None
         with events.progress("scoring", expected, "samples") as advance:
             return stages.score_checked(
                 run,
