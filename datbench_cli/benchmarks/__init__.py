@@ -14,6 +14,7 @@ from datbench_cli.benchmarks.datbench.benchmark import DatBench
 from datbench_cli.benchmarks.vistoolbench.benchmark import VisToolBench
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files.jsonio import iter_jsonl
+from datbench_cli.files.rundir import MANIFEST, RunDir
 
 _SHAPE_LINES = 1000  # judge lines looked at to tell a file's benchmark
 
@@ -45,13 +46,21 @@ def for_targets(targets: Sequence[str]) -> tuple[Benchmark, list[str]]:
     raise InputError(f"unknown target {targets[0]!r}; valid targets: {targets_help()}")
 
 
-def named(name: object, where: object = None) -> Benchmark:
-    """The benchmark a manifest names (an unknown name is an input error)."""
+def named(name: object, run: RunDir) -> Benchmark:
+    """The benchmark the manifest of ``run`` names (an unknown name is an input error, said of
+    the manifest, the file that holds it)."""
     if isinstance(name, str) and name in BENCHMARKS:
         return BENCHMARKS[name]
     raise InputError(
-        f"unknown benchmark {name!r} in the manifest (known: {', '.join(BENCHMARKS)})", where
+        f"unknown benchmark {name!r} (known: {', '.join(BENCHMARKS)}); "
+        "run `datbench export-tasks` again",
+        run.path(MANIFEST),
     )
+
+
+def of_run(run: RunDir) -> Benchmark:
+    """The benchmark of an export, its manifest checked (:meth:`RunDir.read_manifest`)."""
+    return named(run.read_manifest()["benchmark"], run)
 
 
 def command_options(command: str) -> frozenset[str]:

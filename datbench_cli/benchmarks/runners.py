@@ -66,9 +66,9 @@ def __getattr__(name: str) -> Any:
 
 
 def _benchmark(run: RunDir) -> Benchmark:
-    from datbench_cli.benchmarks import named
+    from datbench_cli.benchmarks import of_run
 
-    return named(run.read_manifest().get("benchmark"), run.root)
+    return of_run(run)
 
 
 def _names(has: Callable[[Benchmark], bool]) -> str:

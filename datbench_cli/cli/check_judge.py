@@ -64,7 +64,7 @@ def check_judge(
     name = run.benchmark()
     asked = benchmarks.chosen(benchmark) if benchmark is not None else None
     if name is not None:
-        bench = benchmarks.named(name, run.root)
+        bench = benchmarks.named(name, run)
         if asked is not None and asked is not bench:
             raise UsageError(
                 f"--benchmark {asked.name}, but {run.root} holds a {bench.name} export",

@@ -89,7 +89,7 @@ def make_judge_tasks(
     )
     run_dir, responses = directory_given(run_dir, responses)
     run = run_directory(run_dir, responses, skip_done)
-    bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
+    bench = benchmarks.of_run(run)
     responses_path = run.resolve_input(responses, RESPONSES)
     target = output_in_run(
         run, out_path, JUDGE_TASKS, "make-judge-tasks", [responses_path, skip_done]

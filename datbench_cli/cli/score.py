@@ -176,7 +176,7 @@ def score(
         run.lock("score", shared=True),
         locked_runs("score", [target, page], shared=True, held=[run.root]),
     ):
-        bench = benchmarks.named(run.read_manifest()["benchmark"], run.root)
+        bench = benchmarks.of_run(run)
         options = benchmark_options(ctx, bench, "score")
         if page is not None:
             check_target(page, "score", [responses_path, judge_path])

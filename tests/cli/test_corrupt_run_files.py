@@ -99,3 +99,17 @@ def test_export_counts_that_are_no_counts_are_no_total(
     assert result.exit_code == 0, result.stderr
     assert "scoring" in result.stderr and "/-5" not in result.stderr
     assert json.loads((run / "report.json").read_bytes())["summary"] == scored
+
+
+@pytest.mark.parametrize("which", ["dat", "vtb"])
+def test_an_unknown_benchmark_is_said_of_the_manifest(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, which: str
+) -> None:
+    # It named the run directory, not the file that holds the name.
+    run = _copy(exported, which, tmp_path)
+    manifest = json.loads((run / "datbench.json").read_bytes())
+    manifest["benchmark"] = "maths"
+    (run / "datbench.json").write_text(json.dumps(manifest))
+    for command in ("score", "check-judge", "make-judge-tasks"):
+        result = run_cli(command, "-d", str(run))
+        _refused(result, f"{run / 'datbench.json'}: unknown benchmark 'maths' (known: ")
