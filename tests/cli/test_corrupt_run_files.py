@@ -48,6 +48,12 @@ def _edit_line(path: Path, number: int, edit: Callable[[dict[str, Any]], None]) 
     path.write_bytes(b"\n".join(lines) + b"\n")
 
 
+def _judge_line(path: Path) -> int:
+    """The number of the first judge-mode line of a references file."""
+    lines = path.read_bytes().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if json.loads(line)["eval_mode"] == "judge")
+
+
 def _refused(result: Any, start: str) -> None:
     assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith(f"error: {start}"), result.stderr
@@ -113,3 +119,33 @@ def test_an_unknown_benchmark_is_said_of_the_manifest(
     for command in ("score", "check-judge", "make-judge-tasks"):
         result = run_cli(command, "-d", str(run))
         _refused(result, f"{run / 'datbench.json'}: unknown benchmark 'maths' (known: ")
+
+
+@pytest.mark.parametrize("value", [5, True, ["Reason"], {"prompt": "Reason"}])
+def test_a_judge_prompt_that_is_not_text_is_refused(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, value: Any
+) -> None:
+    # make-judge-tasks said "internal error ('int' object has no attribute 'rfind')".
+    run = _copy(exported, "dat", tmp_path)
+    path = run / "references.jsonl"
+    number = _judge_line(path)
+    _edit_line(path, number, lambda record: record.update(judge_prompt=value))
+    _forge_digests(run)
+    for command in ("make-judge-tasks", "score", "check-judge"):
+        result = run_cli(command, "-d", str(run))
+        _refused(result, f'{path}:{number}: "judge_prompt" must be a string or null, got ')
+
+
+def test_a_null_judge_prompt_is_no_prompt(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path
+) -> None:
+    # (as the reference reads it: the judge task's prompt is empty).
+    run = _copy(exported, "dat", tmp_path)
+    path = run / "references.jsonl"
+    number = _judge_line(path)
+    _edit_line(path, number, lambda record: record.update(judge_prompt=None))
+    ident = json.loads(path.read_bytes().splitlines()[number - 1])["id"]
+    _forge_digests(run)
+    assert run_cli("make-judge-tasks", "-d", str(run)).exit_code == 0
+    tasks = [json.loads(line) for line in (run / "judge_tasks.jsonl").read_bytes().splitlines()]
+    assert [task["judge_prompt"] for task in tasks if task["id"] == ident] == [""]

@@ -116,6 +116,9 @@ def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) 
 # The fields an export always writes as text: the id names the sample, the capability groups it
 # (a list or an object there cannot be a group's name). The others keep what the dataset held.
 _TEXT_FIELDS = ("id", "capability")
+# Text or null in any export (a string column of the dataset): the judge prompt is rewritten as
+# text for the judge task (null is no prompt, as in the reference).
+_TEXT_OR_NULL_FIELDS = ("judge_prompt",)
 
 
 def parse_reference(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
@@ -125,11 +128,12 @@ def parse_reference(record: dict[str, Any], path: Path, number: int) -> DatBench
         sample = DatBenchSample(**record, image=None)
     except TypeError as exc:
         raise InputError(f"not a reference line ({exc})", path, number) from None
-    for name in _TEXT_FIELDS:
+    for name in (*_TEXT_FIELDS, *_TEXT_OR_NULL_FIELDS):
         value = getattr(sample, name)
-        if not isinstance(value, str):
+        if not isinstance(value, str) and (value is not None or name in _TEXT_FIELDS):
+            kind = "a string" if name in _TEXT_FIELDS else "a string or null"
             raise InputError(
-                f'"{name}" must be a string, got {jsonio.dumps(value).decode()[:40]}', path, number
+                f'"{name}" must be {kind}, got {jsonio.dumps(value).decode()[:40]}', path, number
             )
     return sample
 
