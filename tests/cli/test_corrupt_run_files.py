@@ -11,9 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from tests.cli_helpers import export_samples, run_cli
+from tests.cli_helpers import export_samples, make_dataset, make_row, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +135,7 @@ def test_a_judge_prompt_that_is_not_text_is_refused(
     _forge_digests(run)
     for command in ("make-judge-tasks", "score", "check-judge"):
         result = run_cli(command, "-d", str(run))
-        _refused(result, f'{path}:{number}: "judge_prompt" must be a string or null, got ')
+        _refused(result, f"{path}:{number}: judge_prompt is ")
 
 
 def test_a_null_judge_prompt_is_no_prompt(
@@ -149,3 +151,23 @@ def test_a_null_judge_prompt_is_no_prompt(
     assert run_cli("make-judge-tasks", "-d", str(run)).exit_code == 0
     tasks = [json.loads(line) for line in (run / "judge_tasks.jsonl").read_bytes().splitlines()]
     assert [task["judge_prompt"] for task in tasks if task["id"] == ident] == [""]
+
+
+@pytest.mark.parametrize("column", [pa.array([5, 5], pa.int64()), pa.array([[1], [2]])])
+def test_a_dataset_whose_judge_prompt_is_not_text_is_refused_at_export(
+    tmp_path: Path, column: pa.Array
+) -> None:
+    # It was exported, and make-judge-tasks then refused references.jsonl, which an export
+    # again would write the same.
+    source = make_dataset(tmp_path, {"math": [make_row("a", eval_mode="judge"), make_row("b")]})
+    (data,) = (source / "math").glob("*.parquet")
+    table = pq.read_table(data)
+    table = table.set_column(
+        table.column_names.index("judge_prompt"), pa.field("judge_prompt", column.type), column
+    )
+    pq.write_table(table.replace_schema_metadata(None), data)
+    run = tmp_path / "run"
+    result = run_cli("export-tasks", "math", "--source", str(source), "-d", str(run))
+    assert result.exit_code == 2, result.stderr
+    assert "\nerror: capability 'math', sample 'a': judge_prompt is " in result.stderr
+    assert not (run / "datbench.json").exists()

@@ -161,8 +161,9 @@ def _reference(row: dict[str, Any], capability: str) -> dict[str, Any]:
 
 
 def _check_prompt_text(sample: DatBenchSample, capability: str) -> None:
-    """The prompt parts must be text: a null one would reach the model as the word "None"."""
-    defect = sample.prompt_defect()
+    """The prompt parts must be text: a null one would reach the model as the word "None"
+    (the judge prompt: text or null)."""
+    defect = sample.prompt_defect() or sample.judge_prompt_defect()
     if defect is not None:
         raise InputError(f"capability {capability!r}, sample {sample.id!r}: {defect}")
 

@@ -116,9 +116,6 @@ def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) 
 # The fields an export always writes as text: the id names the sample, the capability groups it
 # (a list or an object there cannot be a group's name). The others keep what the dataset held.
 _TEXT_FIELDS = ("id", "capability")
-# Text or null in any export (a string column of the dataset): the judge prompt is rewritten as
-# text for the judge task (null is no prompt, as in the reference).
-_TEXT_OR_NULL_FIELDS = ("judge_prompt",)
 
 
 def parse_reference(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
@@ -128,13 +125,16 @@ def parse_reference(record: dict[str, Any], path: Path, number: int) -> DatBench
         sample = DatBenchSample(**record, image=None)
     except TypeError as exc:
         raise InputError(f"not a reference line ({exc})", path, number) from None
-    for name in (*_TEXT_FIELDS, *_TEXT_OR_NULL_FIELDS):
+    for name in _TEXT_FIELDS:
         value = getattr(sample, name)
-        if not isinstance(value, str) and (value is not None or name in _TEXT_FIELDS):
-            kind = "a string" if name in _TEXT_FIELDS else "a string or null"
+        if not isinstance(value, str):
             raise InputError(
-                f'"{name}" must be {kind}, got {jsonio.dumps(value).decode()[:40]}', path, number
+                f'"{name}" must be a string, got {jsonio.dumps(value).decode()[:40]}', path, number
             )
+    # What the export refuses in a dataset (see export._check_prompt_text).
+    defect = sample.judge_prompt_defect()
+    if defect is not None:
+        raise InputError(defect, path, number)
     return sample
 
 

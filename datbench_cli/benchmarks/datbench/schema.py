@@ -94,6 +94,16 @@ class DatBenchSample:
                 )
         return None
 
+    def judge_prompt_defect(self) -> str | None:
+        """What makes this sample's judge prompt wrong, or ``None``: one that is neither text
+        nor null (null is no prompt, as in the reference)."""
+        if self.judge_prompt is None or isinstance(self.judge_prompt, str):
+            return None
+        return (
+            f"judge_prompt is {_kind(self.judge_prompt)}, not text (a dataset defect; "
+            "the judge prompt would be wrong)"
+        )
+
     def formatted_question(self) -> str:
         """The prompt sent to the model: prefix + question + suffix, nothing added."""
         fmt = self.prompt_format or {}
