@@ -171,3 +171,26 @@ def test_a_dataset_whose_judge_prompt_is_not_text_is_refused_at_export(
     assert result.exit_code == 2, result.stderr
     assert "\nerror: capability 'math', sample 'a': judge_prompt is " in result.stderr
     assert not (run / "datbench.json").exists()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda task: task.update(turns=5),
+        lambda task: task["turns"][0].update(index=[0]),
+        lambda task: task["turns"][0].update(images=5),
+        lambda task: task["turns"][-1].update(images=True),
+    ],
+)
+def test_view_shows_a_task_line_of_the_wrong_shape_as_it_can(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, edit: Callable[[Any], None]
+) -> None:
+    # view said "internal error ('int' object is not iterable)" or "(unhashable type: 'list')"
+    # on a VisualToolBench tasks.jsonl line so edited; the page shows what it can read.
+    run = _copy(exported, "vtb", tmp_path)
+    _edit_line(run / "tasks.jsonl", 2, edit)
+    _forge_digests(run)
+    assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
+    result = run_cli("view", "-d", str(run))
+    assert result.exit_code == 0, result.stderr
+    assert (run / "report.html").is_file()

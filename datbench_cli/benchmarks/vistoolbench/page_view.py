@@ -173,7 +173,7 @@ def _turn(
     images: Images,
 ) -> dict[str, Any]:
     index = turn.get("index")
-    sources = [images.src(p) for p in task_turn.get("images") or [] if isinstance(p, str)]
+    sources = [images.src(p) for p in listed(task_turn.get("images")) if isinstance(p, str)]
     rows = []
     for rubric in listed(turn.get("rubrics")):
         if not isinstance(rubric, dict):
@@ -240,7 +240,7 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
             continue
         tid = text(result.get("id"))
         task = tasks.get(tid, {})
-        task_turns = {t.get("index"): t for t in task.get("turns") or [] if isinstance(t, dict)}
+        task_turns = {_index(t): t for t in listed(task.get("turns")) if isinstance(t, dict)}
         turns = [t for t in listed(result.get("turns")) if isinstance(t, dict)]
         scored = {_index(t) for t in turns}
         # Turns of the task the report has no result for (unanswered, not scored).
@@ -323,7 +323,7 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
 
 def _unscored(task: dict[str, Any], images: Images) -> dict[str, Any]:
     """A task of the export the report has no result for (no answer to any turn)."""
-    turns = [t for t in task.get("turns") or [] if isinstance(t, dict)]
+    turns = [t for t in listed(task.get("turns")) if isinstance(t, dict)]
     return {
         "id": text(task.get("id")),
         "f": {
@@ -353,7 +353,7 @@ def _unscored(task: dict[str, Any], images: Images) -> dict[str, Any]:
 
 
 def _images(turn: dict[str, Any], images: Images) -> dict[str, Any] | None:
-    sources = [images.src(p) for p in turn.get("images") or [] if isinstance(p, str)]
+    sources = [images.src(p) for p in listed(turn.get("images")) if isinstance(p, str)]
     shown = [s for s in sources if s]
     return {"h": "Images", "img": shown} if shown else None
 
