@@ -69,7 +69,8 @@ def _check_scored_export(
 ) -> None:
     """The page puts the run directory's prompts, images and references beside the report's
     results: they must be the export the report was scored against, as it was written."""
-    dataset = (report.get("provenance") or {}).get("dataset")
+    provenance = report.get("provenance")
+    dataset = provenance.get("dataset") if isinstance(provenance, dict) else None
     scored = dataset.get("manifest_sha256") if isinstance(dataset, dict) else None
     if isinstance(scored, str) and sha256_file(folder / MANIFEST) != scored:
         raise InputError(

@@ -194,3 +194,20 @@ def test_view_shows_a_task_line_of_the_wrong_shape_as_it_can(
     result = run_cli("view", "-d", str(run))
     assert result.exit_code == 0, result.stderr
     assert (run / "report.html").is_file()
+
+
+@pytest.mark.parametrize("value", ["x", 5, True])
+@pytest.mark.parametrize("which", ["dat", "vtb"])
+def test_view_reads_a_report_whose_provenance_is_not_an_object(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, which: str, value: Any
+) -> None:
+    # view said "internal error ('str' object has no attribute 'get')"; a provenance of null
+    # or {} was already read as recording no export, and so is this one.
+    run = _copy(exported, which, tmp_path)
+    assert run_cli("score", "-d", str(run), "-q", "--allow-missing").exit_code == 0
+    report = json.loads((run / "report.json").read_bytes())
+    report["provenance"] = value
+    (run / "report.json").write_text(json.dumps(report))
+    result = run_cli("view", "-d", str(run))
+    assert result.exit_code == 0, result.stderr
+    assert (run / "report.html").is_file()
