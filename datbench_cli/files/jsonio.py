@@ -158,6 +158,13 @@ def read_json(path: Path) -> Any:
     try:
         return orjson.loads(data.removeprefix(_BOM))
     except orjson.JSONDecodeError as exc:
+        word = _non_finite(data.removeprefix(_BOM), exc)
+        if word is not None:
+            raise InputError(
+                f"not valid JSON: {word} at line {exc.lineno}, column {_column(word, exc)}",
+                path,
+                hint=NON_FINITE_HINT,
+            ) from None
         raise InputError(f"not valid JSON ({exc})", path) from None
     except MemoryError:
         raise InputError("is too large to parse in the memory available", path) from None
@@ -271,6 +278,14 @@ def _spans(
                 if on_torn_tail is not None and complete and not raw.endswith(b"\n"):
                     on_torn_tail(number)
                     return
+                word = _non_finite(line, exc)
+                if word is not None:
+                    raise InputError(
+                        f"malformed JSON line: {word} at column {_column(word, exc)}",
+                        path,
+                        number,
+                        hint=NON_FINITE_HINT,
+                    ) from None
                 raise InputError(_malformed(raw, exc), path, number) from None
             if not isinstance(obj, dict):
                 kind = type(obj).__name__ if obj is not None else "null"
@@ -297,6 +312,29 @@ def _malformed(raw: bytes, exc: Exception) -> str:
     except UnicodeDecodeError as bad:
         return f"not valid UTF-8 (byte 0x{raw[bad.start]:02x}, column {bad.start + 1})"
     return f"malformed JSON line ({_short(exc)})"
+
+
+# What Python's json module writes for a float that is not finite (unless allow_nan=False);
+# no JSON parser reads them.
+NON_FINITE_HINT = (
+    "NaN and Infinity are not JSON (Python's json.dumps writes them unless allow_nan=False); "
+    "write null instead"
+)
+
+
+def _non_finite(data: bytes | bytearray, exc: orjson.JSONDecodeError) -> str | None:
+    """``NaN``, ``Infinity`` or ``-Infinity`` when that is where ``data`` stopped parsing."""
+    rest = data[exc.pos :]
+    for word in (b"NaN", b"Infinity"):
+        if rest.startswith(word):
+            negative = word == b"Infinity" and data[: exc.pos].endswith(b"-")
+            return ("-" if negative else "") + word.decode()
+    return None
+
+
+def _column(word: str, exc: orjson.JSONDecodeError) -> int:
+    """The column ``word`` starts at (the parser stops after the sign of ``-Infinity``)."""
+    return exc.colno - word.startswith("-")
 
 
 def _short(exc: Exception) -> str:

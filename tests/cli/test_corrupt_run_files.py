@@ -211,3 +211,24 @@ def test_view_reads_a_report_whose_provenance_is_not_an_object(
     result = run_cli("view", "-d", str(run))
     assert result.exit_code == 0, result.stderr
     assert (run / "report.html").is_file()
+
+
+@pytest.mark.parametrize("word", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_number_is_named_with_its_cause(
+    exported: dict[str, tuple[Path, Path]], tmp_path: Path, word: str
+) -> None:
+    # Python's json.dumps writes them; the error said only "unexpected character, expected a
+    # JSON value: line 1 column 41 (char 40)" (for a JSONL line, "line 1" of the line itself).
+    run = _copy(exported, "dat", tmp_path)
+    responses = run / "responses.jsonl"
+    lines = responses.read_bytes().splitlines()
+    lines[2] = b'{"id": "x", "raw_output": ' + word.encode() + b"}"
+    responses.write_bytes(b"\n".join(lines) + b"\n")
+    result = run_cli("score", "-d", str(run))
+    _refused(result, f"{responses}:3: malformed JSON line: {word} at column 27")
+    assert "hint: NaN and Infinity are not JSON" in result.stderr
+    report = run / "report.json"
+    report.write_bytes(b'{"summary": {"overall_accuracy": ' + word.encode() + b"}}")
+    result = run_cli("view", "-d", str(run))
+    _refused(result, f"{report}: not valid JSON: {word} at line 1, column 34")
+    assert "hint: NaN and Infinity are not JSON" in result.stderr
