@@ -408,15 +408,27 @@ class DatBenchNothingSilentTests(unittest.TestCase):
     def test_an_errored_judge_call_is_said_under_the_table(self) -> None:
         # Its sample counted as missing, and the terminal never said a judge call had failed.
         lines = [{"id": i, "raw_judge_output": "true"} for i in self.judge_ids[1:]]
-        lines.append({"id": self.judge_ids[0], "raw_judge_output": None, "error": "timed out"})
+        # Two failed calls of one sample (a retry that failed again) are one errored verdict:
+        # the note said "1 judge line(s) reported an error" of 2 errored lines, and counted
+        # the sample "missing" too, where check-judge says "errored".
+        lines += [
+            {"id": self.judge_ids[0], "raw_judge_output": None, "error": "timed out"},
+            {"id": self.judge_ids[0], "raw_judge_output": None, "error": "timed out again"},
+        ]
+        # A second sample whose judge line is absent: missing, not errored.
+        lines = [line for line in lines if line["id"] != self.judge_ids[1]]
         work = self.work("judge-errored", self.responses)
         write_lines(work / "judge_responses.jsonl", lines)
         result = run_cli("score", "-d", str(work))
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertIn(
-            "judge verdicts: 1 missing, 0 unparsed (scored 0); 1 judge line(s) reported an error",
+            "judge verdicts: 1 missing, 1 errored (sample(s) whose every judge line reported "
+            "an error), 0 unparsed (scored 0)",
             " ".join(result.stderr.split()),
         )
+        self.assertNotIn("line(s) reported an error", result.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertIn("1 missing, 0 unparsed, 0 stale, 1 errored", check.stdout)
 
     def test_a_native_line_keyed_by_custom_id_is_an_input_error(self) -> None:
         # A custom loop that copied the request's "custom_id" into a native line: every line

@@ -345,12 +345,19 @@ class DatBench:
                 items.append(f"{name}: {', '.join(parts)}")
         if items:
             notes.append("item statistics (our addition, %): " + "; ".join(items))
+        # A sample whose every judge line errored has no verdict: the report counts it in
+        # judge_missing_responses too, but it is said apart, as check-judge counts it (one per
+        # sample, however many of its judge lines errored).
         errored = s.get("judge_errored_responses") or 0
         if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts") or errored:
             notes.append(
-                f"judge verdicts: {s['judge_missing_responses']} missing, "
-                f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
-                + (f"; {errored} judge line(s) reported an error" if errored else "")
+                f"judge verdicts: {s['judge_missing_responses'] - errored} missing, "
+                + (
+                    f"{errored} errored (sample(s) whose every judge line reported an error), "
+                    if errored
+                    else ""
+                )
+                + f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
             )
         if s.get("judge_stale_verdicts"):
             notes.append(
