@@ -363,6 +363,30 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         check = run_cli("check-judge", "-d", str(work))
         self.assertEqual(check.stderr.count(note), 1, check.stderr)
 
+    def test_a_stale_cut_judge_reply_counts_as_stale_only(self) -> None:
+        # A judge reply of another response text (stale: its verdict is not read) that was
+        # also cut at the token limit was counted truncated too, "scored as it is", by score
+        # and check-judge alike: one reply counted in two places, and said to be read.
+        stale, cut = self.judge_ids[:2]
+        work = self.work("judge-stale-cut", self.responses)
+        write_lines(
+            work / "judge_responses.jsonl",
+            [
+                *({"id": i, "raw_judge_output": "true"} for i in self.judge_ids[2:]),
+                vllm_ok(f"{stale}#{'0' * 16}", "true", finish_reason="length"),
+                vllm_ok(cut, "true", finish_reason="length"),
+            ],
+        )
+        result, summary = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        self.assertEqual(summary["judge_stale_verdicts"], 1)
+        self.assertEqual(summary["judge_truncated_responses"], 1)
+        note = "1 judge responses in"
+        self.assertEqual(result.stderr.count(note), 1, result.stderr)
+        check = run_cli("check-judge", "-d", str(work))
+        self.assertIn("1 stale", check.stdout)
+        self.assertEqual(check.stderr.count(note), 1, check.stderr)
+
     def test_judge_lines_of_unanswered_judge_samples_are_counted_and_fail_strict_judge(
         self,
     ) -> None:

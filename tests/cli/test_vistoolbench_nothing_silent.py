@@ -265,6 +265,23 @@ class VisToolBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(checked.exit_code, 0, checked.stderr)
         self.assertIn("2 judge response(s) in", checked.stderr)
 
+    def test_a_stale_cut_judge_reply_counts_as_stale_only(self) -> None:
+        # Its verdict is not read, so it is not "read as it is": stale, not truncated (as
+        # DatBench's score and check-judge count it).
+        work = self.work("stale-cut-judge")
+        first = self.tasks[0]["id"]
+        stale = {"id": first, "raw_judge_output": MET, "finish_reason": "length"}
+        stale["response_digest"] = "0" * 16
+        write_lines(work / "judge_responses.jsonl", [*self.good[1:], stale])
+        result, report = self.score(work)
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        judge = report["summary"]["judge"]
+        self.assertEqual((judge["stale"], judge["truncated_responses"]), (1, 0))
+        self.assertNotIn("token limit", result.stderr)
+        checked = run_cli("check-judge", "-d", str(work))
+        self.assertIn("1 stale", checked.stdout)
+        self.assertNotIn("token limit", checked.stderr)
+
     def test_a_failed_check_never_leaves_an_older_report(self) -> None:
         work = self.work("report")
         self.assertEqual(run_cli("score", "-d", str(work), "-q").exit_code, 0)

@@ -82,8 +82,8 @@ class ScoreOptions:
     ``errored_*`` and ``truncated_*`` counts come from the response files (lines that
     reported an error; outputs cut at the token limit, scored as they are);
     ``judge_truncated_ids`` are the judge response ids whose line used stopped at the token
-    limit (only a judge-mode sample's with a usable response is counted: the others are
-    ignored); ``response_statuses`` maps ids to the status of their response line (default: ``ok``
+    limit (only a judge-mode sample's with a usable response whose verdict is read, not
+    stale, is counted: the others are ignored); ``response_statuses`` maps ids to the status of their response line (default: ``ok``
     for non-empty text, else ``empty``); ``errored_ids`` are the response ids whose only
     lines were transport failures (a sample's counted ``errored``, not ``missing``; any other
     is an unknown response id), ``judge_errored_ids`` the same of the judge responses, counted
@@ -269,6 +269,7 @@ class DatBenchEvaluator:
         errored, judge_errored = options.errored_ids, frozenset(options.judge_errored_ids)
         work = WorkList(samples, profile, store, judges)
         judge_matched = 0
+        cut_judges = bytearray()  # per work item: its judge reply stopped at the token limit
         # Every answered sample, in order, counting coverage as it goes.
         matched = bytearray(len(store))  # the responses some sample has
         # The last line of each id, one query per input (an id that is not a string, which a
@@ -298,10 +299,9 @@ class DatBenchEvaluator:
             judge_matched += judge is not None
             # A judge task whose every judge call failed: its verdict is missing.
             coverage.judge_errored_responses += judge_mode and judge is None and judged
-            # A judge task whose verdict is read from a reply cut at the judge's token limit.
-            coverage.judge_truncated_responses += (
-                judge is not None and ident in options.judge_truncated_ids
-            )
+            # A judge task whose reply was cut at the judge's token limit: counted once scored,
+            # if its verdict is read (a stale one, of another response text, is not).
+            cut_judges.append(judge is not None and ident in options.judge_truncated_ids)
             work.append(key.at, position, judge_mode, judge, status if with_status else None)
         # Every distinct response id no sample has (the last line of an id is the one matched),
         # those of errored lines too.
@@ -340,6 +340,7 @@ class DatBenchEvaluator:
                 score, _, verdict, error, corrections, details, reasons, _ = record
                 if verdict in ("missing", "unparsed", "stale"):
                     judge_problems.append(key.id)
+                coverage.judge_truncated_responses += cut_judges[done - 1] and verdict != "stale"
                 if error is not None:
                     if strict:
                         raise ScorerFailed(_error_text(key, error))
@@ -362,7 +363,7 @@ class DatBenchEvaluator:
         if progress is not None:
             progress(len(work) - reported)
         judge_expected = work.judge_count()
-        del work
+        del work, cut_judges
         if release_inputs:  # every sample is scored: the aggregation can use the memory
             samples.release()
 

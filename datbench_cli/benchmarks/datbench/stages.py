@@ -486,8 +486,9 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
         if duplicates := judged.duplicate_ids(ids.intersection):  # as score warns it
             warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
         account = account_judges(samples, answered, judged, judges.errored_ids)
-        # As score counts them: the judge tasks' verdicts read from a cut reply.
-        given, cut_ids = answered.last_by_id(), set(judges.truncated_ids)
+        # As score counts them: the judge tasks' verdicts read from a cut reply (a stale
+        # verdict, of another response text, is not read).
+        given, cut_ids = answered.last_by_id(), set(judges.truncated_ids) - set(account.stale)
         cut = sum(
             1
             for sample in samples
