@@ -7,6 +7,7 @@ import functools
 import io
 import os
 import re
+import shlex
 import socket
 import stat
 import tempfile
@@ -278,6 +279,8 @@ def _spans(
                 if on_torn_tail is not None and complete and not raw.endswith(b"\n"):
                     on_torn_tail(number)
                     return
+                if not complete and line.startswith(b"["):  # a pretty-printed array
+                    raise _json_array(path, number, line + handle.read(_PEEK)) from None
                 word = _non_finite(line, exc)
                 if word is not None:
                     raise InputError(
@@ -287,11 +290,40 @@ def _spans(
                         hint=NON_FINITE_HINT,
                     ) from None
                 raise InputError(_malformed(raw, exc), path, number) from None
+            if isinstance(obj, list) and not complete:  # an array on one line
+                raise _json_array(path, number, line)
             if not isinstance(obj, dict):
                 kind = type(obj).__name__ if obj is not None else "null"
                 raise InputError(f"expected a JSON object, got {kind}", path, number)
             complete += 1
             yield number, obj, start, raw
+
+
+#: How much of a JSON array is looked at for what it holds (its first records).
+_PEEK = 1 << 20
+
+
+def _json_array(path: Path, number: int, start: bytes) -> InputError:
+    """A file that opens a JSON array (on one line, or pretty-printed; ``start``: its first
+    bytes): no JSON Lines file. The hint writes the lines beside it, never over it (a shell
+    truncates its output first); the official VisualToolBench runner's results (an array of
+    records with "model_answer") are converted by ``import-responses`` instead."""
+    if b'"model_answer"' in start:
+        return InputError(
+            'a JSON array of the official runner\'s results (records with "model_answer"), '
+            "not JSON Lines",
+            path,
+            number,
+            hint=f"convert it with `datbench import-responses {shlex.quote(str(path))} -d RUN`",
+        )
+    name = path.stem + (".lines.jsonl" if path.suffix == ".jsonl" else ".jsonl")
+    out = shlex.quote(str(path.with_name(name)))
+    return InputError(
+        "a JSON array, not JSON Lines: write one object per line",
+        path,
+        number,
+        hint=f"jq -c '.[]' {shlex.quote(str(path))} > {out}",
+    )
 
 
 def _malformed(raw: bytes, exc: Exception) -> str:

@@ -44,6 +44,55 @@ class LineHintTests(unittest.TestCase):
                 self.assertIn("did you mean 'parsed_answer'?", warned[0])
                 self.assertIn("line 1", warned[0])
 
+    def test_a_json_array_is_named_with_a_jq_hint(self) -> None:
+        # Results written as one JSON array ([{...}, {...}], on one line or pretty-printed)
+        # were "expected a JSON object, got list" or "malformed JSON line (a pretty-printed
+        # JSON document?)": now named, with the command that turns them into JSON Lines.
+        for name, (run, sample) in self.runs.items():
+            for kind in ("responses", "judge_responses"):
+                lines = [
+                    json.loads(line)
+                    for line in (sample / f"{kind}.jsonl").read_text("utf-8").splitlines()
+                ]
+                for indent in (None, 2):
+                    with self.subTest(benchmark=name, file=kind, indent=indent):
+                        given = self.tmp / f"{name}-{kind}-{indent}.json"
+                        given.write_text(json.dumps(lines, indent=indent), encoding="utf-8")
+                        if kind == "responses":
+                            commands = [("score", "-d", str(run), str(given))]
+                        else:
+                            commands = [
+                                ("score", "-d", str(run), "--judge-responses", str(given)),
+                                ("check-judge", "-d", str(run), str(given)),
+                                ("check-judge", str(given)),
+                            ]
+                        for args in commands:
+                            if args[0] == "score":
+                                args += ("--allow-missing", "-o", str(run / "r.json"))
+                            result = run_cli(*args)
+                            self.assertEqual(result.exit_code, 2, result.stderr)
+                            self.assertIn(
+                                f"error: {given}:1: a JSON array, not JSON Lines: write one "
+                                "object per line",
+                                result.stderr,
+                            )
+                            self.assertIn(
+                                f"hint: jq -c '.[]' {given} > {given.with_suffix('.jsonl')}",
+                                result.stderr,
+                            )
+
+    def test_the_official_results_array_given_as_responses_is_sent_to_import(self) -> None:
+        run, _ = self.runs["vtb"]
+        records = [{"task_id": "t1", "prompt": "p", "model_answer": "an answer"}]
+        given = self.tmp / "results.json"
+        for indent in (None, 2):
+            with self.subTest(indent=indent):
+                given.write_text(json.dumps(records, indent=indent), encoding="utf-8")
+                result = run_cli("score", "-d", str(run), str(given), "-o", str(run / "r.json"))
+                self.assertEqual(result.exit_code, 2, result.stderr)
+                self.assertIn("a JSON array of the official runner's results", result.stderr)
+                self.assertIn(f"datbench import-responses {given} -d RUN", result.stderr)
+
     def test_known_keys_are_not_warned_about(self) -> None:
         run, sample = self.runs["dat"]
         shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
@@ -280,7 +329,10 @@ class JsonDocumentTests(_MathRunTests):
                 responses.write_text(json.dumps(document, indent=2), encoding="utf-8")
                 line = self.error("score", "-d", str(self.run_dir), "-o", str(self.tmp / "o"))
                 self.assertIn(f"{responses}:1:", line)
-                self.assertIn("pretty-printed JSON", line)
+                self.assertIn(
+                    "a JSON array, not JSON Lines" if name == "array" else "pretty-printed JSON",
+                    line,
+                )
 
 
 if __name__ == "__main__":
