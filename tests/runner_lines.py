@@ -120,6 +120,40 @@ def openai_http_error(custom_id: str, status: int = 429) -> dict[str, Any]:
     }
 
 
+def azure_prompt_filtered(custom_id: str) -> dict[str, Any]:
+    """An Azure OpenAI batch output line whose prompt the content filter refused (HTTP 400):
+    the request never reached the model."""
+    category = {"filtered": False, "severity": "safe"}
+    return {
+        "id": f"batch_req_{uuid.uuid4().hex[:24]}",
+        "custom_id": custom_id,
+        "response": {
+            "status_code": 400,
+            "request_id": uuid.uuid4().hex,
+            "body": {
+                "error": {
+                    "code": "content_filter",
+                    "message": "The response was filtered due to the prompt triggering Azure "
+                    "OpenAI's content management policy.",
+                    "param": "prompt",
+                    "type": None,
+                    "status": 400,
+                    "innererror": {
+                        "code": "ResponsibleAIPolicyViolation",
+                        "content_filter_result": {
+                            "hate": category,
+                            "self_harm": category,
+                            "sexual": category,
+                            "violence": {"filtered": True, "severity": "medium"},
+                        },
+                    },
+                }
+            },
+        },
+        "error": None,
+    }
+
+
 def openai_error_file_line(custom_id: str) -> dict[str, Any]:
     """An OpenAI Batch API error-file line (the request never ran)."""
     return {

@@ -186,6 +186,7 @@ def read_answered(
     loaded = LoadedResponses()
     unknown = UnknownKeys(keys)
     errored: list[str] = []
+    filtered: set[str] = set()
 
     def rows() -> Iterator[tuple[str, int, bytes, Any]]:
         lines = jsonio.iter_jsonl_lines(
@@ -195,6 +196,8 @@ def read_answered(
             line = response_line(obj, path, number, *store.fields, unknown)
             if line.error is not None:
                 errored.append(line.id)
+                if line.filtered:
+                    filtered.add(line.id)
                 continue
             yield line.id, number, raw, extra(line)
             loaded.note_stop(line.id, line.finish_reason)
@@ -205,5 +208,5 @@ def read_answered(
     # can have as many as it has samples).
     pending = list(dict.fromkeys(errored))
     answered = set().union(*(store.lines.present(block) for block in blocks(pending)))
-    loaded.errored_ids = [ident for ident in pending if ident not in answered]
+    loaded.set_errored(pending, filtered, answered)
     return loaded

@@ -9,7 +9,10 @@ line gets a *status* (:data:`RESPONSE_STATUSES`):
 - ``errored``: a transport failure, not an answer (``error`` set, which may be an object or a
   plain string as vLLM writes both; a ``status_code`` outside 2xx; no choice in the body).
   The sample stays unanswered, unless another line of the same file answers that id (a retry
-  that succeeded later, as ``datbench send`` appends).
+  that succeeded later, as ``datbench send`` appends). A prompt the service's content filter
+  refused (Azure OpenAI: HTTP 400, error code ``content_filter``, inner code
+  ``ResponsibleAIPolicyViolation``) is errored too, never ``refused``: the model never saw
+  it; such lines are marked ``filtered`` and counted apart (a retry gets the same refusal).
 - ``refused``: the model was reached but declined (``message.refusal`` set, or ``finish_reason``
   ``content_filter``); ``truncated``: ``finish_reason`` ``length``; ``empty``: no usable text
   (content null or empty, or only ``reasoning_content``); ``ok`` otherwise. These are the
@@ -102,16 +105,50 @@ class ResponseLine:
     finish_reason: str | None = None
     status: str = OK
     digest: str | None = None
+    #: An errored line whose prompt the service's content filter refused (see
+    #: :func:`prompt_filtered`).
+    filtered: bool = False
 
 
 @dataclass(frozen=True)
 class BatchOutcome:
-    """What one batch output line says: its text, error, finish reason and status."""
+    """What one batch output line says: its text, error, finish reason and status
+    (``filtered``: an errored line whose prompt the service's content filter refused)."""
 
     text: str | None
     error: str | None
     finish_reason: str | None
     status: str
+    filtered: bool = False
+
+
+#: The error codes (lower-cased) of a prompt the service's content filter refused before the
+#: model saw it: Azure OpenAI's ``content_filter``, with inner code
+#: ``ResponsibleAIPolicyViolation``.
+_PROMPT_FILTER_CODES = frozenset({"content_filter", "responsibleaipolicyviolation"})
+#: How an errored line of a filtered prompt is said (its error text starts with it).
+PROMPT_FILTERED = "the service's content filter refused the prompt"
+
+
+def _filter_error(error: Any) -> bool:
+    """Whether an error object (``error``, or a body's ``error``) is a content filter's refusal
+    of the prompt: its ``code`` or its ``innererror.code``."""
+    if not isinstance(error, dict):
+        return False
+    inner = error.get("innererror", error.get("inner_error"))
+    codes = [error.get("code"), inner.get("code") if isinstance(inner, dict) else None]
+    return any(isinstance(c, str) and c.lower() in _PROMPT_FILTER_CODES for c in codes)
+
+
+def prompt_filtered(obj: dict[str, Any]) -> bool:
+    """Whether an errored batch output line (or a native line's ``error`` object) says the
+    service's content filter refused the prompt: the request never reached the model, so it
+    is errored (no answer), not the model's refusal."""
+    if _filter_error(obj.get("error")):
+        return True
+    response = obj.get("response")
+    body = response.get("body") if isinstance(response, dict) else None
+    return isinstance(body, dict) and _filter_error(body.get("error"))
 
 
 def _batch_error(obj: dict[str, Any], response: Any) -> str | None:
@@ -233,6 +270,8 @@ def batch_outcome(obj: dict[str, Any]) -> BatchOutcome:
     response = obj.get("response")
     error = _batch_error(obj, response)
     if error is not None:
+        if prompt_filtered(obj):
+            return BatchOutcome(None, f"{PROMPT_FILTERED} ({error})", None, ERRORED, True)
         return BatchOutcome(None, error, None, ERRORED)
     body = response.get("body") if isinstance(response, dict) else None
     if is_responses_body(body):
@@ -358,6 +397,7 @@ def batch_response_line(
         outcome.finish_reason,
         outcome.status,
         digest,
+        outcome.filtered,
     )
 
 
@@ -446,7 +486,8 @@ def response_line(
     reason = finish_reason(obj.get("finish_reason"))
     if error is not None:
         text = parsed = None
-    return ResponseLine(ident, text, parsed, error, number, reason, status, digest)
+    filtered = error is not None and prompt_filtered(obj)
+    return ResponseLine(ident, text, parsed, error, number, reason, status, digest, filtered)
 
 
 @dataclass
@@ -455,12 +496,14 @@ class LoadedResponses:
 
     ``statuses``: the status of the line used for each id (the last answered line; ``errored``
     when every line of the id errored); ``truncated_ids``: the ids whose line used stopped at the
-    token limit (see :meth:`note_stop`).
+    token limit (see :meth:`note_stop`); ``filtered_ids``: of the ``errored_ids``, those with
+    a line whose prompt the service's content filter refused (see :func:`prompt_filtered`).
     """
 
     vlm: list[VLMResponse] = field(default_factory=list)
     judge: list[JudgeResponse] = field(default_factory=list)
     errored_ids: list[str] = field(default_factory=list)
+    filtered_ids: list[str] = field(default_factory=list)
     # The ids whose latest answered line was cut at the token limit (a dict: each once).
     _truncated: dict[str, None] = field(default_factory=dict, repr=False)
     statuses: dict[str, str] = field(default_factory=dict)
@@ -484,11 +527,18 @@ class LoadedResponses:
     def record_torn_tail(self, number: int) -> None:
         self.torn_tail_line = number
 
+    def set_errored(self, errored: list[str], filtered: set[str], answered: set[str]) -> None:
+        """The ids of ``errored`` (lines that errored, in file order) with no answered line,
+        each once, and of them those with a filtered prompt's line."""
+        self.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
+        self.filtered_ids = [i for i in self.errored_ids if i in filtered]
+
 
 def _load(path: Path, judge: bool) -> LoadedResponses:
     loaded = LoadedResponses()
     fields = ("raw_judge_output", "verdict") if judge else ("raw_output", "parsed_answer")
     errored: list[str] = []
+    filtered: set[str] = set()
     answered: set[str] = set()
     unknown = UnknownKeys(JUDGE_KEYS if judge else RESPONSE_KEYS)
     lines = iter_response_lines(
@@ -497,6 +547,8 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
     for line in lines:
         if line.error is not None:
             errored.append(line.id)
+            if line.filtered:
+                filtered.add(line.id)
             continue
         answered.add(line.id)
         loaded.statuses[line.id] = line.status
@@ -508,7 +560,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
         else:
             loaded.vlm.append(VLMResponse(line.id, line.text or "", line.parsed))
     loaded.unknown_keys = unknown.message(path)
-    loaded.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
+    loaded.set_errored(errored, filtered, answered)
     for ident in loaded.errored_ids:
         loaded.statuses[ident] = ERRORED
     return loaded

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_helpers import SAMPLE, export_samples, run_cli
-from tests.runner_lines import openai_ok, openai_responses_ok
+from tests.runner_lines import azure_prompt_filtered, openai_ok, openai_responses_ok
 
 FIRST_IDS = {"dat": "db_table_000000", "vtb": "vtb-a-medical-001::0"}
 SECOND_IDS = {"dat": "db_table_000001", "vtb": "vtb-b-maths-002::0"}
@@ -210,6 +210,64 @@ class RunnerShapeTests(unittest.TestCase):
                 ]
                 with self.subTest(benchmark=name, reason=reason):
                     self.assertEqual(self.statuses(run, lines)[status], 2)
+
+    def test_a_prompt_the_services_content_filter_refused_is_errored_and_said(self) -> None:
+        # An Azure OpenAI line whose prompt the content filter refused (HTTP 400,
+        # content_filter / ResponsibleAIPolicyViolation) never reached the model: an errored,
+        # unanswered sample (not the model's refusal, scored), and said to be a filtered prompt
+        # (a retry gets the same refusal), where it was one more "HTTP status 400".
+        inner_only = azure_prompt_filtered("x")
+        inner_only["response"]["body"]["error"]["code"] = None
+        shapes = {
+            "output file": lambda i: azure_prompt_filtered(i),
+            "inner code only": lambda i: {**inner_only, "custom_id": i},
+            "error file": lambda i: {
+                "custom_id": i,
+                "response": None,
+                "error": {"code": "content_filter", "message": "filtered"},
+            },
+        }
+        for name, run in self.runs.items():
+            for shape, filtered in shapes.items():
+                lines = [
+                    openai_ok(FIRST_IDS[name], "B"),
+                    filtered(SECOND_IDS[name]),
+                    filtered(SECOND_IDS[name]),  # sent again: refused again, one sample
+                ]
+                responses = run / "responses.jsonl"
+                text = "".join(json.dumps(x) + "\n" for x in lines)
+                responses.write_text(text, encoding="utf-8")
+                out = run / "r.json"
+                with self.subTest(benchmark=name, shape=shape):
+                    result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+                    self.assertEqual(result.exit_code, 0, result.stderr)
+                    summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+                    statuses = summary.get("response_statuses") or summary["responses"]["statuses"]
+                    self.assertEqual((statuses["errored"], statuses["refused"]), (1, 0))
+                    said = [
+                        line
+                        for line in result.stderr.split("warning: ")
+                        if "content filter" in line
+                    ]
+                    self.assertEqual(len(said), 1, result.stderr)
+                    said_once = " ".join(said[0].split())
+                    if name == "dat":
+                        self.assertIn("1 of the errored samples in", said_once)
+                    else:
+                        self.assertTrue(said_once.endswith(f"(1: {SECOND_IDS[name]})"), said_once)
+                    remade = run_cli(
+                        "make-judge-tasks", "-d", str(run), "-o", str(run / "again.jsonl")
+                    )
+                    self.assertIn(
+                        "the service's content filter refused", " ".join(remade.stderr.split())
+                    )
+                # The same prompt answered later (the filter changed): answered, nothing said.
+                lines.append(openai_ok(SECOND_IDS[name], "B"))
+                text = "".join(json.dumps(x) + "\n" for x in lines)
+                responses.write_text(text, encoding="utf-8")
+                with self.subTest(benchmark=name, shape=shape, answered=True):
+                    result = run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out))
+                    self.assertNotIn("content filter", result.stderr)
 
     def test_a_native_judge_error_line_needs_no_text(self) -> None:
         samples = {"dat": SAMPLE, "vtb": SAMPLE.parent / "vistoolbench"}

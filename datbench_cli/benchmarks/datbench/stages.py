@@ -133,6 +133,16 @@ def _cut_note(count: int, what: str, path: Path) -> str:
     )
 
 
+def filtered_note(count: int, what: str, path: Path) -> str:
+    """How ``score`` and ``make-judge-tasks`` say that ``count`` errored samples (turns:
+    ``what``) are prompts the service's content filter refused."""
+    return (
+        f"{count} of the errored {what} in {path} are prompts the service's content filter "
+        "refused (content_filter): the model never saw them, so they are unanswered, not "
+        "refused answers; sending them again gets the same refusal"
+    )
+
+
 def _report_set_aside(
     loaded: LoadedResponses, what: str, path: Path, warn: Warn, truncated: int | None = None
 ) -> None:
@@ -218,6 +228,8 @@ def _make_judge_tasks(
     _report_set_aside(loaded, "responses", responses, warn, cut)
     if errored := _of_samples(loaded.errored_ids, set(known).intersection):
         warn(f"{errored} sample(s) whose only response lines in {responses} errored were skipped")
+        if filtered := _of_samples(loaded.filtered_ids, set(known).intersection):
+            warn(filtered_note(filtered, "samples", responses))
     unknown = {r.id for r in loaded.vlm if r.id not in known}
     if not any(r.id in known for r in loaded.vlm) and not any(
         i in known for i in loaded.errored_ids
@@ -307,6 +319,8 @@ def _score(
         # line of another run is no errored or truncated sample of this one.
         truncated = _of_samples(loaded.truncated_ids, references.known)
         _report_set_aside(loaded, "responses", responses, warn, truncated)
+        if filtered := _of_samples(loaded.filtered_ids, references.known):
+            warn(filtered_note(filtered, "samples", responses))
         judges = LoadedResponses()
         judge_store: JudgeStore | None = None
         if judge_responses is not None:

@@ -34,6 +34,7 @@ from datbench_cli.batch.responses import (
     batch_response_line,
     is_batch_line,
     native_status,
+    prompt_filtered,
     text_status,
 )
 from datbench_cli.benchmarks.vistoolbench.model import Task
@@ -57,6 +58,8 @@ class AnswerLine:
     turns: tuple[tuple[int | None, str | None, str], ...] | None = None
     errored: bool = False
     status: str = OK
+    #: An errored line whose prompt the service's content filter refused.
+    filtered: bool = False
 
 
 def judged_text(raw: Any, parsed: Any) -> str | None:
@@ -112,7 +115,11 @@ def answer_line(
         line = batch_response_line(obj, path, number or 0)
         errored = line.error is not None
         return AnswerLine(
-            line.id, None if errored else line.text, errored=errored, status=line.status
+            line.id,
+            None if errored else line.text,
+            errored=errored,
+            status=line.status,
+            filtered=line.filtered,
         )
     ident = obj.get("id")
     if not isinstance(ident, str) or not ident:
@@ -142,7 +149,7 @@ def answer_line(
     parsed = _string_or_null(obj, "parsed_answer", fail)
     status, error = native_status(obj, raw, parsed, path, number or 0)
     if error is not None:
-        return AnswerLine(ident, None, errored=True, status=ERRORED)
+        return AnswerLine(ident, None, errored=True, status=ERRORED, filtered=prompt_filtered(obj))
     return AnswerLine(ident, judged_text(raw, parsed), status=status)
 
 
@@ -264,6 +271,7 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
     result = Answers()
 
     errored: set[TurnKey] = set()
+    filtered: set[TurnKey] = set()  # errored, their prompt refused by a content filter
 
     def record(key: TurnKey, answer: str | None, failed: bool = False, status: str = OK) -> None:
         # An errored line (a failed request, often retried later) never replaces an answer and
@@ -314,12 +322,21 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
             tally.add("response ids match no turn of the run and were ignored", line.id)
             continue
         record(key, line.answer, line.errored, line.status)
+        if line.filtered:
+            filtered.add(key)
     result.by_turn = {key: text for key, text in latest.items() if text is not None}
     result.statuses = {key: status_of[key] for key in result.by_turn}
     result.errored_turns = {key for key in errored if key not in result.by_turn}
     for key in sorted(result.errored_turns):
         tally.add(
             "turns whose only response lines were errored have no answer", f"{key[0]}::{key[1]}"
+        )
+    for key in sorted(result.errored_turns & filtered):
+        tally.add(
+            "errored turns are prompts the service's content filter refused (content_filter): "
+            "the model never saw them, so they are unanswered, not refused answers; sending "
+            "them again gets the same refusal",
+            f"{key[0]}::{key[1]}",
         )
     tally.flush(warn)
     return result
