@@ -133,6 +133,12 @@ class ChatServer:
                 if action == "garbage":
                     self._send(200, b"<html>upstream trouble</html>")
                     return
+                if action == "filtered":  # Azure OpenAI's prompt content filter
+                    inner = {"code": "ResponsibleAIPolicyViolation"}
+                    error = {"code": "content_filter", "message": "filtered", "status": 400}
+                    payload = {"error": {**error, "innererror": inner}}
+                    self._send(400, json.dumps(payload).encode())
+                    return
                 if action == "error200":
                     self._send(200, b'{"error": {"message": "upstream overloaded", "code": 502}}')
                     return

@@ -46,6 +46,7 @@ from datbench_cli.batch.responses import (
     batch_line_result,
     is_responses_body,
     message_problem,
+    prompt_filtered,
     responses_problem,
 )
 from datbench_cli.errors import DatbenchError, InputError, UsageError
@@ -637,6 +638,8 @@ class SendResult:
     answered: int = 0
     truncated: int = 0
     failed_ids: list[str] = field(default_factory=list)
+    # Of the failed, the prompts the service's content filter refused (a retry gets the same).
+    filtered_ids: list[str] = field(default_factory=list)
     # Requests waiting to be tried again right now (a live count, for progress displays).
     retrying: int = 0
 
@@ -738,6 +741,8 @@ def send_requests(
             result.truncated += reason == "length"
         else:
             result.failed_ids.append(ident)
+            if prompt_filtered(reply.line):
+                result.filtered_ids.append(ident)
         if advance is not None:
             advance(1)
 

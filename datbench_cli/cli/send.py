@@ -236,9 +236,15 @@ def _send(
             f"output: {target}"
         )
     if result.failed_ids:
+        filtered = ""
+        if result.filtered_ids:
+            filtered = (
+                f" ({len(result.filtered_ids)} of them prompts the service's content filter "
+                f"refused, which a retry gets again: {name_ids(result.filtered_ids)})"
+            )
         raise CheckFailed(
             f"{len(result.failed_ids)} request(s) failed: {name_ids(result.failed_ids)}; "
-            "run the same command again to retry them"
+            f"run the same command again to retry them{filtered}"
         )
 
 

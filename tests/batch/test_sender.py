@@ -235,6 +235,20 @@ class CommandTests(unittest.TestCase):
         self.assertIn("1 request(s) failed: c", result.stderr)
         self.assertIn("run the same command again", result.stderr)
 
+    def test_prompts_a_content_filter_refused_are_said_apart(self) -> None:
+        # A prompt the service's filter refused (Azure: 400, content_filter) was one more
+        # failed request "to retry", which gets the same refusal every time.
+        self.server.script[prompt("c")] = ["filtered"]
+        self.server.script[prompt("d")] = ["400"]
+        result = run_cli(*self.args())
+        self.assertEqual(result.exit_code, 1)
+        said = " ".join(result.stderr.split())
+        self.assertRegex(said, r"2 request\(s\) failed: (c, d|d, c);")  # in finishing order
+        self.assertIn(
+            "(1 of them prompts the service's content filter refused, which a retry gets again: c)",
+            said,
+        )
+
     def test_answers_of_another_model_already_in_the_output_are_named(self) -> None:
         # A second model sent into the first one's output used to skip every request with no
         # word: "8 already answered" read like a finished run of the model asked for.
