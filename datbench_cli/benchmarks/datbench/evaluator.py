@@ -83,10 +83,10 @@ class ScoreOptions:
     reported an error; outputs cut at the token limit, scored as they are);
     ``judge_truncated_ids`` are the judge response ids whose line used stopped at the token
     limit (only a judge-mode sample's with a usable response whose verdict is read, not
-    stale, is counted: the others are ignored); ``response_statuses`` maps ids to the status of their response line (default: ``ok``
-    for non-empty text, else ``empty``); ``errored_ids`` are the response ids whose only
-    lines were transport failures (a sample's counted ``errored``, not ``missing``; any other
-    is an unknown response id), ``judge_errored_ids`` the same of the judge responses, counted
+    stale, is counted: the others are ignored); ``response_statuses`` maps ids to the status
+    of their response line (default: ``ok`` for non-empty text, else ``empty``);
+    ``errored_ids`` are the response ids whose only lines were transport failures (a sample's
+    counted ``errored``, not ``missing``; any other is an unknown response id), ``judge_errored_ids`` the same of the judge responses, counted
     as ``--strict-judge`` counts them: a judge-mode sample's with a usable response is an
     errored judge response, a direct-mode sample's or an unanswered one's is counted as such,
     any other is an unknown judge response id.
