@@ -24,15 +24,12 @@ if TYPE_CHECKING:
         SampleScore,
         VLMResponse,
     )
-    from datbench_cli.benchmarks.vistoolbench import (
-        VisToolBenchEvaluator,
-        VisToolBenchReport,
-        parse_vtb_verdict,
-    )
+    from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
+    from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
+    from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
     from datbench_cli.errors import ScorerFailed, StrictJudgeError
 
 _SCHEMA = "datbench_cli.benchmarks.datbench.schema"
-_VISTOOLBENCH = "datbench_cli.benchmarks.vistoolbench"
 _HOMES = {
     "DatBenchEvaluator": "datbench_cli.benchmarks.datbench.evaluator",
     "parse_judge_verdict": "datbench_cli.benchmarks.datbench.judge",
@@ -44,9 +41,9 @@ _HOMES = {
     "JudgeResponse": _SCHEMA,
     "SampleScore": _SCHEMA,
     "VLMResponse": _SCHEMA,
-    "VisToolBenchEvaluator": _VISTOOLBENCH,
-    "VisToolBenchReport": _VISTOOLBENCH,
-    "parse_vtb_verdict": _VISTOOLBENCH,
+    "VisToolBenchEvaluator": "datbench_cli.benchmarks.vistoolbench.evaluator",
+    "VisToolBenchReport": "datbench_cli.benchmarks.vistoolbench.report",
+    "parse_vtb_verdict": "datbench_cli.benchmarks.vistoolbench.verdict",
     "ScorerFailed": "datbench_cli.errors",
     "StrictJudgeError": "datbench_cli.errors",
 }

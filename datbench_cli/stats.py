@@ -37,12 +37,12 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from datbench_cli.metrics.averaging import float_sum, mean_or_none
+from datbench_cli.stats_defaults import DEFAULT_RESAMPLES as DEFAULT_RESAMPLES
+from datbench_cli.stats_defaults import DEFAULT_SEED as DEFAULT_SEED
+from datbench_cli.stats_defaults import MAX_RESAMPLES as MAX_RESAMPLES
 
 CONFIDENCE = 0.95
 POWER = 0.80
-DEFAULT_RESAMPLES = 10_000
-MAX_RESAMPLES = 1_000_000  # bounds the time and memory of one comparison row
-DEFAULT_SEED = 0
 _CHUNK_CELLS = 1 << 21  # draws held at once (16 MB of int64)
 _DEVIATION_CHUNK = 1 << 16  # deviations from the mean held at once (512 KB)
 # Below this many samples per distinct value, drawing ids is faster than a multinomial.

@@ -7,14 +7,12 @@ from typing import Annotated
 
 import typer
 
-from datbench_cli import stats
+from datbench_cli import stats_defaults as stats
 from datbench_cli.cli.common import QuietOpt, handle_errors
 from datbench_cli.cli.compare_table import comparison_tables
 from datbench_cli.cli.html_page import EmbedImagesOpt
 from datbench_cli.cli.output import Output
 from datbench_cli.cli.tables import notes, show
-from datbench_cli.compare.comparison import compare as compare_runs
-from datbench_cli.compare.comparison import gate
 from datbench_cli.compare.inputs import compare_inputs
 from datbench_cli.compare.notes import comparison_notes
 from datbench_cli.errors import CheckFailed
@@ -96,6 +94,10 @@ def compare(
     Paired differences with bootstrap intervals, McNemar's exact test and flips,
     Holm-adjusted p-values, per capability and per dataset.
     """
+    # Here, not at start-up: the comparison's statistics import numpy.
+    from datbench_cli.compare.comparison import compare as compare_runs
+    from datbench_cli.compare.comparison import gate
+
     out = Output(quiet)
     inputs = compare_inputs(run_a, run_b)
     guard_outputs("compare", inputs, out=out_path, html=html)

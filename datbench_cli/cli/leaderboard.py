@@ -15,8 +15,6 @@ from datbench_cli.cli.summary_table import text_table
 from datbench_cli.compare.inputs import report_paths
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_outputs, locked_runs
-from datbench_cli.leaderboard import board as boards
-from datbench_cli.leaderboard import outputs, runs
 from datbench_cli.report_html import check_target
 
 
@@ -79,6 +77,10 @@ def leaderboard(
     Runs that share a letter are not significantly different. Runs over different exports,
     profiles or judges are refused unless --allow-different-data.
     """
+    # Here, not at start-up: the leaderboard's statistics import numpy.
+    from datbench_cli.leaderboard import board as boards
+    from datbench_cli.leaderboard import outputs, runs
+
     out = Output(quiet)
     # Outputs are checked before any report is read: a refused one costs nothing.
     given = [runs.split_label(argument)[1] for argument in paths]

@@ -12,7 +12,6 @@ from typing import Any
 from datbench_cli.benchmarks import BENCHMARKS
 from datbench_cli.compare.inputs import changed_inputs
 from datbench_cli.compare.notes import comparison_notes
-from datbench_cli.compare.spec import Columns
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import guard_output
@@ -62,6 +61,8 @@ def benchmark_of(files: RunFiles) -> str:
 
 
 def _run_data(files: RunFiles, images: Images) -> dict[str, Any]:
+    from datbench_cli.compare.spec import Columns  # numpy: not at the command line's start-up
+
     benchmark = BENCHMARKS[benchmark_of(files)]
     # Each result read as compare reads it: a score outside what a score can be (1.5, 1e308,
     # shown as 150% and Infinity%) or a cut report is refused, not drawn.

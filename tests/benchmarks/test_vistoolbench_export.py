@@ -185,7 +185,7 @@ class ImageCellTests(TempDirCase):
 
         from PIL import Image
 
-        from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
+        from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
 
         rows = sample_rows()[:1]
         jpeg, png = (cell["bytes"] for cell in rows[0]["images_by_turn"][0])
@@ -220,7 +220,7 @@ class ImageCellTests(TempDirCase):
         self.assertNotIn(A, unknown[0])
 
     def test_cell_without_bytes_or_file_is_bad_input(self) -> None:
-        from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
+        from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
 
         rows = sample_rows()[:1]
         rows[0]["images_by_turn"] = [[{"bytes": None, "path": str(self.tmp / "gone.png")}]]
@@ -233,7 +233,7 @@ class ImageCellTests(TempDirCase):
     def test_list_columns_that_are_not_lists_are_bad_input(self) -> None:
         # A string was read one character per turn (golden answers, rubrics), an int was a bare
         # TypeError ("object of type 'int' has no len()").
-        from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
+        from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
 
         for column, value, said in (
             ("turn_golden_answers", "the answer", "turn_golden_answers must be a list, got str"),

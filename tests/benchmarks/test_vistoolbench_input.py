@@ -6,8 +6,8 @@ import json
 import unittest
 from types import SimpleNamespace
 
-from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench import stages as pipeline
+from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench.rows import iter_tasks, parse_weight
 from datbench_cli.errors import InputError
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, RESPONSES, TASKS

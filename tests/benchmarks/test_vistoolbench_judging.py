@@ -5,8 +5,8 @@ from __future__ import annotations
 import unittest
 
 from datbench_cli.batch.digests import response_digest
-from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench import stages as pipeline
+from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench.prompt import render_judge_prompt
 from datbench_cli.errors import StrictJudgeError
 from datbench_cli.files.rundir import JUDGE_TASKS

@@ -7,8 +7,8 @@ import unittest
 import warnings
 
 from datbench_cli.benchmarks.datbench.schema import JudgeResponse, VLMResponse
-from datbench_cli.benchmarks.vistoolbench import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench.ars_apr import RubricOutcome, task_result
+from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn
 from tests.vtb_support import SAMPLE_JUDGE, SAMPLE_RESPONSES, read_jsonl, sample_rows
 

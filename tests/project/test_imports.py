@@ -19,6 +19,7 @@ LOWER = (
     "metrics",
     "text",
     "stats",
+    "stats_defaults",
     "errors",
     "version",
     "shown_text",

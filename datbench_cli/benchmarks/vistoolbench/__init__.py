@@ -6,17 +6,7 @@ responses), ``prompt`` (judge prompt), ``verdict`` (judge-output parser), ``ars_
 ``report`` (the report object), ``evaluator`` (the Python API), ``stages`` (the run-directory
 stages) and ``benchmark`` (the :class:`~datbench_cli.benchmarks.base.Benchmark` the command line
 calls).
+
+The package imports none of them, so that the benchmark table (and `datbench --help`) does not
+load the evaluator and its statistics (numpy): import each from its module.
 """
-
-from datbench_cli.benchmarks.vistoolbench.evaluator import VisToolBenchEvaluator
-from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, DEFAULT_SOURCE
-from datbench_cli.benchmarks.vistoolbench.report import VisToolBenchReport
-from datbench_cli.benchmarks.vistoolbench.verdict import parse_vtb_verdict
-
-__all__ = [
-    "BENCHMARK",
-    "DEFAULT_SOURCE",
-    "VisToolBenchEvaluator",
-    "VisToolBenchReport",
-    "parse_vtb_verdict",
-]
