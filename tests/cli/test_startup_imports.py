@@ -35,7 +35,7 @@ AGENT = (
     "ssl",
 )
 # The statistics' arrays: loaded by the commands that compute (score, view, compare,
-# leaderboard), not by the app and its help (about 0.07 s).
+# leaderboard), not by the app and its help, make-judge-tasks or check-judge (about 0.07 s).
 STATISTICS = ("numpy",)
 
 PROBE = """
@@ -130,7 +130,9 @@ class StartUpImportsTests(unittest.TestCase):
                     # The scoring pool's library (pebble) loads asyncio, and so ssl, for its
                     # decorators: score alone, the agent's own machinery still not.
                     agent = AGENT if args[0] != "score" else tuple(m for m in AGENT if m != "ssl")
-                    self.assert_absent(modules, NEVER + MATH_AND_MORE + agent)
+                    # The score table's statistics: score alone.
+                    statistics = STATISTICS if args[0] != "score" else ()
+                    self.assert_absent(modules, NEVER + MATH_AND_MORE + agent + statistics)
             self.assertTrue((Path(tmp) / "report.json").is_file())
 
 

@@ -7,14 +7,13 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datbench_cli.batch.answers import checked
 from datbench_cli.batch.judge_store import JudgeStore, held_judges, unknown_ids
 from datbench_cli.batch.response_store import ResponseStore, held_responses
 from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
-from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.judge_check import (
     DUPLICATE_JUDGE_IDS,
     direct_judged_note,
@@ -40,7 +39,6 @@ from datbench_cli.benchmarks.datbench.scoring import (
 )
 from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport, result_table
 from datbench_cli.benchmarks.datbench.summary import Coverage, SummaryBuilder
-from datbench_cli.benchmarks.datbench.uncertainty import table_additions
 from datbench_cli.benchmarks.datbench.work import RawItem, WorkList, raw_size
 from datbench_cli.benchmarks.profiles import REFERENCE, check_profile
 from datbench_cli.errors import (
@@ -54,6 +52,9 @@ from datbench_cli.files.loading import check_flag, check_rows
 from datbench_cli.files.run_store import unknown
 from datbench_cli.runtime.budget import DEFAULT_SAMPLE_TIMEOUT
 from datbench_cli.runtime.pool import Failure, Limits, score_in_workers, worker_count
+
+if TYPE_CHECKING:
+    from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 
 # What the worker makes of a sample's outcome (see records.py), there.
 Finish = Callable[[WorkItem, Outcome], tuple]
@@ -234,6 +235,11 @@ class DatBenchEvaluator:
         return the summary and the per-sample score table
         (``depth``: frames between this and the public method, for the warnings;
         ``release_inputs``: the samples drop their columns before aggregating)."""
+        # Here, not at start-up: the score table and its error bars import numpy, which
+        # make-judge-tasks and check-judge (users of this class too) do not need.
+        from datbench_cli.benchmarks.datbench.columns import ScoreColumns
+        from datbench_cli.benchmarks.datbench.uncertainty import table_additions
+
         profile = check_profile(options.profile)
         strict, progress = options.strict, options.progress
         samples = self._samples()

@@ -16,7 +16,7 @@ import math
 import pickle
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,10 +25,31 @@ import orjson
 
 from datbench_cli.batch.response_store import unpickled
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample
-from datbench_cli.benchmarks.datbench.uncertainty import item_metrics
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
 from datbench_cli.files.run_store import LineTable, StoreOwner
+
+
+def _frontier_flag(metrics: Any) -> bool | None:
+    value = metrics.get("is_frontier") if isinstance(metrics, Mapping) else None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def _discrimination(metrics: Any) -> float | None:
+    value = metrics.get("discrimination") if isinstance(metrics, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def item_metrics(metrics: Any) -> tuple[bool | None, float | None]:
+    """A row's ``eval_metrics`` -> (frontier flag, discrimination weight), ``None`` where the
+    row has no usable value."""
+    return _frontier_flag(metrics), _discrimination(metrics)
 
 
 class SampleKey:

@@ -11,14 +11,16 @@ byte for byte what :meth:`DatBenchReport.save` writes for the same results.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 from datbench_cli.benchmarks.datbench.schema import DatBenchReport
 from datbench_cli.files import jsonio, run_store
 from datbench_cli.files.run_store import BlobTable
+
+if TYPE_CHECKING:
+    from datbench_cli.benchmarks.datbench.columns import ScoreColumns
 
 _EMPTY_TAIL = b'"results": []\n}'
 

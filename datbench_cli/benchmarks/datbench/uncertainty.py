@@ -16,7 +16,6 @@ Definitions: ``docs/statistics.md``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ import numpy as np
 from datbench_cli import stats
 from datbench_cli.benchmarks.datbench.censoring import reasons
 from datbench_cli.benchmarks.datbench.columns import ScoreColumns
+from datbench_cli.benchmarks.datbench.references import item_metrics
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
 
 UNCERTAINTY_METHOD = {
@@ -61,7 +61,7 @@ def columns_of(
         if samples is not None:
             sample = samples.get(result.id)
             metrics = sample.eval_metrics if sample is not None else None
-            frontier, discrimination = _frontier_flag(metrics), _discrimination(metrics)
+            frontier, discrimination = item_metrics(metrics)
         table.add(
             result.score,
             meta.get("capability"),
@@ -98,34 +98,12 @@ def table_uncertainty(table: ScoreColumns) -> dict[str, Any]:
     }
 
 
-def _frontier_flag(metrics: Any) -> bool | None:
-    value = metrics.get("is_frontier") if isinstance(metrics, Mapping) else None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and value in (0, 1):
-        return bool(value)
-    return None
-
-
-def _discrimination(metrics: Any) -> float | None:
-    value = metrics.get("discrimination") if isinstance(metrics, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def item_statistics(
     results: Sequence[SampleScore], samples: Mapping[str, DatBenchSample]
 ) -> dict[str, Any]:
     """``summary["item_statistics"]``: per capability, frontier vs other accuracy and the
     discrimination-weighted accuracy (only capabilities whose rows carry the fields)."""
     return columns_of(results, samples).item_statistics()
-
-
-def item_metrics(metrics: Any) -> tuple[bool | None, float | None]:
-    """A row's ``eval_metrics`` -> (frontier flag, discrimination weight), ``None`` where the
-    row has no usable value."""
-    return _frontier_flag(metrics), _discrimination(metrics)
 
 
 def additions(
