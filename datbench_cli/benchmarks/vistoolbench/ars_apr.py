@@ -13,7 +13,6 @@ from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.censoring import censoring
 from datbench_cli.benchmarks.vistoolbench.model import Task
-from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty
 from datbench_cli.metrics.averaging import mean
 
 MET = "met"
@@ -166,6 +165,10 @@ def summarize(
 ) -> dict[str, Any]:
     """The report's ``summary``: overall and group APR/ARS, judge and response accounting,
     official shape."""
+    # Here, not at start-up: the error bars import numpy, which make-judge-tasks and
+    # check-judge (users of this module's constants) do not need.
+    from datbench_cli.benchmarks.vistoolbench.uncertainty import uncertainty
+
     overall = _stats(results)
     return {
         "num_tasks": overall["n"],
