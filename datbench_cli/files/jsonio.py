@@ -117,10 +117,11 @@ def _is_utf16(head: bytes | bytearray) -> bool:
     )
 
 
-def _utf16(path: Path) -> InputError:
+def _utf16(path: Path, line: int | None = None) -> InputError:
     return InputError(
         "is UTF-16 text; datbench reads UTF-8",
         path,
+        line,
         hint=f"convert it, e.g. iconv -f UTF-16 -t UTF-8 {path} > {path.stem}.utf8{path.suffix}",
     )
 
@@ -264,9 +265,9 @@ def _spans(
             offset += len(raw)
             if number == 1:
                 if raw.startswith(_GZIP_MAGIC):
-                    raise InputError("is gzip-compressed, not JSONL; decompress it first", path)
+                    raise InputError("is gzip-compressed, not JSONL; decompress it first", path, 1)
                 if _is_utf16(raw):
-                    raise _utf16(path)
+                    raise _utf16(path, 1)
                 if raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
                     start += len(_BOM)

@@ -12,6 +12,7 @@ from pathlib import Path
 from datbench_cli import DatBenchReport, StrictJudgeError, VisToolBenchReport
 from datbench_cli.benchmarks import BENCHMARKS, command_options, for_targets, named
 from datbench_cli.errors import InputError
+from datbench_cli.files.rundir import RunDir
 from tests.cli_helpers import ROOT, SAMPLE, run_cli
 
 CLI = ROOT / "datbench_cli" / "cli"
@@ -23,7 +24,7 @@ class TableTests(unittest.TestCase):
         self.assertEqual(set(BENCHMARKS), {"datbench", "vistoolbench"})
         for name, benchmark in BENCHMARKS.items():
             self.assertEqual(benchmark.name, name)
-            self.assertIs(named(name), benchmark)
+            self.assertIs(named(name, RunDir(Path("run"))), benchmark)
 
     def test_targets_resolve_to_one_benchmark(self) -> None:
         bench, selection = for_targets(["all"])
@@ -39,8 +40,9 @@ class TableTests(unittest.TestCase):
 
     def test_an_unknown_manifest_benchmark_is_an_input_error(self) -> None:
         for bad in ("other", 3, None, ["datbench"]):
-            with self.subTest(bad=bad), self.assertRaises(InputError):
-                named(bad)
+            with self.subTest(bad=bad), self.assertRaises(InputError) as caught:
+                named(bad, RunDir(Path("run")))
+            self.assertEqual(caught.exception.path, str(Path("run") / "datbench.json"))
 
     def test_options_specific_to_one_benchmark_are_declared(self) -> None:
         self.assertEqual(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from datbench_cli.batch.responses import load_judge_responses, load_vlm_responses
@@ -108,6 +108,8 @@ class IterJsonlProperties(_TempDir):
         self.assertNotIn("\n", str(exc))
 
     @given(st.binary(max_size=400))
+    @example(b"\xfe\xff")  # a UTF-16 byte order mark: its error named no line
+    @example(b"\x1f\x8b\x08\n")  # gzip's magic, said of line 1 too
     def test_arbitrary_bytes_yield_objects_or_a_located_error(self, data: bytes) -> None:
         path = self.write(data)
         for torn in (None, lambda number: None):

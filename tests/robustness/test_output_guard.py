@@ -225,7 +225,7 @@ class OutputGuardTests(_Runs):
                 self.subTest(args=args[:1] + args[-2:-1]),
                 mock.patch.object(stages, "score_checked", side_effect=AssertionError("read")),
                 mock.patch(
-                    "datbench_cli.cli.compare.compare_runs", side_effect=AssertionError("read")
+                    "datbench_cli.compare.comparison.compare", side_effect=AssertionError("read")
                 ),
             ):
                 self.assert_refused(run_cli(*args), str(path))
