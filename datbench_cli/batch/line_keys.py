@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from datbench_cli.batch.digests import DIGEST_FIELD
+from datbench_cli.errors import InputError
 from datbench_cli.files.jsonio import iter_jsonl_lines, open_jsonl
 
 Line = TypeVar("Line")
@@ -136,6 +137,20 @@ def other_service_hint(obj: dict[str, Any], judge: bool) -> str | None:
         f'a native {{"id", "{field}"}} line (its {text}), or run the requests on an '
         "OpenAI-compatible endpoint (docs/runners.md)"
     )
+
+
+def native_id(obj: dict[str, Any], path: Path | None, number: int | None, judge: bool) -> str:
+    """A native line's ``id``; :class:`InputError` naming the line when it is not a non-empty
+    string (with a hint when the line is another batch service's)."""
+    ident = obj.get("id")
+    if not isinstance(ident, str) or not ident:
+        raise InputError(
+            'each line needs an "id" that is a non-empty string',
+            path,
+            number,
+            hint=other_service_hint(obj, judge),
+        )
+    return ident
 
 
 def checked_lines(

@@ -41,6 +41,7 @@ from datbench_cli.batch.line_keys import (
     RESPONSE_KEYS,
     UnknownKeys,
     is_batch_line,
+    native_id,
     other_service_hint,
     wrong_file_hint,
 )
@@ -464,14 +465,7 @@ def response_line(
     judge = text_field == "raw_judge_output"
     if is_batch_line(obj):
         return batch_response_line(obj, path, number, tagged=judge)
-    ident = obj.get("id")
-    if not isinstance(ident, str) or not ident:
-        raise InputError(
-            'each line needs an "id" that is a non-empty string',
-            path,
-            number,
-            hint=other_service_hint(obj, judge),
-        )
+    ident = native_id(obj, path, number, judge)
     if text_field not in obj and not obj.get("error"):
         # (A line with an error needs no text: a custom loop's failed call, errored below.)
         raise InputError(

@@ -22,7 +22,7 @@ from datbench_cli.batch.line_keys import (
     RESPONSE_KEYS,
     checked_lines,
     is_official_record,
-    other_service_hint,
+    native_id,
     wrong_file_hint,
 )
 from datbench_cli.batch.responses import (
@@ -121,14 +121,7 @@ def answer_line(
             status=line.status,
             filtered=line.filtered,
         )
-    ident = obj.get("id")
-    if not isinstance(ident, str) or not ident:
-        raise InputError(
-            'each line needs an "id" that is a non-empty string',
-            path,
-            number,
-            hint=other_service_hint(obj, False),
-        )
+    ident = native_id(obj, path, number, False)
     if "raw_output" not in obj and ("turncase" in obj or "context_policy" in obj):
         what = "an official results record" if is_official_record(obj) else "a task line"
         raise InputError(

@@ -12,7 +12,7 @@ from datbench_cli.batch.digests import DIGEST_FIELD, response_digest
 from datbench_cli.batch.line_keys import (
     JUDGE_KEYS,
     checked_lines,
-    other_service_hint,
+    native_id,
     wrong_file_hint,
 )
 from datbench_cli.batch.responses import (
@@ -134,15 +134,7 @@ def judge_line(
             raise fail('"turn_index" must be an integer')
         key: str | RubricKey = (task_id, turn_index, rubric_id)
     else:
-        given = obj.get("id")
-        if not isinstance(given, str) or not given:
-            raise InputError(
-                'each line needs an "id" that is a non-empty string',
-                path,
-                number,
-                hint=other_service_hint(obj, True),
-            )
-        key = given
+        key = native_id(obj, path, number, True)
     if "raw_judge_output" not in obj and "verdict" not in obj and not obj.get("error"):
         raise InputError(
             'line has no "raw_judge_output" field', path, number, hint=wrong_file_hint(obj, True)
