@@ -200,7 +200,7 @@ def read_answered(
                     filtered.add(line.id)
                 continue
             yield line.id, number, raw, extra(line)
-            loaded.note_stop(line.id, line.finish_reason)
+            loaded.note_stop(line.id, line.finish_reason, line.status)
 
     store.lines.fill(rows())
     loaded.unknown_keys = unknown.message(path)

@@ -21,6 +21,11 @@ line gets a *status* (:data:`RESPONSE_STATUSES`):
   ``max_output_tokens`` (truncated) or ``content_filter`` (refused); any other status but
   ``completed`` (failed, cancelled, still queued) is errored.
 
+A *refusal* (:func:`is_refusal`, the one rule both benchmarks use for the model's and the
+judge's lines) is a line that is ``refused``, or an errored line whose prompt the content
+filter refused (``filtered``): the model's side counts the two apart (refused answers are
+scored, filtered prompts are unanswered); a judge's refusal is counted as the judge refusing.
+
 A last line cut off mid-write (no line end, not valid JSON: an interrupted ``datbench send``) is
 skipped and reported, never an error. Judge lines may carry the digest of the response they
 judged (see :mod:`datbench_cli.batch.digests`).
@@ -150,6 +155,13 @@ def prompt_filtered(obj: dict[str, Any]) -> bool:
     response = obj.get("response")
     body = response.get("body") if isinstance(response, dict) else None
     return isinstance(body, dict) and _filter_error(body.get("error"))
+
+
+def is_refusal(status: str, filtered: bool) -> bool:
+    """Whether a line of ``status`` (``filtered``: an errored line whose prompt the service's
+    content filter refused) is a refusal: the service's filter or the model declined the
+    request (a content filter, a model's refusal, Gemini's blocked-output reasons)."""
+    return filtered or status == REFUSED
 
 
 def _batch_error(obj: dict[str, Any], response: Any) -> str | None:
@@ -500,23 +512,29 @@ class LoadedResponses:
     filtered_ids: list[str] = field(default_factory=list)
     # The ids whose latest answered line was cut at the token limit (a dict: each once).
     _truncated: dict[str, None] = field(default_factory=dict, repr=False)
+    # The ids whose latest answered line is a refusal (a dict: each once).
+    _refused: dict[str, None] = field(default_factory=dict, repr=False)
     statuses: dict[str, str] = field(default_factory=dict)
     torn_tail_line: int | None = None
     unknown_keys: str | None = None
 
-    def note_stop(self, ident: str, finish_reason: str | None) -> None:
-        """An answered line of ``ident`` was read: it counts as truncated while its latest
-        answered line stopped at the token limit (a retry's complete answer replaces a cut
-        one)."""
-        if finish_reason == "length":
-            self._truncated[ident] = None
-        else:
-            self._truncated.pop(ident, None)
+    def note_stop(self, ident: str, finish_reason: str | None, status: str = OK) -> None:
+        """An answered line of ``ident`` (of ``status``) was read: it counts as truncated
+        while its latest answered line stopped at the token limit (a retry's complete answer
+        replaces a cut one), and as refused while that line is a refusal."""
+        _mark(self._truncated, ident, finish_reason == "length")
+        _mark(self._refused, ident, is_refusal(status, False))
 
     @property
     def truncated_ids(self) -> list[str]:
         """The ids whose answered line used stopped at the token limit, each once."""
         return list(self._truncated)
+
+    @property
+    def refusal_ids(self) -> list[str]:
+        """The ids whose line used is a refusal (:func:`is_refusal`): its last answered line,
+        or, with no answered line, an errored line whose prompt the content filter refused."""
+        return [*self._refused, *self.filtered_ids]
 
     def record_torn_tail(self, number: int) -> None:
         self.torn_tail_line = number
@@ -526,6 +544,14 @@ class LoadedResponses:
         each once, and of them those with a filtered prompt's line."""
         self.errored_ids = [i for i in dict.fromkeys(errored) if i not in answered]
         self.filtered_ids = [i for i in self.errored_ids if i in filtered]
+
+
+def _mark(ids: dict[str, None], ident: str, said: bool) -> None:
+    """``ident`` in ``ids`` when its latest line ``said`` so, out of them otherwise."""
+    if said:
+        ids[ident] = None
+    else:
+        ids.pop(ident, None)
 
 
 def _load(path: Path, judge: bool) -> LoadedResponses:
@@ -546,7 +572,7 @@ def _load(path: Path, judge: bool) -> LoadedResponses:
             continue
         answered.add(line.id)
         loaded.statuses[line.id] = line.status
-        loaded.note_stop(line.id, line.finish_reason)
+        loaded.note_stop(line.id, line.finish_reason, line.status)
         if judge:
             loaded.judge.append(
                 JudgeResponse(line.id, line.text or "", line.parsed, response_digest=line.digest)

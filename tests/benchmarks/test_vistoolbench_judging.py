@@ -249,6 +249,7 @@ class AccountingTests(TempDirCase):
                 "missing_answer": 3,
                 "stale": 0,
                 "errored": 0,
+                "refused": 0,
                 "unknown_responses": 8,  # 2 above + 6 sample lines of C, D and B::1 (no answer)
                 "unanswered_responses": 7,  # all of them but nope's: their turns have no answer
                 "duplicate_responses": 1,
@@ -331,7 +332,9 @@ class AccountingTests(TempDirCase):
     def test_check_judge_counts(self) -> None:
         warnings: list[str] = []
         counts, unparsed = pipeline.check_judge_file(SAMPLE_JUDGE, warnings.append)
-        self.assertEqual(counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0})
+        self.assertEqual(
+            counts, {"lines": 11, "met": 7, "not_met": 3, "unparsed": 1, "errored": 0, "refused": 0}
+        )
         self.assertEqual(unparsed, [f"{C}::0::r1"])
         self.assertEqual(warnings, [])
 
@@ -349,7 +352,9 @@ class AccountingTests(TempDirCase):
         counts, unusable = pipeline.check_judge_file(
             write_jsonl(self.tmp / "j.jsonl", lines), self.warnings.append
         )
-        self.assertEqual(counts, {"lines": 3, "met": 2, "not_met": 1, "unparsed": 0, "errored": 0})
+        self.assertEqual(
+            counts, {"lines": 3, "met": 2, "not_met": 1, "unparsed": 0, "errored": 0, "refused": 0}
+        )
         self.assertEqual(unusable, [])
 
 

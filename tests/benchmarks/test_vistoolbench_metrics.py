@@ -111,6 +111,7 @@ class WorkedExampleTests(unittest.TestCase):
                 "missing_answer": 0,
                 "stale": 0,
                 "errored": 0,
+                "refused": 0,
                 "unknown_responses": 0,
                 "unanswered_responses": 0,
                 "duplicate_responses": 0,

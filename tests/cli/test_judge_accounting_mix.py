@@ -2,7 +2,8 @@
 `score`, `score --strict-judge`, `check-judge` and `make-judge-tasks` agree on the counts.
 
 Each mix: some responses errored, gone or cut; judge tasks made; judge lines that are correct,
-unparseable, errored, duplicated, stale (a digest of another text, or responses changed after
+unparseable, errored, refused by the judge (a content filter's finish_reason, an Azure
+prompt filter's HTTP 400), duplicated, stale (a digest of another text, or responses changed after
 the judge tasks were made), cut at the token limit, of unknown ids, of direct-mode samples and
 of unanswered samples (turns)."""
 
@@ -18,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_helpers import SAMPLE, VTB_SAMPLE, run_cli
-from tests.runner_lines import read_lines, vllm_ok, write_lines
+from tests.runner_lines import azure_prompt_filtered, read_lines, vllm_ok, write_lines
 
 SEEDS = range(3)
-KINDS = ("yes", "no", "junk", "errored", "twice", "none", "stale", "cut")
+KINDS = ("yes", "no", "junk", "errored", "twice", "none", "stale", "cut", "refused", "filtered")
 _DAT_LINE = re.compile(
     r"(\d+) judge verdicts expected: (\d+) true, (\d+) false, (\d+) missing, (\d+) unparsed, "
-    r"(\d+) stale, (\d+) errored, (\d+) unknown, (\d+) for direct-mode samples, "
-    r"(\d+) for unanswered samples"
+    r"(\d+) stale, (\d+) errored, (\d+) refused by the judge, (\d+) unknown, "
+    r"(\d+) for direct-mode samples, (\d+) for unanswered samples"
 )
 
 
@@ -61,9 +62,16 @@ def _mix_judges(
             lines += [{"id": ident, "raw_judge_output": yes, **digest}]
         elif kind == "stale":
             lines.append({"id": ident, "raw_judge_output": yes, "response_digest": "0" * 16})
-        elif kind == "cut":
+        elif kind in ("cut", "refused"):
             tail = f"#{digests[ident]}" if ident in digests else ""
-            lines.append(vllm_ok(ident + tail, yes, finish_reason="length"))
+            cut = kind == "cut"
+            lines.append(
+                vllm_ok(
+                    ident + tail, yes if cut else "", finish_reason="length" if cut else "SAFETY"
+                )
+            )
+        elif kind == "filtered":
+            lines.append(azure_prompt_filtered(ident))
         else:
             text = {"yes": yes, "no": no, "junk": junk}[kind]
             lines.append({"id": ident, "raw_judge_output": text, **digest})
@@ -147,21 +155,27 @@ class DatBenchMixTests(_MixCase):
                 summary, strict, check, tasks = self.run_all(self.mix(seed, responses, ids))
                 found = _DAT_LINE.match(check.stdout)
                 assert found, check.stdout
-                expected, true, false, missing, unparsed, stale, errored, unknown, of_direct, of_unanswered = map(  # noqa: E501
+                expected, true, false, missing, unparsed, stale, errored, refused, unknown, of_direct, of_unanswered = map(  # noqa: E501
                     int, found.groups()
                 )  # fmt: skip
                 self.assertEqual(summary["judge_samples"], expected)
                 self.assertEqual(tasks, expected)  # make-judge-tasks asks about each of them
-                self.assertEqual(summary["judge_missing_responses"], missing + errored)
-                self.assertEqual(summary["judge_unparsed_verdicts"], unparsed)
+                # The seed's counts hold the errored and refused ones, said apart beside them.
+                self.assertEqual(
+                    summary["judge_missing_responses"] + summary["judge_unparsed_verdicts"],
+                    missing + unparsed + errored + refused,
+                )
+                self.assertEqual(summary["judge_refused_responses"], refused)
                 self.assertEqual(summary["judge_stale_verdicts"], stale)
                 self.assertEqual(summary["judge_errored_responses"], errored)
                 self.assertEqual(summary["unknown_judge_response_ids"], unknown)
                 self.assertEqual(summary["direct_judge_response_ids"], of_direct)
                 self.assertEqual(summary["unanswered_judge_response_ids"], of_unanswered)
                 self.assertAlmostEqual(summary["judge_accuracy"] or 0, true / (expected or 1))
-                self.assertEqual(true + false + missing + unparsed + stale + errored, expected)
-                problems = missing + unparsed + stale + errored + unknown
+                self.assertEqual(
+                    true + false + missing + unparsed + stale + errored + refused, expected
+                )
+                problems = missing + unparsed + stale + errored + refused + unknown
                 problems += of_direct + of_unanswered
                 self.assertEqual(strict.exit_code, 1 if problems else 0, strict.stderr)
 
@@ -186,7 +200,7 @@ class VisToolBenchMixTests(_MixCase):
                 work = self.mix(seed, responses, [*rubrics, "nope::0::r1"])
                 summary, strict, check, tasks = self.run_all(work)
                 judge = summary["judge"]
-                parts = ("met", "not_met", "unparsed", "missing", "stale", "errored")
+                parts = ("met", "not_met", "unparsed", "missing", "stale", "errored", "refused")
                 self.assertEqual(sum(judge[k] for k in parts), judge["judge_tasks"])
                 self.assertEqual(tasks, judge["judge_tasks"])
                 self.assertLessEqual(judge["unanswered_responses"], judge["unknown_responses"])

@@ -336,7 +336,8 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         self.assertEqual(summary["unknown_judge_response_ids"], 0)
         check = run_cli("check-judge", "-d", str(work))
         self.assertIn(
-            "1 errored, 0 unknown, 1 for direct-mode samples, 1 for unanswered samples",
+            "1 errored, 0 refused by the judge, 0 unknown, 1 for direct-mode samples, "
+            "1 for unanswered samples",
             check.stdout,
         )
 
@@ -446,8 +447,8 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         result = run_cli("score", "-d", str(work))
         self.assertEqual(result.exit_code, 0, result.stderr)
         self.assertIn(
-            "judge verdicts: 1 missing, 1 errored (sample(s) whose every judge line reported "
-            "an error), 0 unparsed (scored 0)",
+            "judge verdicts: 2 missing, 0 unparsed (scored 0); of these, 1 errored (every "
+            "judge line reported an error)",
             " ".join(result.stderr.split()),
         )
         self.assertNotIn("line(s) reported an error", result.stderr)
@@ -772,7 +773,8 @@ class DatBenchNothingSilentTests(unittest.TestCase):
         result = run_cli("check-judge", str(path), "-d", str(self.tmp / "no-run"))
         self.assertEqual(result.exit_code, 1)
         self.assertEqual(
-            result.stdout.strip(), "2 verdicts: 1 true, 0 false, 0 unparsed, 1 errored"
+            result.stdout.strip(),
+            "2 verdicts: 1 true, 0 false, 0 unparsed, 1 errored, 0 refused by the judge",
         )
 
     def test_check_judge_outside_a_run_directory_warns_of_unknown_keys(self) -> None:

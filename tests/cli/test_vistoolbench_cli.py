@@ -109,7 +109,7 @@ class VisToolBenchCliTests(unittest.TestCase):
         self.assertEqual(result.exit_code, 1)
         self.assertEqual(
             result.stdout.strip(),
-            "12 judge tasks: 7 met, 3 not_met, 1 unparsed, 1 missing, 0 stale, 0 errored; "
+            "12 judge tasks: 7 met, 3 not_met, 1 unparsed, 1 missing, 0 stale, 0 errored, 0 refused; "
             "0 missing_answer (rubrics of unanswered turns, no judge task); "
             "0 judge line(s) for no judge task (0 for unanswered turns)",
         )

@@ -33,6 +33,13 @@ _OPTIONS: dict[str, frozenset[str]] = {
 }
 
 
+#: The judge-mode samples without a verdict that the summary's notes name apart.
+_NO_VERDICT_APART = (
+    ("judge_errored_responses", "errored (every judge line reported an error)"),
+    ("judge_refused_responses", "refused by the judge (a content filter or a refusal)"),
+)
+
+
 class DatBench:
     """The nine DatBench capabilities (DatologyAI/DatBench and DatBench-Full)."""
 
@@ -345,19 +352,15 @@ class DatBench:
                 items.append(f"{name}: {', '.join(parts)}")
         if items:
             notes.append("item statistics (our addition, %): " + "; ".join(items))
-        # A sample whose every judge line errored has no verdict: the report counts it in
-        # judge_missing_responses too, but it is said apart, as check-judge counts it (one per
-        # sample, however many of its judge lines errored).
-        errored = s.get("judge_errored_responses") or 0
-        if s.get("judge_missing_responses") or s.get("judge_unparsed_verdicts") or errored:
+        # A sample whose every judge line errored, or whose judge refused it, has no
+        # verdict: the report counts it in judge_missing_responses or judge_unparsed_verdicts
+        # (the seed's counts), and says it apart, as check-judge counts it.
+        missing, unparsed = s.get("judge_missing_responses"), s.get("judge_unparsed_verdicts")
+        if missing or unparsed:
+            apart = [f"{s[key]} {what}" for key, what in _NO_VERDICT_APART if s.get(key)]
             notes.append(
-                f"judge verdicts: {s['judge_missing_responses'] - errored} missing, "
-                + (
-                    f"{errored} errored (sample(s) whose every judge line reported an error), "
-                    if errored
-                    else ""
-                )
-                + f"{s['judge_unparsed_verdicts']} unparsed (scored 0)"
+                f"judge verdicts: {missing} missing, {unparsed} unparsed (scored 0)"
+                + (f"; of these, {' and '.join(apart)}" if apart else "")
             )
         if s.get("judge_stale_verdicts"):
             notes.append(

@@ -16,7 +16,11 @@ from datbench_cli.batch.responses import ERRORED, MISSING
 from datbench_cli.benchmarks.datbench.capabilities import CAPABILITIES
 from datbench_cli.benchmarks.datbench.judge_check import (
     DUPLICATE_JUDGE_IDS,
+    NO_VERDICT,
+    JudgeAccount,
     direct_judged_note,
+    judge_problem,
+    refused_judged_note,
     unanswered_judged_note,
 )
 from datbench_cli.benchmarks.datbench.records import library_record, streamed_record
@@ -32,9 +36,12 @@ from datbench_cli.benchmarks.datbench.schema import (
     VLMResponse,
 )
 from datbench_cli.benchmarks.datbench.scoring import (
+    JUDGE_ERRORED,
+    JUDGE_REFUSED,
     Outcome,
     WorkItem,
     failed_outcome,
+    judge_status,
     score_item,
 )
 from datbench_cli.benchmarks.datbench.streamed_report import StreamedReport, result_table
@@ -90,7 +97,10 @@ class ScoreOptions:
     counted ``errored``, not ``missing``; any other is an unknown response id), ``judge_errored_ids`` the same of the judge responses, counted
     as ``--strict-judge`` counts them: a judge-mode sample's with a usable response is an
     errored judge response, a direct-mode sample's or an unanswered one's is counted as such,
-    any other is an unknown judge response id.
+    any other is an unknown judge response id; ``judge_refusal_ids`` the judge response ids
+    whose line used is a refusal (see
+    :attr:`~datbench_cli.batch.responses.LoadedResponses.refusal_ids`): a judge-mode sample's
+    without a verdict is counted refused by the judge, not errored, missing or unparsed.
     """
 
     strict: bool = False
@@ -104,6 +114,7 @@ class ScoreOptions:
     response_statuses: Mapping[str, str] | None = None
     errored_ids: frozenset[str] = frozenset()
     judge_errored_ids: tuple[str, ...] = ()
+    judge_refusal_ids: frozenset[str] = frozenset()
 
 
 class DatBenchEvaluator:
@@ -166,7 +177,8 @@ class DatBenchEvaluator:
         says how many there are (``unanswered_samples``, ``coverage``). A judge response whose
         ``response_digest`` is not the digest of the sample's current response is stale and
         scores 0. ``strict_judge`` raises ``ValueError`` naming the ids whose judge verdict is
-        missing, unparsed or stale. A scorer failure or a sample over its time budget
+        missing, unparsed or stale (and errored or refused, each counted apart, for a run
+        whose judge lines errored or refused). A scorer failure or a sample over its time budget
         (30 s) or memory cap scores 0 with the error in its ``score_details``. ``profile`` is
         ``"reference"`` (the reference's scores, quirks included) or ``"corrected"`` (one named
         fix per known reference defect, see docs/known-defects.md).
@@ -303,12 +315,19 @@ class DatBenchEvaluator:
             judge_mode = key.eval_mode == "judge"
             judge = last_judge.get(ident) if judge_mode else None
             judge_matched += judge is not None
-            # A judge task whose every judge call failed: its verdict is missing.
-            coverage.judge_errored_responses += judge_mode and judge is None and judged
+            # A judge task whose every judge call failed (its verdict is missing), or whose
+            # judge refused it: counted once scored, by its verdict.
+            problem = (
+                judge_problem(judge is None and judged, ident in options.judge_refusal_ids)
+                if judge_mode
+                else None
+            )
             # A judge task whose reply was cut at the judge's token limit: counted once scored,
             # if its verdict is read (a stale one, of another response text, is not).
             cut_judges.append(judge is not None and ident in options.judge_truncated_ids)
-            work.append(key.at, position, judge_mode, judge, status if with_status else None)
+            work.append(
+                key.at, position, judge_mode, judge, status if with_status else None, problem
+            )
         # Every distinct response id no sample has (the last line of an id is the one matched),
         # those of errored lines too.
         coverage.unknown_response_ids = store.unmatched(matched) + len(
@@ -320,7 +339,7 @@ class DatBenchEvaluator:
 
         builder = SummaryBuilder()
         table = ScoreColumns()
-        judge_problems: list[str] = []
+        judges_account = JudgeAccount()
         errors: list[str] = []
         report_every = 256
         build = work.build()
@@ -344,8 +363,11 @@ class DatBenchEvaluator:
                 index = work.indices[done - 1]
                 key = samples.key(index)
                 score, _, verdict, error, corrections, details, reasons, _ = record
-                if verdict in ("missing", "unparsed", "stale"):
-                    judge_problems.append(key.id)
+                if verdict is not None:
+                    said = judge_status(work.judge_problem(done - 1), verdict)
+                    coverage.judge_errored_responses += said == JUDGE_ERRORED
+                    coverage.judge_refused_responses += said == JUDGE_REFUSED
+                    judges_account.add(key.id, verdict, said)
                 coverage.judge_truncated_responses += cut_judges[done - 1] and verdict != "stale"
                 if error is not None:
                     if strict:
@@ -373,10 +395,10 @@ class DatBenchEvaluator:
         if release_inputs:  # every sample is scored: the aggregation can use the memory
             samples.release()
 
-        if strict_judge and judge_problems:
+        if strict_judge and judges_account.failed:
             raise StrictJudgeError(
-                f"{len(judge_problems)} judge-mode sample(s) have a missing, unparsed or stale "
-                f"judge verdict: {name_ids(judge_problems)}"
+                f"{len(judges_account.problem_ids())} judge-mode sample(s) have no usable "
+                f"judge verdict: {judges_account.problems(NO_VERDICT)}"
             )
         summary = builder.summary(coverage, strict=strict, profile=profile)
         summary.update(table_additions(table))
@@ -389,6 +411,12 @@ class DatBenchEvaluator:
                 direct_judged_note(judged_direct),
                 DatbenchWarning,
                 stacklevel=3 + depth,
+            )
+        if coverage.judge_refused_responses:
+            warnings.warn(
+                refused_judged_note(coverage.judge_refused_responses),
+                DatbenchWarning,
+                3 + depth,
             )
         if coverage.unanswered_judge_response_ids:
             warnings.warn(
@@ -464,7 +492,7 @@ def compute_report(
     """:meth:`DatBenchEvaluator.compute_metrics` with the :class:`ScoreOptions` of a run
     besides the seed's arguments: the samples that have a response scored, the report
     aggregated, each result held (``strict_judge`` raises ``ValueError`` naming the ids whose
-    judge verdict is missing, unparsed or stale)."""
+    judge verdict is missing, unparsed, stale, errored or refused, each kind apart)."""
     return evaluator._in_memory(vlm_responses, judge_responses, strict_judge, options)
 
 

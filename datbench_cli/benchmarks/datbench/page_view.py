@@ -46,7 +46,8 @@ _ACCOUNTING = [
     ("unanswered_samples", "unanswered samples", None, None),
     ("duplicate_response_ids", "duplicate response ids", None, None),
     ("unknown_response_ids", "unknown response ids", None, None),
-    ("judge_errored_responses", "errored judge responses", None, None),
+    ("judge_errored_responses", "judge verdict errored", "verdict", "errored"),
+    ("judge_refused_responses", "judge refused", "verdict", "refused"),
     ("judge_truncated_responses", "truncated judge responses", None, None),
     ("unknown_judge_response_ids", "unknown judge response ids", None, None),
     ("direct_judge_response_ids", "judge response ids of direct-mode samples", None, None),
@@ -220,7 +221,11 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _verdict(details: dict[str, Any], eval_mode: Any) -> str:
+def _verdict(details: dict[str, Any], eval_mode: Any, judge_status: Any = None) -> str:
+    """The verdict facet: why the judge gave no verdict (``judge_status``: its lines all
+    errored, or it refused), else the verdict."""
+    if judge_status in ("errored", "refused"):
+        return str(judge_status)
     verdict = details.get("judge_verdict")
     if isinstance(verdict, str):
         return verdict
@@ -284,7 +289,7 @@ def records(files: RunFiles, images: Images) -> list[dict[str, Any]]:
                     "dataset": text(meta.get("dataset")),
                     "result": _result(sample),
                     "eval_mode": text(eval_mode),
-                    "verdict": _verdict(details, eval_mode),
+                    "verdict": _verdict(details, eval_mode, meta.get("judge_status")),
                     "status": text(status) if status is not None else "(not recorded)",
                 },
                 "n": {

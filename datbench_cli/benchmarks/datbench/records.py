@@ -20,7 +20,7 @@ from typing import Any
 
 from datbench_cli.benchmarks.datbench.censoring import sample_reasons
 from datbench_cli.benchmarks.datbench.schema import DatBenchSample, SampleScore
-from datbench_cli.benchmarks.datbench.scoring import Outcome, WorkItem
+from datbench_cli.benchmarks.datbench.scoring import Outcome, WorkItem, judge_status
 from datbench_cli.files import jsonio
 from datbench_cli.scorers import get_scorer
 
@@ -28,10 +28,20 @@ from datbench_cli.scorers import get_scorer
 _ENTRY_INDENT = b"    "
 
 
-def sample_score(
+def sample_score(item: WorkItem, outcome: Outcome) -> SampleScore:
+    """The report's result for one scored sample (a judge-mode sample whose judge lines all
+    errored, or whose judge refused it, says so in ``judge_status``)."""
+    result = _sample_score(
+        item.sample, item.output, outcome.score, outcome.is_correct, outcome.details
+    )
+    if said := judge_status(item.judge_problem, outcome.verdict):
+        result.metadata["judge_status"] = said
+    return result
+
+
+def _sample_score(
     sample: DatBenchSample, output: str, score: float, is_correct: bool, details: Any
 ) -> SampleScore:
-    """The report's result for one scored sample."""
     metrics = sample.eval_metrics if isinstance(sample.eval_metrics, dict) else {}
     return SampleScore(
         id=sample.id,
@@ -79,18 +89,13 @@ def _record(item: WorkItem, outcome: Outcome, entry: Any) -> tuple:
 def library_record(item: WorkItem, outcome: Outcome) -> tuple:
     """The record of a library call (``compute_metrics``): the sample's result, built where
     the sample was scored."""
-    result = sample_score(
-        item.sample, item.output, outcome.score, outcome.is_correct, outcome.details
-    )
-    return _record(item, outcome, result)
+    return _record(item, outcome, sample_score(item, outcome))
 
 
 def streamed_record(item: WorkItem, outcome: Outcome) -> tuple:
     """The record of ``score``: the metric details pickled, the result entry serialised (with
     the response's status), so nothing of the sample stays behind as Python objects."""
-    result = sample_score(
-        item.sample, item.output, outcome.score, outcome.is_correct, outcome.details
-    )
+    result = sample_score(item, outcome)
     result.metadata["response_status"] = item.status
     text = jsonio.dumps_pretty(result.to_dict())
     return _record(item, outcome, _ENTRY_INDENT + text.replace(b"\n", b"\n" + _ENTRY_INDENT))

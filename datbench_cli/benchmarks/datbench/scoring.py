@@ -40,6 +40,21 @@ class WorkItem:
     profile: str = REFERENCE
     # The status of its response line (``ok``, ``empty``, ...), where the caller knows it.
     status: str | None = None
+    # Why its judge gave no verdict, where the caller knows it (see :func:`judge_status`).
+    judge_problem: str | None = None
+
+
+#: Why a judge-mode sample's judge gave no verdict: every judge line errored, or the judge (its
+#: service's content filter, or the model) refused it.
+JUDGE_ERRORED, JUDGE_REFUSED = "errored", "refused"
+
+
+def judge_status(problem: str | None, verdict: str | None) -> str | None:
+    """What a judge-mode sample's result says of its judge (``None``: nothing apart): the
+    ``problem`` its judge lines have (:data:`JUDGE_ERRORED`, :data:`JUDGE_REFUSED`), when its
+    verdict is missing or unparsed (a verdict read from a refusal's text counts as read; a
+    stale one judged another text)."""
+    return problem if verdict in ("missing", "unparsed") else None
 
 
 def score_item(item: WorkItem) -> Outcome:

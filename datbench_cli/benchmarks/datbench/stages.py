@@ -364,6 +364,7 @@ def _score(
             response_statuses=loaded.statuses,
             errored_ids=frozenset(loaded.errored_ids),
             judge_errored_ids=tuple(judges.errored_ids),
+            judge_refusal_ids=frozenset(judges.refusal_ids),
         )
         judge_account = None
         if account:
@@ -373,6 +374,7 @@ def _score(
                 open_files.enter_context(held_judges(())) if judge_store is None else judge_store,
                 judges.errored_ids,
                 references.known,
+                judges.refusal_ids,
             )
         with forwarded_warnings(warn):
             # Every result carries its status and censoring counts them as it is scored.
@@ -499,7 +501,9 @@ def check_judge(run: RunDir, judge_responses: Path, responses: Path, warn: Warn)
     with held_responses(vlm) as answered, held_judges(judges.judge) as judged:
         if duplicates := judged.duplicate_ids(ids.intersection):  # as score warns it
             warn(f"{duplicates} {DUPLICATE_JUDGE_IDS}")
-        account = account_judges(samples, answered, judged, judges.errored_ids)
+        account = account_judges(
+            samples, answered, judged, judges.errored_ids, refusal_ids=judges.refusal_ids
+        )
         # As score counts them: the judge tasks' verdicts read from a cut reply (a stale
         # verdict, of another response text, is not read).
         given, cut_ids = answered.last_by_id(), set(judges.truncated_ids) - set(account.stale)

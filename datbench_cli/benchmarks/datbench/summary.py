@@ -73,6 +73,7 @@ class Coverage:
     errored_responses: int = 0
     truncated_responses: int = 0
     judge_errored_responses: int = 0
+    judge_refused_responses: int = 0
     judge_truncated_responses: int = 0
     unknown_judge_response_ids: int = 0
     direct_judge_response_ids: int = 0
@@ -285,6 +286,7 @@ class SummaryBuilder:
             "errored_responses": coverage.errored_responses,
             "truncated_responses": coverage.truncated_responses,
             "judge_errored_responses": coverage.judge_errored_responses,
+            "judge_refused_responses": coverage.judge_refused_responses,
             "judge_truncated_responses": coverage.judge_truncated_responses,
             "unknown_judge_response_ids": coverage.unknown_judge_response_ids,
             "direct_judge_response_ids": coverage.direct_judge_response_ids,

@@ -17,8 +17,9 @@ from datbench_cli.benchmarks.datbench.scoring import WorkItem
 from datbench_cli.files.run_store import MANY
 
 #: A work item as it travels to a worker: (sample, response, judge mode, judge response or
-#: ``None``, status), each input in the raw form its source gives (see :meth:`WorkList.build`).
-RawItem = tuple[Any, Any, bool, Any, str | None]
+#: ``None``, status, judge problem), each input in the raw form its source gives (see
+#: :meth:`WorkList.build`).
+RawItem = tuple[Any, Any, bool, Any, str | None, str | None]
 
 
 class WorkList:
@@ -45,6 +46,8 @@ class WorkList:
         self._judged, self._judge_positions = array("q"), array("q")
         self._statuses: list[str | None] = []
         self._judge_modes = bytearray()
+        # The items whose judge lines all errored or were a refusal (see WorkItem).
+        self._judge_problems: dict[int, str] = {}
 
     def append(
         self,
@@ -53,9 +56,13 @@ class WorkList:
         judge_mode: bool,
         judge: int | None,
         status: str | None,
+        judge_problem: str | None = None,
     ) -> None:
         """One item: the sample at ``index`` of ``samples``, the response at ``position``
-        of ``responses``, its judge response at ``judge`` of ``judges``."""
+        of ``responses``, its judge response at ``judge`` of ``judges`` (``judge_problem``:
+        see :class:`~datbench_cli.benchmarks.datbench.scoring.WorkItem`)."""
+        if judge_problem is not None:
+            self._judge_problems[len(self.indices)] = judge_problem
         if judge is not None:
             self._judged.append(len(self.indices))
             self._judge_positions.append(judge)
@@ -90,6 +97,7 @@ class WorkList:
                 bool(self._judge_modes[position]),
                 judges.get(position),
                 self._statuses[position],
+                self._judge_problems.get(position),
             )
 
     def build(self) -> Callable[[RawItem], WorkItem]:
@@ -102,6 +110,10 @@ class WorkList:
             None if judges is None else judges.parser(),
             self._profile,
         )
+
+    def judge_problem(self, item: int) -> str | None:
+        """The judge problem of the ``item``-th item (``None``: none)."""
+        return self._judge_problems.get(item)
 
     def judge_count(self) -> int:
         return sum(self._judge_modes)
@@ -127,4 +139,5 @@ def _work_item(
         None if judged is None or judge is None else judge(judged),
         profile,
         raw[4],
+        raw[5],
     )

@@ -49,13 +49,14 @@ T = TypeVar("T")
 class AnswerLine:
     """One response line: an answer for ``id`` (``None`` = null), or per-task ``turns``.
 
-    ``turns`` items are ``(index or None, answer or None, status)``; a ``None`` index means "by
-    position".
+    ``turns`` items are ``(index or None, answer or None, status, filtered)``; a ``None`` index
+    means "by position"; ``filtered``: an errored item whose prompt the service's content
+    filter refused, as a line's.
     """
 
     id: str
     answer: str | None
-    turns: tuple[tuple[int | None, str | None, str], ...] | None = None
+    turns: tuple[tuple[int | None, str | None, str, bool], ...] | None = None
     errored: bool = False
     status: str = OK
     #: An errored line whose prompt the service's content filter refused.
@@ -78,11 +79,12 @@ def _string_or_null(obj: dict[str, Any], key: str, fail: Any) -> str | None:
 
 def _turn_item(
     item: Any, position: int, fail: Any, path: Path | None, number: int
-) -> tuple[int | None, str | None, str]:
-    """``(index, answer, status)`` of a ``turns`` item; an object is read as a native line is
-    (an ``error`` field makes the turn errored, ``finish_reason`` classifies it)."""
+) -> tuple[int | None, str | None, str, bool]:
+    """``(index, answer, status, filtered)`` of a ``turns`` item; an object is read as a native
+    line is (an ``error`` field makes the turn errored, filtered when it is a content filter's
+    refusal of the prompt; ``finish_reason`` classifies it)."""
     if item is None or isinstance(item, str):
-        return None, item, text_status(item)
+        return None, item, text_status(item), False
     if not isinstance(item, dict):
         raise fail(f"turns[{position}] must be a string, null or an object")
     index = item.get("index")
@@ -99,8 +101,8 @@ def _turn_item(
     parsed = _string_or_null(item, "parsed_answer", fail)
     status, error = native_status(item, raw, parsed, path, number)
     if error is not None:
-        return index, None, ERRORED
-    return index, judged_text(raw, parsed), status
+        return index, None, ERRORED, prompt_filtered(item)
+    return index, judged_text(raw, parsed), status, False
 
 
 def answer_line(
@@ -289,7 +291,7 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
                 result.unknown_lines += 1
                 tally.add("response ids match no task of the run and were ignored", line.id)
                 continue
-            for position, (index, answer, status) in enumerate(line.turns):
+            for position, (index, answer, status, item_filtered) in enumerate(line.turns):
                 k = position if index is None else index
                 if not 0 <= k < len(task.turns):
                     tally.add(
@@ -297,6 +299,8 @@ def collect_answers(tasks: Iterable[Task], lines: Iterable[Any], warn: Warn = ig
                     )
                     continue
                 record((task.id, k), answer, status == ERRORED, status)
+                if item_filtered:
+                    filtered.add((task.id, k))
             continue
         key = by_turn_id.get(line.id)
         if key is None and line.id in by_task:

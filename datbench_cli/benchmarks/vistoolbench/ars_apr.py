@@ -22,8 +22,10 @@ MISSING = "missing"
 MISSING_ANSWER = "missing_answer"
 STALE = "stale"
 ERRORED = "errored"
-STATUSES = (MET, NOT_MET, UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED)
-UNJUDGED = frozenset({UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED})
+#: The judge refused the rubric (its content filter or the judge model) and gave no verdict.
+REFUSED = "refused"
+STATUSES = (MET, NOT_MET, UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED, REFUSED)
+UNJUDGED = frozenset({UNPARSED, MISSING, MISSING_ANSWER, STALE, ERRORED, REFUSED})
 
 
 @dataclass(frozen=True)

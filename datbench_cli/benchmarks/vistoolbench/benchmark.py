@@ -203,8 +203,13 @@ class VisToolBench:
             counts=counts,
             unparsed_ids=unusable,
             line=f"{counts['lines']} verdicts: {counts['met']} met, {counts['not_met']} not "
-            f"met, {counts['unparsed']} unparsed, {counts['errored']} errored",
-            problem=f"unparsed or errored verdicts for: {name_ids(unusable)}" if unusable else None,
+            f"met, {counts['unparsed']} unparsed, {counts['errored']} errored, "
+            f"{counts['refused']} refused by the judge",
+            problem=(
+                f"unparsed, errored or refused verdicts for: {name_ids(unusable)}"
+                if unusable
+                else None
+            ),
             warnings=warnings,
         )
 

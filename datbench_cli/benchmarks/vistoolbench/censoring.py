@@ -3,8 +3,8 @@ scored tasks lack a complete answer or verdict, and ARS/APR over the rest.
 
 A task is *censored* when a turn's answer was truncated, empty, refused or errored (the turn's
 ``response_status`` where the report carries it), a turn has no answer (rubric status
-``missing_answer``), or a rubric's verdict is unparsed, missing (an errored judge call too, as
-for DatBench) or stale. Each count is of
+``missing_answer``), or a rubric's verdict is unparsed, missing (an errored judge call or a judge's
+refusal too) or stale. Each count is of
 tasks; ``ars_completed`` / ``apr_completed`` are the means over the uncensored tasks, extra
 numbers that never replace the official ones.
 """
@@ -22,6 +22,7 @@ _RUBRICS = {
     "unparsed": "judge_unparsed",
     "missing": "judge_missing",
     "errored": "judge_missing",  # a failed judge call gave no verdict (DatBench counts it so)
+    "refused": "judge_missing",  # nor did a judge that refused it
     "stale": "judge_stale",
 }
 KEYS = (*_STATUSES, *dict.fromkeys(_RUBRICS.values()))

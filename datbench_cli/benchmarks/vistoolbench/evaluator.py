@@ -15,6 +15,7 @@ from datbench_cli.benchmarks.vistoolbench.ars_apr import (
     ERRORED,
     MISSING,
     MISSING_ANSWER,
+    REFUSED,
     STALE,
     UNJUDGED,
     UNPARSED,
@@ -234,10 +235,13 @@ class VisToolBenchEvaluator:
         turncase: str | None = None,
     ) -> VisToolBenchReport:
         """The report (spec §4.4). ``strict_judge``: raise :class:`StrictJudgeError` instead of
-        scoring unparsed, missing, stale, errored or unanswered rubrics as not satisfied.
+        scoring unparsed, missing, stale, errored, refused or unanswered rubrics as not
+        satisfied.
 
         A judge line whose digest is not the digest of the turn's current answer is *stale*
-        (it judged another text); an errored judge line (a failed judge call) is *errored*.
+        (it judged another text); an errored judge line (a failed judge call) is *errored*; a
+        judge's refusal without a verdict (its content filter, or the judge model declining) is
+        *refused*.
         Each turn of a result carries the ``response_status`` of its answer."""
         check_turncase(turncase)
         check_flag(strict_judge, "strict_judge")
@@ -295,14 +299,16 @@ class VisToolBenchEvaluator:
                     row.append(RubricOutcome(MISSING))
                     continue
                 if line.errored:
-                    row.append(RubricOutcome(ERRORED))
+                    row.append(RubricOutcome(REFUSED if line.refused else ERRORED))
                     continue
                 if is_stale(line.digest, answers.by_turn[(task.id, turn.index)]):
                     row.append(RubricOutcome(STALE, None, line.raw))
                     continue
                 judgement = read_judgement(line.verdict, line.raw)
+                # A refusal whose text still holds a verdict counts as that verdict.
+                unread = REFUSED if line.refused else UNPARSED
                 row.append(
-                    RubricOutcome(judgement.status or UNPARSED, judgement.explanation, line.raw)
+                    RubricOutcome(judgement.status or unread, judgement.explanation, line.raw)
                 )
             outcomes.append(row)
         return outcomes
@@ -360,7 +366,7 @@ class VisToolBenchEvaluator:
         counts = (
             f"{judge[UNPARSED]} unparsed, {judge[MISSING]} missing, "
             f"{judge[MISSING_ANSWER]} missing_answer, {judge[STALE]} stale, "
-            f"{judge[ERRORED]} errored"
+            f"{judge[ERRORED]} errored, {judge[REFUSED]} refused by the judge"
         )
         if offending and strict_judge:
             raise StrictJudgeError(
@@ -369,6 +375,12 @@ class VisToolBenchEvaluator:
             )
         if offending:
             self.warn(f"rubrics scored as not satisfied without a verdict: {counts}")
+        if judge[REFUSED]:
+            self.warn(
+                f"the judge refused {judge[REFUSED]} rubric(s) (a content filter or a refusal): "
+                "they have no verdict and are not satisfied; judge them with another judge, or "
+                "check them by hand"
+            )
         if judge["judge_tasks"] and judge["judge_tasks"] == judge[MISSING]:
             self.warn("no judge response matched any judge task (wrong judge file or ids?)")
         if match.lost_lines:

@@ -19,7 +19,10 @@ from datbench_cli.batch.responses import (
     batch_response_line,
     finish_reason,
     is_batch_line,
+    is_refusal,
     native_digest,
+    native_status,
+    prompt_filtered,
 )
 from datbench_cli.benchmarks.vistoolbench.answers import Answers, caller_line
 from datbench_cli.benchmarks.vistoolbench.model import Rubric, Task, Turn, judge_id
@@ -92,8 +95,10 @@ def build_judge_tasks(tasks: Iterable[Task], answers: Answers) -> list[JudgeTask
 @dataclass(frozen=True)
 class JudgeLine:
     """One judge response: its id (or task/turn/rubric key), raw text and verdict field, the
-    digest of the answer it judged when the line carries one, and whether the judge's reply
-    stopped at its token limit (``finish_reason`` ``length``)."""
+    digest of the answer it judged when the line carries one, whether the judge's reply
+    stopped at its token limit (``finish_reason`` ``length``) and whether it is a refusal (the
+    judge's content filter or the judge declined: see
+    :func:`~datbench_cli.batch.responses.is_refusal`)."""
 
     key: str | RubricKey
     raw: str | None
@@ -101,6 +106,7 @@ class JudgeLine:
     errored: bool = False
     digest: str | None = None
     truncated: bool = False
+    refused: bool = False
 
     @property
     def display_id(self) -> str:
@@ -125,6 +131,7 @@ def judge_line(
             errored=errored,
             digest=line.digest,
             truncated=line.finish_reason == "length",
+            refused=is_refusal(line.status, line.filtered),
         )
     if all(k in obj for k in ("task_id", "turn_index", "rubric_id")):
         task_id, turn_index, rubric_id = obj["task_id"], obj["turn_index"], obj["rubric_id"]
@@ -143,10 +150,19 @@ def judge_line(
     if raw is not None and not isinstance(raw, str):
         raise fail(f'"raw_judge_output" must be a string or null, got {type(raw).__name__}')
     digest = native_digest(obj, path, number or 0)
-    if obj.get("error"):  # a custom loop's failed judge call, as for DatBench's native lines
-        return JudgeLine(key, None, errored=True, digest=digest)
+    verdict = obj.get("verdict")
+    # A custom loop's failed judge call (an ``error``) or its refusal, as DatBench's lines.
+    status, error = native_status(
+        obj, raw, verdict if isinstance(verdict, str) else None, path, number or 0
+    )
+    if error is not None:
+        return JudgeLine(
+            key, None, errored=True, digest=digest, refused=is_refusal(status, prompt_filtered(obj))
+        )
     truncated = finish_reason(obj.get("finish_reason")) == "length"
-    return JudgeLine(key, raw, obj.get("verdict"), digest=digest, truncated=truncated)
+    return JudgeLine(
+        key, raw, verdict, digest=digest, truncated=truncated, refused=is_refusal(status, False)
+    )
 
 
 def cut_replies_note(count: int, path: Path | None = None) -> str:
@@ -219,7 +235,7 @@ def match_judge_lines(
 
     The last line for a judge task wins, except that an errored line (a failed request, often
     retried later: a batch line's error or a native line's ``error`` field) never replaces
-    another line and is not counted as a duplicate.
+    an answered line or a refusal and is not counted as a duplicate.
     """
     keys: dict[str | RubricKey, RubricKey] = {}
     for judge_task in judge_tasks:
@@ -238,5 +254,7 @@ def match_judge_lines(
             if line.errored:
                 continue
             match.lost_lines[target] += 1
+        if previous is not None and previous.refused and line.errored:
+            continue  # a content filter refuses its prompt again: a later failure hides it not
         match.by_key[target] = line
     return match

@@ -38,7 +38,14 @@ SORTS = [
 LINE = {"question": ["Prompt"], "output": ["Answer"], "expected": []}
 _GROUPS = (("turncase", "turncase"), ("domain", "domain"), ("eval_focus", "eval focus"))
 _RESPONSE_LINKS = {"missing_turns": ("status", "missing"), "errored_turns": ("status", "errored")}
-_JUDGE_LINKS = {"unparsed": "unparsed", "missing": "missing", "met": "met", "not_met": "not_met"}
+_JUDGE_LINKS = {
+    "unparsed": "unparsed",
+    "missing": "missing",
+    "met": "met",
+    "not_met": "not_met",
+    "errored": "errored",
+    "refused": "refused",
+}
 
 
 def _shown_percent(value: Any) -> str:

@@ -556,25 +556,30 @@ def check_judge(run: RunDir, path: Path, responses: Path, warn: Warn) -> tuple[C
 
 def check_judge_file(path: Path, warn: Warn) -> tuple[dict[str, int], list[str]]:
     """Outside a run directory: parse each judged id's verdict with ``parse_vtb_verdict``:
-    counts (``lines``: the judge ids read) and the ids that do not count (unparsed or errored).
+    counts (``lines``: the judge ids read) and the ids that do not count (unparsed, errored or
+    refused by the judge).
     Several lines for one id: the last wins, except that an errored line never replaces an
     answer (as in scoring, and as DatBench's ``check-judge`` reads them)."""
     statuses: dict[str, str] = {}
     replaced = 0  # answered lines a later answered line of their id replaced
+    answered: set[str] = set()
     for line in read_judge_lines(path, warn):
         ident = line.display_id
         if line.errored:
-            if statuses.get(ident, "errored") == "errored":
-                statuses[ident] = "errored"
+            if ident not in answered:
+                refused = line.refused or statuses.get(ident) == "refused"
+                statuses[ident] = "refused" if refused else "errored"
             continue
-        replaced += statuses.get(ident, "errored") != "errored"
-        statuses[ident] = parse_vtb_verdict(line.verdict, line.raw) or "unparsed"
+        replaced += ident in answered
+        answered.add(ident)
+        unread = "refused" if line.refused else "unparsed"
+        statuses[ident] = parse_vtb_verdict(line.verdict, line.raw) or unread
     if not statuses:
         raise no_judge_lines(path)
     if replaced:
         warn(replaced_note(replaced))
-    counts = {"lines": len(statuses), "met": 0, "not_met": 0, "unparsed": 0, "errored": 0}
+    counts = dict.fromkeys(("met", "not_met", "unparsed", "errored", "refused"), 0)
     for status in statuses.values():
         counts[status] += 1
-    unusable = [i for i, status in statuses.items() if status in ("unparsed", "errored")]
-    return counts, unusable
+    unusable = [i for i, status in statuses.items() if status not in ("met", "not_met")]
+    return {"lines": len(statuses), **counts}, unusable
