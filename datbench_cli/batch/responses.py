@@ -503,7 +503,8 @@ class LoadedResponses:
     ``statuses``: the status of the line used for each id (the last answered line; ``errored``
     when every line of the id errored); ``truncated_ids``: the ids whose line used stopped at the
     token limit (see :meth:`note_stop`); ``filtered_ids``: of the ``errored_ids``, those with
-    a line whose prompt the service's content filter refused (see :func:`prompt_filtered`).
+    a line whose prompt the service's content filter refused (see :func:`prompt_filtered`);
+    ``refusal_ids``: the ids whose line used is a refusal (see :func:`is_refusal`).
     """
 
     vlm: list[VLMResponse] = field(default_factory=list)

@@ -2,11 +2,12 @@
 
 ``score --strict-judge`` and ``check-judge`` both use :func:`account_judges`, so they count the
 same things and fail on the same things: a judge-mode sample with a response whose verdict is
-missing, unparsed, stale (it judged another response text), errored (only failed judge
-calls) or refused (the judge's content filter or the judge refused it, see
-:func:`~datbench_cli.batch.responses.is_refusal`), and judge responses that match no judge task: of no sample (``unknown``), of a
-direct-mode sample (``direct``) or of a judge-mode sample without a usable response
-(``unanswered``), as VisualToolBench's check fails on judge lines that match no judge task.
+missing, unparsed, stale (it judged another response text), errored (only failed judge calls)
+or refused (the judge's content filter or the judge refused it, see
+:func:`~datbench_cli.batch.responses.is_refusal`), and judge responses that match no judge
+task: of no sample (``unknown``), of a direct-mode sample (``direct``) or of a judge-mode
+sample without a usable response (``unanswered``), as VisualToolBench's check fails on judge
+lines that match no judge task.
 Outside a run directory, :func:`check_judge_file` can only parse the verdicts (and see
 errored and refused lines).
 """
@@ -227,9 +228,9 @@ def direct_judged_note(count: int) -> str:
 
 def check_judge_file(path: Path, warn: Callable[[str], None]) -> JudgeAccount:
     """Outside a run directory: parse each judged id's verdict (errored lines are counted as
-    errored, not unparsed; refusals as refused). Several lines for one id: the last wins, except that an errored
-    line never replaces an answer. A last line cut off mid-write is ignored, and ``warn``
-    told so, as of keys no reader uses."""
+    errored, not unparsed; refusals as refused). Several lines for one id: the last wins,
+    except that an errored line never replaces an answer. A last line cut off mid-write is
+    ignored, and ``warn`` told so, as of keys no reader uses."""
     torn = torn_tail_warner(path, warn)
     unknown = UnknownKeys(JUDGE_KEYS)
     # Each id's verdict ("missing": only errored lines so far) and its judge problem.
