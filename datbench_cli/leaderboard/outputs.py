@@ -24,6 +24,14 @@ def cell(entry: dict[str, Any]) -> str:
     return f"{_points(entry['score'])} [{_points(entry['low'])}, {_points(entry['high'])}]"
 
 
+def coverage_cell(detail: str | None) -> str:
+    """The coverage check's count (``143 of 152 answered``, ``9 of 152 have no usable
+    response``) without its details in brackets (the counts per capability or turncase, which
+    :func:`notes` lists): a table cuts a cell past 200 characters in its middle, which took
+    counts out of DatBench's nine capabilities."""
+    return detail.partition(" (")[0] if detail else "-"
+
+
 def table(board: dict[str, Any]) -> SummaryTable:
     """Rank, group letters, label, the headline with its interval, the metrics beside it,
     samples, coverage, warnings count, then one column per group (capability). With a trend
@@ -55,7 +63,7 @@ def table(board: dict[str, Any]) -> SummaryTable:
                 cell(run["overall"]),
                 *(cell(run["beside"][m["key"]]["overall"]) for m in board["beside"]),
                 str(run["samples"]),
-                run["coverage"] or "-",
+                coverage_cell(run["coverage"]),
                 str(len(run["warnings"])),
                 *(cell(run["capabilities"][name]) for name in board["groups"]),
             ]
@@ -72,7 +80,8 @@ def table(board: dict[str, Any]) -> SummaryTable:
 
 def notes(board: dict[str, Any]) -> list[str]:
     """The lines under the table: what the letters and intervals mean, which test, whether
-    the data differ, and each run's warnings."""
+    the data differ, and each run's coverage details (unless a warning says them) and
+    warnings."""
     out = [
         f"{board['headline']['label']} ranks the runs; [95%] Wilson intervals with continuity correction (%); "
         f"group: runs sharing a letter (a number, past 52 groups) are not significantly different ({board['test']}, "
@@ -92,6 +101,10 @@ def notes(board: dict[str, Any]) -> list[str]:
             + (", ".join(better) if better else "none")
         )
     for run in board["runs"]:
+        detail = run["coverage"]
+        said = any(detail in warning for warning in run["warnings"]) if detail else True
+        if not said and coverage_cell(detail) != detail:
+            out.append(f"{run['label']}: coverage: {detail}")
         for warning in run["warnings"]:
             out.append(f"{run['label']}: {warning}")
     return out

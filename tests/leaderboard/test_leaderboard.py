@@ -399,6 +399,35 @@ class LeaderboardTest(unittest.TestCase):
         self.assertIn("66.7 [58.4, 74.0]", result.stdout)  # 100/150, no column left out
         self.assertIn("chart", lines[0])
 
+    def test_a_long_coverage_detail_loses_no_count(self) -> None:
+        # A partial run over DatBench's nine capabilities: the coverage cell (the check's
+        # detail) passed 200 characters and the table cut it in its middle, "scen ... (10
+        # characters not shown) ... tial 18/19". The cell holds the count, the notes the rest.
+        detail = (
+            "9 of 152 have no usable response (answered per capability: chart 22/23, "
+            "counting 7/8, document 19/20, general 23/24, grounding 27/28, math 15/16, "
+            "scene 7/8, spatial 18/19, table 5/6); allowed by --allow-missing"
+        )
+        self.assertGreater(len(detail), 200)
+        a = self.report("a", BASE)
+        b = Path(self.report("b", BASE))
+        report = json.loads(b.read_text())
+        report["summary"]["checks"][0]["detail"] = detail
+        b.write_text(json.dumps(report))
+        for env in ({"COLUMNS": "40"}, {}):
+            result = run_cli("leaderboard", f"a={a}", f"b={b}", env=env)
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            self.assertNotIn("not shown", result.stdout + result.stderr)
+            row = next(line for line in result.stdout.splitlines() if line.startswith("| b "))
+            self.assertIn("| 9 of 152 have no usable response |", row)
+            self.assertIn(f"b: coverage: {detail}\n", result.stderr)
+        # A failed check's detail is a warning already: said once.
+        report["summary"]["checks"][0].update(passed=False, detail=detail[:-27])
+        b.write_text(json.dumps(report))
+        stderr = run_cli("leaderboard", f"a={a}", f"b={b}").stderr
+        self.assertEqual(stderr.count("counting 7/8"), 1, stderr)
+        self.assertIn(f"b: check coverage failed: {detail[:-27]}\n", stderr)
+
     def test_csv_is_tidy(self) -> None:
         a = self.report("a", BASE)
         b = self.report("b", BASE)
