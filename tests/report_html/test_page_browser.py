@@ -362,6 +362,32 @@ def test_a_null_accuracy_reads_as_a_dash(driver: Any, tmp_path: Path) -> None:
     _no_errors(driver)
 
 
+def test_an_accuracy_over_no_sample_reads_as_a_dash(driver: Any, tmp_path: Path) -> None:
+    """The library's report keeps the reference's 0.0 for an accuracy over no sample (judge
+    accuracy without a judge-mode sample; everything in a report of no sample): the page
+    showed "0.00%, n = 0", a model that got everything wrong."""
+    from datbench_cli import DatBenchEvaluator, VLMResponse
+
+    row = dict(make_row("db_counting_000000", answer="2"), image=None)
+    for name, responses in (("some", [VLMResponse("db_counting_000000", "2")]), ("none", [])):
+        evaluator = DatBenchEvaluator([row] if responses else [], "counting")
+        report = evaluator.compute_metrics(responses)
+        assert report.summary["judge_accuracy"] == 0.0  # the reference's value, kept
+        report.save(tmp_path / f"{name}.json")
+        page = tmp_path / f"{name}.html"
+        result = run_cli("view", str(tmp_path / f"{name}.json"), "-o", str(page), "-q")
+        assert result.exit_code == 0, result.stderr
+        _open(driver, page)
+        empty = {"judge_accuracy"} | (
+            {"overall_accuracy", "direct_accuracy"} if not responses else set()
+        )
+        for key in ("overall_accuracy", "direct_accuracy", "judge_accuracy"):
+            card = driver.find_element("css selector", f'.card[data-key="{key}"]')
+            value = card.find_element("css selector", ".value").text
+            assert (value == "-") == (key in empty), (name, key, card.text)
+        _no_errors(driver)
+
+
 def _no_wider_than_the_window(driver: Any) -> None:
     width = driver.execute_script("return document.documentElement.clientWidth")
     assert driver.execute_script("return document.documentElement.scrollWidth") <= width

@@ -80,7 +80,9 @@ def _coverage_text(entry: Any) -> str | None:
 
 
 def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Overall, direct and judge accuracy with their intervals, counts and coverage."""
+    """Overall, direct and judge accuracy with their intervals, counts and coverage; an
+    accuracy over no sample is ``None`` (shown "-"), as ``score`` records it: the library's
+    report keeps the reference's 0.0, which read as a model that got everything wrong."""
     rows = []
     for key, count, label, unc in (
         ("overall_accuracy", "total_samples", "Overall accuracy", "overall"),
@@ -94,7 +96,7 @@ def headline(summary: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "key": key,
                 "label": label,
-                "value": number(summary.get(key)),
+                "value": None if summary.get(count) == 0 else number(summary.get(key)),
                 "ci": interval(bars.get("ci95")),
                 "n": summary.get(count),
                 "coverage": _coverage_text(summary.get("coverage")) if unc == "overall" else None,
