@@ -18,10 +18,13 @@ def p_text(value: float | None) -> str:
 
 
 def points(value: float | None, signed: bool = False) -> str:
-    """A fraction as percentage points with one decimal (``-`` when absent)."""
+    """A fraction as percentage points with one decimal (``-`` when absent); a difference
+    that rounds to zero reads ``+0.0``, never ``-0.0`` (two equal means can differ by a
+    float's last bit)."""
     if value is None:
         return "-"
-    return f"{value * 100:+.1f}" if signed else f"{value * 100:.1f}"
+    shown = round(value * 100, 1) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{shown:+.1f}" if signed else f"{shown:.1f}"
 
 
 def comparison_notes(comparison: dict[str, Any]) -> list[str]:

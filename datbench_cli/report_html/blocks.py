@@ -55,8 +55,9 @@ def percent(value: Any, signed: bool = False) -> Any:
 
 
 def percent_text(value: float, signed: bool = False) -> str:
-    """A fraction as the page writes it: ``61.18%`` (``+3.29%`` signed)."""
-    return f"{value * 100:+.2f}%" if signed else f"{value * 100:.2f}%"
+    """A fraction as the page writes it: ``61.18%`` (``+3.29%`` signed; never ``-0.00%``)."""
+    shown = round(value * 100, 2) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{shown:+.2f}%" if signed else f"{shown:.2f}%"
 
 
 def mapping(value: Any) -> dict[str, Any]:

@@ -403,3 +403,18 @@ def test_notes_under_the_tables_wrap_at_words_on_a_terminal(
         piped = run_cli(*command, env={"COLUMNS": str(width)})
         said = [x for x in piped.stderr.splitlines() if not x.startswith("warning:")]
         assert any(len(line) > width for line in said), command
+
+
+def test_a_difference_of_float_noise_never_reads_minus_zero() -> None:
+    from datbench_cli.compare.notes import points
+    from datbench_cli.report_html.blocks import percent_text
+
+    noise = 0.3 - (0.1 + 0.2)  # two equal means, apart by a float's last bit
+    assert noise < 0
+    assert points(noise, True) == "+0.0"
+    assert points(noise) == "0.0"
+    assert percent_text(noise, True) == "+0.00%"
+    assert points(-0.0004, True) == "+0.0"
+    assert points(-0.0006, True) == "-0.1"  # a real difference keeps its sign
+    assert percent_text(-0.00006, True) == "-0.01%"
+    assert points(0.1234) == "12.3"
