@@ -32,15 +32,16 @@ def _read_request(conn: socket.socket) -> bytes:
 
 
 class RawServer:
-    """Runs ``respond`` for every connection in its own thread; a context manager."""
+    """Runs ``respond`` for every connection in its own thread; a context manager. ``port``: the
+    port to listen on (default: a free one), e.g. that of a server that stopped."""
 
-    def __init__(self, respond: Callable[[socket.socket], None]) -> None:
+    def __init__(self, respond: Callable[[socket.socket], None], port: int = 0) -> None:
         self.respond = respond
         self.requests: list[bytes] = []
         self.connections = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock = socket.create_server(("127.0.0.1", port))
         self._sock.settimeout(0.05)
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
@@ -51,6 +52,13 @@ class RawServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop_listening(self) -> None:
+        """Refuse every later connection (as a server that went away does)."""
+        self._stop.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(5)
+        self._sock.close()
 
     @property
     def stopped(self) -> bool:

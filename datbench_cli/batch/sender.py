@@ -12,13 +12,14 @@ Resume: ids already answered in the output file (a batch line without an error, 
 answer line) are never sent again; everything else is. A last line cut off by a kill is repaired
 first (completed when it is whole JSON, else dropped).
 
-Retries: 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
+Retries (docs/runners.md, "The retry policy"): 408, 429, 5xx, timeouts, dropped connections,
+refused connections once the server was reached, and unreadable 200 bodies are retried with
 exponential backoff and jitter (``Retry-After`` honoured, and a 429 pauses every worker); when
 the retries are spent, the request's error line is written and the run goes on. Other 4xx
 answers and answers over the size cap are written as that request's error line at once. 401,
 403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect
-(credentials never follow one) and a server that cannot be connected to after all retries stop
-the run.
+(credentials never follow one), a server never connected to (at once: a wrong URL or port) and
+a server that cannot be connected to after all retries stop the run.
 """
 
 from __future__ import annotations
@@ -117,6 +118,14 @@ def redirect_problem(status: int, location: str | None) -> str:
     return (
         f"a redirect (HTTP {status}){where}; redirects are never followed, so no key reaches "
         "another address: pass the final URL as --base-url"
+    )
+
+
+def unreachable(url: str, problem: str | None) -> str:
+    """What stops a run whose server was never reached (``send`` and ``agent``)."""
+    return (
+        f"cannot reach {shown_url(url)} ({problem}): is the server running, and are the host "
+        "and port of --base-url right?"
     )
 
 
@@ -458,7 +467,7 @@ def server_message(body: Any) -> str:
         if isinstance(error, dict):
             return _plain(str(error.get("message") or error))
         return _plain(str(error))
-    return _plain(str(body))
+    return _plain(str(body)) if body != "" else "(an empty body)"
 
 
 def _attempt(answer: Answer) -> _Attempt:
@@ -575,6 +584,8 @@ class _Client:
             while True:
                 self._wait_gate()
                 attempt = self._post(target, data)
+                if attempt.code == "unreachable":
+                    return _Reply(fatal=unreachable(target, attempt.problem))
                 if attempt.status in _FATAL_STATUSES or attempt.status in REDIRECTS:
                     return _Reply(fatal=self._fatal(target, attempt))
                 if attempt.status == 200 and attempt.problem is None:
@@ -763,6 +774,8 @@ def send_requests(
         workers.close()
         if not in_flight:
             client.close()
+    if fatal is not None and not (result.answered or result.failed_ids):
+        raise SendAborted(fatal)  # nothing written: nothing to say of the output
     if fatal is not None:
         raise SendAborted(
             f"stopped: {fatal}; answers received so far are kept in {output.path}, and running "

@@ -6,7 +6,13 @@ HTTP/1.1 parsing, TLS with the system's trust store, ``HTTP(S)_PROXY``/``NO_PROX
 never follows a redirect. Its timeouts bound each socket operation, so a server
 sending one byte a second would hold a request for ever; the network backend here gives every
 connect, read and write only what is left of the request's deadline, so ``timeout`` bounds the
-whole exchange, from connecting to the answer's last byte (name resolution aside).
+whole exchange, from connecting to the answer's last byte (name resolution aside), and a
+connection only :data:`CONNECT_SECONDS` of it.
+
+A server that cannot be connected to before any connection to it succeeded (refused, an unknown
+host, no answer to the connection) is ``unreachable``: a wrong URL or a server not started, which
+no retry mends. Once a connection succeeded, the same failure is a ``connect_error`` (a server
+restarting), for the caller to retry.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from datbench_cli.batch.endpoint import shown_url
 from datbench_cli.errors import UsageError
 
 _state = threading.local()
+# The longest wait for a connection to be accepted (within the request's deadline): a host that
+# drops the connection attempts (a wrong address, a firewall) is told in seconds, not at the end
+# of --timeout; time for the 5 tries the kernel makes in 30 s (the OpenAI SDK waits 5 s).
+CONNECT_SECONDS = 30.0
 
 
 def _remaining(timeout: float | None) -> float:
@@ -62,6 +72,11 @@ class _DeadlineStream(httpcore2.NetworkStream):
 
 
 class _DeadlineBackend(httpcore2.SyncBackend):
+    """Connections bounded by the request's deadline and :data:`CONNECT_SECONDS`;
+    ``connected`` once one of them succeeded."""
+
+    connected = False
+
     def connect_tcp(
         self,
         host: str,
@@ -70,7 +85,9 @@ class _DeadlineBackend(httpcore2.SyncBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.NetworkStream:
-        stream = super().connect_tcp(host, port, _remaining(timeout), local_address, socket_options)
+        wait = min(_remaining(timeout), CONNECT_SECONDS)
+        stream = super().connect_tcp(host, port, wait, local_address, socket_options)
+        self.connected = True
         return _DeadlineStream(stream)
 
 
@@ -111,9 +128,11 @@ class Transport:
 
     def __init__(self, base_url: str, connections: int) -> None:
         proxy = _proxy_for(base_url)
+        self._backend = _DeadlineBackend()
+        self._proxy = proxy[0] if proxy else None
         options: dict[str, Any] = {
             "max_connections": connections,
-            "network_backend": _DeadlineBackend(),
+            "network_backend": self._backend,
         }
         self._pool: httpcore2.ConnectionPool | httpcore2.HTTPProxy = (
             httpcore2.HTTPProxy(proxy_url=proxy[0], proxy_auth=proxy[1], **options)
@@ -151,7 +170,7 @@ class Transport:
                 ok = reply.status == 200
                 return _without_key(Answer(reply.status, body, found), headers, keep_body=ok)
         except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
-            return Answer(problem=f"cannot connect ({exc or 'refused'})", code="connect_error")
+            return self._not_connected(exc, min(timeout, CONNECT_SECONDS))
         except httpcore2.ProxyError as exc:  # the proxy refused the tunnel (e.g. 407)
             reason = str(exc) or type(exc).__name__
             return Answer(
@@ -166,6 +185,17 @@ class Transport:
             return Answer(problem=f"undecodable compressed answer ({exc})", code="invalid_response")
         finally:
             _state.deadline = None
+
+    def _not_connected(self, exc: Exception, waited: float) -> Answer:
+        """A failed connection: ``unreachable`` before any succeeded, else ``connect_error``."""
+        if isinstance(exc, httpcore2.ConnectTimeout):
+            reason = f"no connection within {waited:g} s"
+        else:
+            reason = str(exc) or "refused"
+        if self._proxy is not None:
+            reason = f"through the proxy {shown_url(self._proxy)}: {reason}"
+        code = "connect_error" if self._backend.connected else "unreachable"
+        return Answer(problem=f"cannot connect ({reason})", code=code)
 
 
 def _without_key(answer: Answer, sent: dict[str, str], *, keep_body: bool = False) -> Answer:

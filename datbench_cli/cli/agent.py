@@ -142,7 +142,7 @@ def agent(
         float,
         typer.Option(
             min=0.001,
-            help="Seconds to wait for the server before a retry.",
+            help="Seconds one attempt may take, from connecting to the answer's last byte.",
             rich_help_panel=_SERVER,
         ),
     ] = 600.0,

@@ -7,8 +7,9 @@ key is chosen by the caller with :func:`datbench_cli.batch.endpoint.choose_key`.
 
 408, 429, 5xx, timeouts, dropped connections and unreadable 200 bodies are retried with
 exponential backoff and jitter (``Retry-After`` honoured, capped); another 4xx fails the turn;
-401, 403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect and a
-server that cannot be connected to after every retry stop the whole run (:class:`AgentAborted`);
+401, 403 and 404 (wrong key, URL or model), 407 (the proxy wants credentials), a redirect, a
+server never connected to (at once) and a server that cannot be connected to after every retry
+stop the whole run (:class:`AgentAborted`);
 a timeout or a dropped answer after every retry fails only its turn (recorded as errored; a
 rerun retries it).
 """
@@ -34,6 +35,7 @@ from datbench_cli.batch.sender import (
     request_headers,
     retry_after,
     server_message,
+    unreachable,
 )
 from datbench_cli.errors import DatbenchError
 
@@ -118,6 +120,8 @@ class ChatClient:
             self.config.timeout,
             self.config.max_response_bytes,
         )
+        if answer.code == "unreachable":
+            raise AgentAborted(unreachable(self.url, answer.problem))
         if answer.code == "response_too_large":
             return -1, None, answer.problem or "an answer over the size cap", None
         if answer.status is None or answer.problem is not None:
