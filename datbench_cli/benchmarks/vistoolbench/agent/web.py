@@ -11,6 +11,7 @@ from __future__ import annotations
 import html.parser
 import ipaddress
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,6 +21,7 @@ from typing import Any
 import orjson
 
 _TIMEOUT = 15.0
+_FETCH_SECONDS = 30.0  # a whole fetch, at most (plus one read's _TIMEOUT)
 _MAX_PAGE_BYTES = 5_000_000
 _MAX_TEXT = 8000
 _USER_AGENT = "Mozilla/5.0 (compatible; datbench-agent)"
@@ -63,8 +65,19 @@ def _get(url: str, *, check_public: bool, limit: int = _MAX_PAGE_BYTES) -> bytes
         _check_public(url)
     opener = urllib.request.build_opener(_PublicRedirects())
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+    # The socket timeout bounds each read; the deadline bounds the whole body, which a server
+    # sending a byte every few seconds held for ever (5 MB at one byte per read).
+    deadline = time.monotonic() + _FETCH_SECONDS
+    body = bytearray()
     with opener.open(request, timeout=_TIMEOUT) as reply:
-        return reply.read(limit)
+        while len(body) < limit:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no whole answer within {_FETCH_SECONDS:g} s")
+            chunk = reply.read1(min(65536, limit - len(body)))
+            if not chunk:
+                break
+            body += chunk
+    return bytes(body)
 
 
 class _Text(html.parser.HTMLParser):
