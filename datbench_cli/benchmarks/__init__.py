@@ -13,7 +13,7 @@ from datbench_cli.benchmarks.base import Benchmark
 from datbench_cli.benchmarks.datbench.benchmark import DatBench
 from datbench_cli.benchmarks.vistoolbench.benchmark import VisToolBench
 from datbench_cli.errors import InputError, UsageError
-from datbench_cli.files.jsonio import iter_jsonl
+from datbench_cli.files.jsonio import iter_jsonl, recognise_arrays
 from datbench_cli.files.rundir import MANIFEST, RunDir
 
 _SHAPE_LINES = 1000  # judge lines looked at to tell a file's benchmark
@@ -22,6 +22,8 @@ BENCHMARKS: dict[str, Benchmark] = {
     "datbench": DatBench(),
     "vistoolbench": VisToolBench(),
 }
+# The JSON arrays a benchmark imports are named by it when given for a JSON Lines file.
+recognise_arrays(*(b.array_hint for b in BENCHMARKS.values()))
 
 
 def targets_help() -> str:

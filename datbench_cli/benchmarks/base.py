@@ -162,6 +162,12 @@ class Benchmark(Protocol):
         benchmark has no importer)."""
         ...
 
+    def array_hint(self, start: bytes, path: Path) -> tuple[str, str] | None:
+        """``(message, hint)`` when a JSON array given for a JSON Lines file (``start``: its
+        first bytes) is a format this benchmark imports, else ``None`` (see
+        :func:`datbench_cli.files.jsonio.recognise_arrays`)."""
+        ...
+
     def select(self, targets: Sequence[str]) -> list[str] | None:
         """What these export targets mean to this benchmark (``None``: not this one's)."""
         ...

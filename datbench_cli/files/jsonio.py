@@ -304,19 +304,28 @@ def _spans(
 _PEEK = 1 << 20
 
 
+#: A benchmark's reader of a JSON array given for a JSON Lines file: given the array's first
+#: bytes and the file, ``(message, hint)`` for a format it knows (an official runner's
+#: results), else ``None``.
+ArrayReader = Callable[[bytes, Path], "tuple[str, str] | None"]
+_ARRAY_READERS: list[ArrayReader] = []
+
+
+def recognise_arrays(*readers: ArrayReader) -> None:
+    """Let the benchmarks name the JSON arrays they know (the benchmarks table does, once);
+    this module knows no benchmark's format."""
+    _ARRAY_READERS[:] = readers
+
+
 def _json_array(path: Path, number: int, start: bytes) -> InputError:
     """A file that opens a JSON array (on one line, or pretty-printed; ``start``: its first
-    bytes): no JSON Lines file. The hint writes the lines beside it, never over it (a shell
-    truncates its output first); the official VisualToolBench runner's results (an array of
-    records with "model_answer") are converted by ``import-responses`` instead."""
-    if b'"model_answer"' in start:
-        return InputError(
-            'a JSON array of the official runner\'s results (records with "model_answer"), '
-            "not JSON Lines",
-            path,
-            number,
-            hint=f"convert it with `datbench import-responses {shlex.quote(str(path))} -d RUN`",
-        )
+    bytes): no JSON Lines file. A format a benchmark knows is said as it says it (see
+    :func:`recognise_arrays`); else the hint writes the lines beside it, never over it (a shell
+    truncates its output first)."""
+    for reader in _ARRAY_READERS:
+        known = reader(bytes(start), path)
+        if known is not None:
+            return InputError(known[0], path, number, hint=known[1])
     name = path.stem + (".lines.jsonl" if path.suffix == ".jsonl" else ".jsonl")
     out = shlex.quote(str(path.with_name(name)))
     return InputError(

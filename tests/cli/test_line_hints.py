@@ -337,3 +337,31 @@ class JsonDocumentTests(_MathRunTests):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ArrayReaderTests(unittest.TestCase):
+    """files/ knows no benchmark's array format: the benchmarks table names it (one reader
+    each); without readers a results array gets the generic hint."""
+
+    def test_the_benchmarks_table_names_the_official_results_array(self) -> None:
+        from datbench_cli import benchmarks
+        from datbench_cli.errors import InputError
+        from datbench_cli.files import jsonio
+
+        with tempfile.TemporaryDirectory() as folder:
+            given = Path(folder) / "results.json"
+            given.write_text(json.dumps([{"task_id": "t", "model_answer": "a"}]))
+            messages = []
+            for readers in ((), tuple(b.array_hint for b in benchmarks.BENCHMARKS.values())):
+                jsonio.recognise_arrays(*readers)
+                with self.assertRaises(InputError) as caught:
+                    list(jsonio.iter_jsonl(given))
+                messages.append((caught.exception.bare_message, caught.exception.hint))
+        self.assertEqual(messages[0][0], "a JSON array, not JSON Lines: write one object per line")
+        self.assertIn("official runner's results", messages[1][0])
+        self.assertEqual(
+            messages[1][1], f"convert it with `datbench import-responses {given} -d RUN`"
+        )
+        for module in ("jsonio.py", "fields.py"):
+            source = Path(jsonio.__file__).with_name(module).read_text()
+            self.assertNotIn("model_answer", source)

@@ -53,6 +53,10 @@ class DatBench:
         """DatBench has no official runner files to import."""
         return None
 
+    def array_hint(self, start: bytes, path: Path) -> None:
+        """DatBench has no array format of its own (the generic jq hint is given)."""
+        return None
+
     def select(self, targets: Sequence[str]) -> list[str] | None:
         """The capabilities named (``all``: the nine), in order, without repeats; ``None`` when
         the first target is not a DatBench name; an unknown later name is an error."""

@@ -3,6 +3,7 @@ each command, its options and its terminal summary."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,17 @@ class VisToolBench:
         from datbench_cli.benchmarks.vistoolbench.records import load_references
 
         return import_official(path, load_references(run.path(REFERENCES)))
+
+    def array_hint(self, start: bytes, path: Path) -> tuple[str, str] | None:
+        """The official runner's results (a JSON array of records with "model_answer"),
+        which ``import-responses`` converts."""
+        if b'"model_answer"' not in start:
+            return None
+        return (
+            'a JSON array of the official runner\'s results (records with "model_answer"), '
+            "not JSON Lines",
+            f"convert it with `datbench import-responses {shlex.quote(str(path))} -d RUN`",
+        )
 
     def select(self, targets: Sequence[str]) -> list[str] | None:
         lowered = [t.strip().lower() for t in targets]
