@@ -11,9 +11,12 @@ from typing import Any
 
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
+from datbench_cli.files.fields import check_document
 from datbench_cli.files.rundir import (
+    AGAIN,
     JUDGE_RESPONSES,
     MANIFEST,
+    MANIFEST_FIELDS,
     REFERENCES,
     REPORT,
     RESPONSES,
@@ -175,6 +178,7 @@ def locate(given: Path) -> tuple[Path, dict[str, Any] | None]:
         loaded = jsonio.read_json(manifest_path)
         if not isinstance(loaded, dict):
             raise InputError("manifest is not a JSON object", manifest_path)
+        check_document(loaded, MANIFEST_FIELDS, manifest_path, AGAIN)
         manifest = loaded
     return report_path, manifest
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.fields import OBJECT, STRING, check_document
 from datbench_cli.files.locking import hold_lock, settle
 from datbench_cli.files.runfiles import (  # noqa: F401 - re-exported: the names live there
     IMAGES,
@@ -25,6 +26,19 @@ from datbench_cli.files.runfiles import (  # noqa: F401 - re-exported: the names
     TASKS,
 )
 from datbench_cli.version import __version__
+
+# The types of the fields every export writes (a benchmark checks its own where it reads them);
+# a revision is an object (``requested``, ``resolved``, ``how``), or a string in older exports.
+MANIFEST_FIELDS: dict[str, tuple[type, ...]] = {
+    "tool": STRING,
+    "version": STRING,
+    "source": STRING,
+    "split": STRING,
+    "revision": OBJECT + STRING,
+    "reference": STRING,
+    **dict.fromkeys(("options", "counts", "rows", "written", "image_sizes", "libraries"), OBJECT),
+}
+AGAIN = "run `datbench export-tasks` again"
 
 # The files whose SHA-256 the manifest records (written by the export, read by later stages).
 _HASHED = (TASKS, REFERENCES)
@@ -130,6 +144,7 @@ class RunDir:
         if not isinstance(manifest, dict) or "benchmark" not in manifest:
             raise InputError("manifest is not a datbench manifest", path)
         _check_benchmark(manifest["benchmark"], path)
+        check_document(manifest, MANIFEST_FIELDS, path, AGAIN)
         files = manifest.get("files")
         if not isinstance(files, dict):
             raise InputError(

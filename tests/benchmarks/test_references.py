@@ -122,6 +122,27 @@ class ReferenceFileTests(unittest.TestCase):
             ReferenceFile(self.path)
         self.assertIn("2", str(caught.exception))
 
+    def test_a_field_of_another_type_is_named_with_its_line(self) -> None:
+        wrong = {
+            "eval_mode": (["judge"], '"eval_mode" must be a string, got ["judge"]'),
+            "answer": ({"a": 1}, '"answer" must be a string, a number or null, got {"a":1}'),
+            "all_answers": ("1", '"all_answers" must be a list or null, got "1"'),
+            "is_circular": ("false", '"is_circular" must be a boolean or null, got "false"'),
+            "source_info": (5, '"source_info" must be an object or null, got 5'),
+            "capability": (None, '"capability" must be a string, got null'),
+        }
+        for name, (value, message) in wrong.items():
+            with self.subTest(name):
+                self.path.write_bytes(_line("a") + b"\n" + _line("b", **{name: value}) + b"\n")
+                with self.assertRaises(InputError) as caught:
+                    ReferenceFile(self.path)
+                self.assertEqual(str(caught.exception), f"{self.path}:2: {message}")
+
+    def test_a_number_answer_and_null_fields_are_read_as_they_are(self) -> None:
+        self.path.write_bytes(_line("a", answer=3, all_answers=None, source_info=None) + b"\n")
+        with ReferenceFile(self.path) as refs:
+            self.assertEqual(refs.parser()(refs.raws([0])[0]).answer, 3)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -92,7 +92,8 @@ def test_export_counts_that_are_no_counts_are_no_total(
     # The counts are only the progress bar's first total: score said "internal error ('int'
     # object has no attribute 'get')" when they were not an object, and on a terminal
     # "internal error ('>' not supported ...)" when the count was text; a negative one was
-    # drawn as "0/-5". Scored the same.
+    # drawn as "0/-5". Scored the same; counts that are no object are refused (as every
+    # manifest field of another type).
     run = _copy(exported, "dat", tmp_path)
     assert run_cli("score", "-d", str(run), "-q").exit_code == 0
     scored = json.loads((run / "report.json").read_bytes())["summary"]
@@ -103,6 +104,10 @@ def test_export_counts_that_are_no_counts_are_no_total(
         manifest["counts"]["samples"] = value
     (run / "datbench.json").write_text(json.dumps(manifest))
     # A terminal's stderr, so the progress bar is drawn.
+    if field == "counts":  # a manifest field of another type is refused, naming its line
+        result = run_cli("score", "-d", str(run))
+        _refused(result, f'{run / "datbench.json"}:1: "counts" must be an object, got ')
+        return
     result = run_cli("score", "-d", str(run), env={"TTY_COMPATIBLE": "1", "NO_COLOR": ""})
     assert result.exit_code == 0, result.stderr
     assert "scoring" in result.stderr and "/-5" not in result.stderr

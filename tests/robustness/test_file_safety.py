@@ -719,6 +719,32 @@ class TamperedManifestTests(_Tmp):
                 self.error_line(run_cli("make-judge-tasks", "-d", str(run)))
         self.assertFalse((self.tmp / "r.json").exists())
 
+    def test_manifest_fields_of_another_type_are_named_with_their_line(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        good = json.loads((run / MANIFEST).read_text())
+        for name, value in {"split": 5, "revision": [], "source": None, "options": "x"}.items():
+            with self.subTest(name):
+                text = json.dumps({**good, name: value}, indent=2)
+                line = text[: text.index(f'"{name}":')].count("\n") + 1
+                (run / MANIFEST).write_text(text)
+                for command in (["score", "-o", str(self.tmp / "r.json")], ["make-judge-tasks"]):
+                    error = self.error_line(run_cli(*command, "-d", str(run)))
+                    self.assertIn(f'{MANIFEST}:{line}: "{name}" must be ', error)
+        self.assertFalse((self.tmp / "r.json").exists())
+
+    def test_a_context_policy_of_another_type_or_value_is_refused(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.vtb_export(self.vtb_source(), run).exit_code, 0)
+        good = json.loads((run / MANIFEST).read_text())
+        for value in (None, 5, ["golden_history"], "golden"):
+            with self.subTest(value=value):
+                (run / MANIFEST).write_text(json.dumps({**good, "context_policy": value}))
+                error = self.error_line(run_cli("make-judge-tasks", "-d", str(run)))
+                self.assertIn('"context_policy" must be ', error)
+                self.assertIn(f"{MANIFEST}:1: ", error)
+
 
 _HOLDER = """
 import fcntl, os, sys, time

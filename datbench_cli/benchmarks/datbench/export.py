@@ -20,11 +20,12 @@ from typing import Any
 from datbench_cli.batch.requests import REQUESTS_DIR, RequestSettings
 from datbench_cli.batch.shards import Shard
 from datbench_cli.benchmarks.datbench import schema
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.schema import REFERENCE_FIELDS, DatBenchSample
 from datbench_cli.benchmarks.datbench.stages import write_task_requests
 from datbench_cli.errors import InputError, name_ids
 from datbench_cli.files import jsonio
 from datbench_cli.files.export_guard import ExportGuard
+from datbench_cli.files.fields import wrong_type
 from datbench_cli.files.images import (
     DatasetFiles,
     ImageOutsideDataset,
@@ -162,8 +163,13 @@ def _reference(row: dict[str, Any], capability: str) -> dict[str, Any]:
 
 def _check_prompt_text(sample: DatBenchSample, capability: str) -> None:
     """The prompt parts must be text: a null one would reach the model as the word "None"
-    (the judge prompt: text or null)."""
-    defect = sample.prompt_defect() or sample.judge_prompt_defect()
+    (the judge prompt: text or null); the fields scoring reads, of their types
+    (:data:`REFERENCE_FIELDS`)."""
+    defect = (
+        wrong_type(vars(sample), REFERENCE_FIELDS)
+        or sample.prompt_defect()
+        or sample.judge_prompt_defect()
+    )
     if defect is not None:
         raise InputError(f"capability {capability!r}, sample {sample.id!r}: {defect}")
 

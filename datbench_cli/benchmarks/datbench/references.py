@@ -24,9 +24,10 @@ from typing import Any
 import orjson
 
 from datbench_cli.batch.response_store import unpickled
-from datbench_cli.benchmarks.datbench.schema import DatBenchSample
+from datbench_cli.benchmarks.datbench.schema import REFERENCE_FIELDS, DatBenchSample
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.fields import check_line
 from datbench_cli.files.run_store import LineTable, StoreOwner
 
 
@@ -134,24 +135,15 @@ def _shared(seen: dict[tuple[str, str, str], tuple[str, str, str]], value: Any) 
     return value
 
 
-# The fields an export always writes as text: the id names the sample, the capability groups it
-# (a list or an object there cannot be a group's name). The others keep what the dataset held.
-_TEXT_FIELDS = ("id", "capability")
-
-
 def parse_reference(record: dict[str, Any], path: Path, number: int) -> DatBenchSample:
     """The sample of line ``number`` of the references file ``path``; :class:`InputError`
-    naming the line when it is not a reference line."""
+    naming the line when it is not a reference line (a field of another type than
+    :data:`REFERENCE_FIELDS` says included)."""
     try:
         sample = DatBenchSample(**record, image=None)
     except TypeError as exc:
         raise InputError(f"not a reference line ({exc})", path, number) from None
-    for name in _TEXT_FIELDS:
-        value = getattr(sample, name)
-        if not isinstance(value, str):
-            raise InputError(
-                f'"{name}" must be a string, got {jsonio.dumps(value).decode()[:40]}', path, number
-            )
+    check_line(record, REFERENCE_FIELDS, path, number)
     # What the export refuses in a dataset (see export._check_prompt_text).
     defect = sample.judge_prompt_defect()
     if defect is not None:

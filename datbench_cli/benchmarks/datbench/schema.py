@@ -16,12 +16,27 @@ from datbench_cli.batch.answers import JudgeResponse as JudgeResponse
 from datbench_cli.batch.answers import VLMResponse as VLMResponse
 from datbench_cli.benchmarks.datbench.judge import rewrite_judge_prompt
 from datbench_cli.files import jsonio
+from datbench_cli.files.fields import NULL, NUMBER, OBJECT, STRING
 
 _DEFAULT_PROMPT_FORMAT = {"prefix": "", "suffix": ""}
 
 
 # The columns every row must have (the others take their defaults).
 REQUIRED_COLUMNS = ("id", "image", "question", "answer")
+
+# The types of the fields scoring reads as they are (an export refuses a row, and score a
+# references line, that holds another): the id names the sample, the capability groups it, the
+# eval_mode picks direct or judge scoring; an answer may be a number (the reference scores it)
+# or null (a dataset defect the export names).
+REFERENCE_FIELDS: dict[str, tuple[type, ...]] = {
+    "id": STRING,
+    "capability": STRING,
+    "eval_mode": STRING,
+    "answer": STRING + NUMBER + (NULL,),
+    "all_answers": (list, NULL),
+    "is_circular": (bool, NULL),
+    "source_info": OBJECT + (NULL,),
+}
 
 
 @dataclass

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from datbench_cli.errors import InputError, name_ids
+from datbench_cli.files.fields import STRING, check_document, line_of_key
 
 BENCHMARK = "vistoolbench"
 DEFAULT_SOURCE = "ScaleAI/VisualToolBench"
@@ -20,6 +22,23 @@ APR_MIN_WEIGHT = 4
 STEM_CATEGORIES = frozenset({"chemistry", "maths", "biology", "engineering", "physics"})
 
 CONTEXT_POLICIES = {"golden": "golden_history", "model": "model_history"}
+_AGAIN = "run `datbench export-tasks vistoolbench` again"
+
+
+def manifest_context_policy(manifest: dict[str, Any], path: Path) -> str:
+    """The manifest's ``context_policy`` (``golden_history`` when absent); one of another type
+    or an unknown one is an :class:`InputError` naming the manifest (``path``) and its line."""
+    check_document(manifest, {"context_policy": STRING}, path, _AGAIN)
+    policy = manifest.get("context_policy", CONTEXT_POLICIES["golden"])
+    if policy not in CONTEXT_POLICIES.values():
+        raise InputError(
+            f'"context_policy" must be {" or ".join(CONTEXT_POLICIES.values())}, got {policy!r}',
+            path,
+            line_of_key(path, "context_policy"),
+            hint=_AGAIN,
+        )
+    return str(policy)
+
 
 Number = int | float
 

@@ -48,7 +48,13 @@ from datbench_cli.benchmarks.vistoolbench.judging import (
     read_judge_lines,
     replaced_note,
 )
-from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, MULTI_TURN, SINGLE_TURN, Task
+from datbench_cli.benchmarks.vistoolbench.model import (
+    BENCHMARK,
+    MULTI_TURN,
+    SINGLE_TURN,
+    Task,
+    manifest_context_policy,
+)
 from datbench_cli.benchmarks.vistoolbench.records import (
     GOLDEN_HISTORY,
     load_references,
@@ -371,7 +377,7 @@ def _evaluator(run: RunDir, warn: Warn) -> VisToolBenchEvaluator:
             f"this run directory was exported for {manifest.get('benchmark')!r}, not {BENCHMARK!r}",
             run.root,
         )
-    policy = manifest.get("context_policy", "golden_history")
+    policy = manifest_context_policy(manifest, run.path(MANIFEST))
     tasks = load_references(run.path(REFERENCES))
     return VisToolBenchEvaluator.from_tasks(tasks, context_policy=policy, warn=warn)
 

@@ -45,10 +45,15 @@ from datbench_cli.benchmarks.vistoolbench.agent.settings import (
 from datbench_cli.benchmarks.vistoolbench.agent.tools import ToolSettings
 from datbench_cli.benchmarks.vistoolbench.agent.transport import AgentAborted, ChatClient
 from datbench_cli.benchmarks.vistoolbench.answers import collect_answers, read_answer_lines
-from datbench_cli.benchmarks.vistoolbench.model import BENCHMARK, Task, Turn
+from datbench_cli.benchmarks.vistoolbench.model import (
+    BENCHMARK,
+    Task,
+    Turn,
+    manifest_context_policy,
+)
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
-from datbench_cli.files.rundir import IMAGES, RESPONSES, TASKS, RunDir
+from datbench_cli.files.rundir import IMAGES, MANIFEST, RESPONSES, TASKS, RunDir
 
 TRAJECTORIES = "trajectories.jsonl"
 MODEL_HISTORY = "model_history"
@@ -308,7 +313,7 @@ def _run_agent(
             f"{manifest.get('benchmark')!r}",
             run.root,
         )
-    model_history = manifest.get("context_policy") == MODEL_HISTORY
+    model_history = manifest_context_policy(manifest, run.path(MANIFEST)) == MODEL_HISTORY
     record = settings_record(config, manifest)
     check_same_settings(run.path(AGENT_FILE), record)
     tasks = load_tasks(run)
