@@ -139,9 +139,13 @@ def read_bounded(path: Path, limit: int | None = None) -> bytearray:
             while chunk := handle.read(1 << 20):
                 if not data and b"\0" in chunk:
                     raise (
-                        _utf16(path)
+                        _utf16(path, 1)
                         if _is_utf16(chunk)
-                        else InputError("holds NUL bytes: binary data, not JSON text", path)
+                        else InputError(
+                            "holds NUL bytes: binary data, not JSON text",
+                            path,
+                            chunk.count(b"\n", 0, chunk.index(b"\0")) + 1,
+                        )
                     )
                 data += chunk
                 if len(data) > limit:
@@ -157,17 +161,22 @@ def read_json(path: Path) -> Any:
     """Read one JSON document (bounded, see :func:`read_bounded`); any problem becomes an
     :class:`InputError` naming the file."""
     data = read_bounded(path)
+    if not data.removeprefix(_BOM).strip():
+        raise InputError("is empty: no JSON document", path, 1)
     try:
         return orjson.loads(data.removeprefix(_BOM))
     except orjson.JSONDecodeError as exc:
         word = _non_finite(data.removeprefix(_BOM), exc)
         if word is not None:
             raise InputError(
-                f"not valid JSON: {word} at line {exc.lineno}, column {_column(word, exc)}",
+                f"not valid JSON: {word} at column {_column(word, exc)}",
                 path,
+                exc.lineno,
                 hint=NON_FINITE_HINT,
             ) from None
-        raise InputError(f"not valid JSON ({exc})", path) from None
+        raise InputError(
+            f"not valid JSON ({exc.msg}, column {exc.colno})", path, exc.lineno
+        ) from None
     except MemoryError:
         raise InputError("is too large to parse in the memory available", path) from None
 

@@ -235,5 +235,5 @@ def test_a_non_finite_number_is_named_with_its_cause(
     report = run / "report.json"
     report.write_bytes(b'{"summary": {"overall_accuracy": ' + word.encode() + b"}}")
     result = run_cli("view", "-d", str(run))
-    _refused(result, f"{report}: not valid JSON: {word} at line 1, column 34")
+    _refused(result, f"{report}:1: not valid JSON: {word} at column 34")
     assert "hint: NaN and Infinity are not JSON" in result.stderr

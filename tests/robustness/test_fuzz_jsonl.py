@@ -5,6 +5,7 @@ manifests. Whatever the bytes, a reader yields objects or raises one ``InputErro
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import unittest
@@ -221,8 +222,27 @@ class IterJsonlProperties(_TempDir):
         path = self.write(data)
         first = _outcome(lambda: jsonio.read_json(path))
         self.assertEqual(first, _outcome(lambda: jsonio.read_json(path)))
-        if first[0] == "error":
-            self.assertTrue(first[1].startswith(f"{path}: "))
+        if first[0] == "error":  # every defect of a document's bytes names its line
+            self.assertRegex(first[1], f"^{re.escape(str(path))}:[0-9]+: ")
+
+    def test_read_json_names_the_line_of_each_defect(self) -> None:
+        cases = {
+            b'{"a": 1,\n "b": NaN}': "2: not valid JSON: NaN at column 7",
+            b'{"a": 1,\n "b": 1' + b"0" * 400 + b"}": "2: not valid JSON (number is infinity",
+            b'{"a": 1,\n "b" 2}': "2: not valid JSON (",
+            b'{"a":\n 1}\x00': "2: holds NUL bytes",
+            b"": "1: is empty: no JSON document",
+            b"\xef\xbb\xbf \r\n": "1: is empty: no JSON document",
+            '{"a": 1}'.encode("utf-16"): "1: is UTF-16 text",
+        }
+        for data, message in cases.items():
+            with self.subTest(data=data[:20]):
+                path = self.write(data)
+                with self.assertRaises(InputError) as caught:
+                    jsonio.read_json(path)
+                self.assertTrue(
+                    str(caught.exception).startswith(f"{path}:{message}"), caught.exception
+                )
 
 
 def _refuse(name: str) -> None:
