@@ -49,7 +49,7 @@ def asked_digests(run: RunDir) -> dict[str, str]:
     have judged: the text the run's judge tasks last asked about for the id
     (``judge_digests.json``, which keeps the ids a later ``--skip-done`` round left out); a
     run from before that file: its judge_tasks.jsonl."""
-    if not run.path(JUDGE_DIGESTS).is_file():
+    if run.optional_file(JUDGE_DIGESTS) is None:
         return judge_task_digests(run.path(JUDGE_TASKS))
     return _asked(run)
 
@@ -61,7 +61,7 @@ def record_asked(run: RunDir, out: Path, lines: Iterable[Mapping[str, Any]]) -> 
     not in ``lines`` keep theirs. Returns how many ids were asked about another text before."""
     if not same_file(out, run.path(JUDGE_TASKS)):
         return 0
-    if run.path(JUDGE_DIGESTS).is_file():
+    if run.optional_file(JUDGE_DIGESTS) is not None:
         asked = _asked(run)
     else:  # a run from before the file: what its judge tasks asked, when they can be read
         try:

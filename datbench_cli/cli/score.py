@@ -164,9 +164,9 @@ def score(
     run = run_directory(run_dir, responses, judge_responses)
     page = page_path(html, run.root) if html is not None else None
     responses_path = run.resolve_input(responses, RESPONSES)
-    judge_path = judge_responses
-    if judge_path is None and run.path(JUDGE_RESPONSES).is_file():
-        judge_path = run.path(JUDGE_RESPONSES)
+    judge_path = (
+        judge_responses if judge_responses is not None else run.optional_file(JUDGE_RESPONSES)
+    )
     target = output_in_run(run, out_path, REPORT, "score", [responses_path, judge_path])
     guard_outputs("score", [responses_path, judge_path], out=target, html=page)
     if page is not None:

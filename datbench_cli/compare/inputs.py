@@ -11,7 +11,7 @@ from typing import Any
 
 from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
-from datbench_cli.files.fields import check_document
+from datbench_cli.files.fields import STRING, check_document
 from datbench_cli.files.rundir import (
     AGAIN,
     JUDGE_RESPONSES,
@@ -28,6 +28,10 @@ REFERENCE_PROFILE = "reference"
 # The keys that name the exported data. Neither the tasks file nor the manifest digest is among
 # them, so a blind export (no images) still matches its twin.
 _COMPARED = ("references_sha256", "revision", "split")
+# The types of a report's top-level fields every reader of reports relies on (compare,
+# leaderboard, view): a benchmark that is no string was read as DatBench's.
+REPORT_FIELDS: dict[str, tuple[type, ...]] = {"benchmark": STRING}
+SCORE_AGAIN = "run `datbench score` again"
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,7 @@ def checked_run(
             'not a datbench report (expected an object with "summary" and "results")',
             report_path,
         )
+    check_document(report, REPORT_FIELDS, report_path, SCORE_AGAIN)
     run = RunReport(given, report_path, report, manifest)
     if manifest is not None and str(manifest.get("benchmark")) != run.benchmark:
         raise InputError(

@@ -76,13 +76,25 @@ def check_document(
         raise InputError(problem, path, line_of_key(path, name), hint=hint)
 
 
+# A JSON string, or a bracket: what the depth of a key is told from.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:?|[{}\[\]]')
+
+
 def line_of_key(path: Path, name: str) -> int | None:
-    """The line of the last ``"name":`` in ``path`` (the one a JSON reader keeps), or
-    ``None`` when it cannot be told."""
+    """The line of the last top-level ``"name":`` in ``path`` (the one a JSON reader keeps),
+    or ``None`` when it cannot be told (read only to say where an error is)."""
     try:
         data = jsonio.read_bounded(path)
     except InputError:
         return None
-    pattern = re.compile(rb'"' + re.escape(name.encode()) + rb'"\s*:')
-    found = [match.start() for match in pattern.finditer(data)]
-    return data.count(b"\n", 0, found[-1]) + 1 if found else None
+    key = jsonio.dumps(name)
+    depth, found = 0, None
+    for token in _TOKEN.finditer(data):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and text.endswith(b":") and text[:-1].rstrip() == key:
+            found = token.start()
+    return data.count(b"\n", 0, found) + 1 if found is not None else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -87,6 +88,18 @@ class RunDir:
     def resolve_input(self, given: Path | None, default: str) -> Path:
         """A user-given path (relative to the current directory), or the run directory's file."""
         return given if given is not None else self.root / default
+
+    def optional_file(self, name: str) -> Path | None:
+        """The run directory's file ``name`` when it is there, ``None`` when nothing is; a
+        folder, device, pipe or broken link of that name is an :class:`InputError` (never
+        read as no file)."""
+        path = self.path(name)
+        if path.is_file():
+            return path
+        if not os.path.lexists(path):
+            return None
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise InputError(f"is {kind}; the run directory's {name} must be a file", path)
 
     def require_exists(self) -> None:
         """Refuse a run directory that does not exist (or is not a directory)."""

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datbench_cli.compare.inputs import REPORT_FIELDS, SCORE_AGAIN
 from datbench_cli.errors import InputError
 from datbench_cli.files import jsonio
+from datbench_cli.files.fields import check_document
 from datbench_cli.files.rundir import MANIFEST, REFERENCES, REPORT, TASKS, sha256_file
 
 # --embed-images: each image becomes a thumbnail of at most this many pixels a side, and the
@@ -50,6 +52,7 @@ def locate(path: Path) -> RunFiles:
         raise InputError("not a datbench report (no summary object)", report_path)
     if not isinstance(report.get("results"), list):
         raise InputError("not a datbench report (no results list)", report_path)
+    check_document(report, REPORT_FIELDS, report_path, SCORE_AGAIN)
     for index, entry in enumerate(report["results"]):
         if not isinstance(entry, dict):  # the page would leave it out without a word
             raise InputError(f"results[{index}] is not an object", report_path)

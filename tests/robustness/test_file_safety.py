@@ -746,6 +746,53 @@ class TamperedManifestTests(_Tmp):
                 self.assertIn(f"{MANIFEST}:1: ", error)
 
 
+class RunFileKindTests(_Tmp):
+    def test_a_folder_or_device_link_as_an_optional_run_file_is_refused(self) -> None:
+        # score read a folder or a link to /dev/zero named judge_responses.jsonl (or
+        # judge_digests.json) as no file: every verdict "missing", exit 0.
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        commands = {
+            "judge_responses.jsonl": ["score", "-o", str(self.tmp / "r.json")],
+            "judge_digests.json": ["make-judge-tasks"],
+        }
+        for name, command in commands.items():
+            for kind in ("folder", "device link"):
+                with self.subTest(name=name, kind=kind):
+                    path = run / name
+                    if path.is_file():
+                        path.unlink()
+                    if kind == "folder":
+                        path.mkdir()
+                    else:
+                        path.symlink_to("/dev/zero")
+                    error = self.error_line(run_cli(*command, "-d", str(run)))
+                    self.assertIn(f"{path}: is ", error)
+                    path.rmdir() if kind == "folder" else path.unlink()
+        self.assertFalse((self.tmp / "r.json").exists())
+
+    def test_a_report_benchmark_of_another_type_is_named_with_its_line(self) -> None:
+        run = self.tmp / "run"
+        self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)
+        (run / "responses.jsonl").write_text('{"id": "a", "raw_output": "yes"}\n')
+        good = self.tmp / "good.json"
+        self.assertEqual(
+            run_cli("score", "-d", str(run), "-o", str(good), "--allow-missing").exit_code, 0
+        )
+        bad = self.tmp / "bad.json"
+        bad.write_text(json.dumps({**json.loads(good.read_text()), "benchmark": 5}, indent=2))
+        line = bad.read_text().count("\n")  # the last key, on the last line but one
+        for args in (
+            ["view", str(bad), "-o", str(self.tmp / "p.html")],
+            ["compare", str(good), str(bad)],
+            ["leaderboard", str(good), str(bad)],
+        ):
+            with self.subTest(args[0]):
+                error = self.error_line(run_cli(*args))
+                self.assertIn(f'{bad}:{line}: "benchmark" must be a string, got 5', error)
+
+
 _HOLDER = """
 import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY)
