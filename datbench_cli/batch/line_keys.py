@@ -85,25 +85,25 @@ def _is_reference_line(obj: dict[str, Any]) -> bool:
     return isinstance(turns, list) and any(isinstance(t, dict) and "rubrics" in t for t in turns)
 
 
-def is_official_record(obj: dict[str, Any]) -> bool:
-    """Whether a line is a record of the official VisualToolBench runner's results (its
-    ``model_answer``, at the top or in its ``turns``), which ``import-responses`` converts."""
-    if "model_answer" in obj:
-        return True
-    turns = obj.get("turns")
-    return isinstance(turns, list) and any(
-        isinstance(t, dict) and "model_answer" in t for t in turns
-    )
+#: A benchmark's reader of a line given to the wrong command: the hint for a record of a
+#: format it knows (an official runner's results), else ``None``.
+LineReader = Callable[[dict[str, Any]], "str | None"]
+_LINE_READERS: list[LineReader] = []
+
+
+def recognise_lines(*readers: LineReader) -> None:
+    """Let the benchmarks name the records of their own formats (the benchmarks table does,
+    once); this module knows no benchmark's format."""
+    _LINE_READERS[:] = readers
 
 
 def wrong_file_hint(obj: dict[str, Any], judge: bool) -> str | None:
     """A hint when a line shows the file is of another kind than the command expects."""
-    if is_official_record(obj):
-        # Before the others: a multi-turn record also carries its turns' rubrics.
-        return (
-            'this looks like the official runner\'s results (records with "model_answer"): '
-            "convert them with `datbench import-responses FILE -d RUN`"
-        )
+    for reader in _LINE_READERS:
+        # Before the others: a multi-turn official record also carries its turns' rubrics.
+        hint = reader(obj)
+        if hint is not None:
+            return hint
     if not judge and ("raw_judge_output" in obj or "verdict" in obj):
         return "this looks like a judge-response file: pass it with --judge-responses"
     if judge and "raw_output" in obj:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from datbench_cli.batch.line_keys import recognise_lines
 from datbench_cli.benchmarks.base import Benchmark
 from datbench_cli.benchmarks.datbench.benchmark import DatBench
 from datbench_cli.benchmarks.vistoolbench.benchmark import VisToolBench
@@ -24,6 +25,7 @@ BENCHMARKS: dict[str, Benchmark] = {
 }
 # The JSON arrays a benchmark imports are named by it when given for a JSON Lines file.
 recognise_arrays(*(b.array_hint for b in BENCHMARKS.values()))
+recognise_lines(*(b.line_hint for b in BENCHMARKS.values()))
 
 
 def targets_help() -> str:

@@ -168,6 +168,11 @@ class Benchmark(Protocol):
         :func:`datbench_cli.files.jsonio.recognise_arrays`)."""
         ...
 
+    def line_hint(self, line: dict[str, Any]) -> str | None:
+        """The hint when a response or judge line is a record of a format this benchmark
+        imports, else ``None`` (see :func:`datbench_cli.batch.line_keys.recognise_lines`)."""
+        ...
+
     def select(self, targets: Sequence[str]) -> list[str] | None:
         """What these export targets mean to this benchmark (``None``: not this one's)."""
         ...

@@ -352,6 +352,7 @@ class ArrayReaderTests(unittest.TestCase):
             given = Path(folder) / "results.json"
             given.write_text(json.dumps([{"task_id": "t", "model_answer": "a"}]))
             messages = []
+            # The table's readers last, as every other test finds them.
             for readers in ((), tuple(b.array_hint for b in benchmarks.BENCHMARKS.values())):
                 jsonio.recognise_arrays(*readers)
                 with self.assertRaises(InputError) as caught:
@@ -362,6 +363,22 @@ class ArrayReaderTests(unittest.TestCase):
         self.assertEqual(
             messages[1][1], f"convert it with `datbench import-responses {given} -d RUN`"
         )
-        for module in ("jsonio.py", "fields.py"):
-            source = Path(jsonio.__file__).with_name(module).read_text()
-            self.assertNotIn("model_answer", source)
+        files = Path(jsonio.__file__).parent
+        for source in (
+            files / "jsonio.py",
+            files / "fields.py",
+            files.parent / "batch/line_keys.py",
+        ):
+            self.assertNotIn("model_answer", source.read_text())
+
+    def test_an_official_record_line_is_named_by_its_benchmark(self) -> None:
+        from datbench_cli import benchmarks
+        from datbench_cli.batch import line_keys
+
+        record = {"task_id": "t", "turns": [{"turn_number": 1, "model_answer": "a"}]}
+        line_keys.recognise_lines()
+        try:
+            self.assertIsNone(line_keys.wrong_file_hint(record, False))
+        finally:
+            line_keys.recognise_lines(*(b.line_hint for b in benchmarks.BENCHMARKS.values()))
+        self.assertIn("datbench import-responses", line_keys.wrong_file_hint(record, False) or "")

@@ -57,6 +57,10 @@ class DatBench:
         """DatBench has no array format of its own (the generic jq hint is given)."""
         return None
 
+    def line_hint(self, line: dict[str, Any]) -> None:
+        """DatBench has no record format of its own to import."""
+        return None
+
     def select(self, targets: Sequence[str]) -> list[str] | None:
         """The capabilities named (``all``: the nine), in order, without repeats; ``None`` when
         the first target is not a DatBench name; an unknown later name is an error."""

@@ -21,7 +21,6 @@ from datbench_cli.batch.answers import surrogate_at
 from datbench_cli.batch.line_keys import (
     RESPONSE_KEYS,
     checked_lines,
-    is_official_record,
     native_id,
     wrong_file_hint,
 )
@@ -38,6 +37,7 @@ from datbench_cli.batch.responses import (
     text_status,
 )
 from datbench_cli.benchmarks.vistoolbench.model import Task
+from datbench_cli.benchmarks.vistoolbench.official_import import is_official_record
 from datbench_cli.benchmarks.vistoolbench.tally import Tally, Warn, ignore
 from datbench_cli.errors import InputError
 

@@ -66,6 +66,12 @@ class VisToolBench:
             f"convert it with `datbench import-responses {shlex.quote(str(path))} -d RUN`",
         )
 
+    def line_hint(self, line: dict[str, Any]) -> str | None:
+        """An official results record given as a line: ``import-responses`` converts it."""
+        from datbench_cli.benchmarks.vistoolbench.official_import import official_line_hint
+
+        return official_line_hint(line)
+
     def select(self, targets: Sequence[str]) -> list[str] | None:
         lowered = [t.strip().lower() for t in targets]
         return [BENCHMARK] if lowered and lowered[0] == BENCHMARK else None

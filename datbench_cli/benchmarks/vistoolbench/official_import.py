@@ -26,6 +26,27 @@ from datbench_cli.files import jsonio
 _ERROR_PREFIXES = ("API Error:", "Processing Error:", "Model inference failed")
 
 
+def is_official_record(obj: dict[str, Any]) -> bool:
+    """Whether a line is a record of the official runner's results (its ``model_answer``, at
+    the top or in its ``turns``), which ``import-responses`` converts."""
+    if "model_answer" in obj:
+        return True
+    turns = obj.get("turns")
+    return isinstance(turns, list) and any(
+        isinstance(t, dict) and "model_answer" in t for t in turns
+    )
+
+
+def official_line_hint(obj: dict[str, Any]) -> str | None:
+    """The hint for an official results record given as a response or judge line."""
+    if not is_official_record(obj):
+        return None
+    return (
+        'this looks like the official runner\'s results (records with "model_answer"): '
+        "convert them with `datbench import-responses FILE -d RUN`"
+    )
+
+
 @dataclass
 class ImportResult:
     """What an import found."""
