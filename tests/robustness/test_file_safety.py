@@ -772,6 +772,23 @@ class RunFileKindTests(_Tmp):
                     path.rmdir() if kind == "folder" else path.unlink()
         self.assertFalse((self.tmp / "r.json").exists())
 
+    def test_an_agent_json_that_is_no_object_or_no_file_is_refused(self) -> None:
+        # score (its provenance) and agent (the settings check) read such an agent.json as
+        # no agent run: the settings check was skipped, the protocol record dropped.
+        run = self.tmp / "run"
+        self.assertEqual(self.vtb_export(self.vtb_source(), run).exit_code, 0)
+        shutil.copy(VTB_SAMPLE / "responses.jsonl", run / "responses.jsonl")
+        out = self.tmp / "r.json"
+        agent = run / "agent.json"
+        agent.write_text("[1]\n")
+        error = self.error_line(run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out)))
+        self.assertIn(f"{agent}:1: is not the JSON object `datbench agent` writes", error)
+        agent.unlink()
+        agent.mkdir()
+        error = self.error_line(run_cli("score", "-d", str(run), "--allow-missing", "-o", str(out)))
+        self.assertIn(f"{agent}: is not a regular file", error)
+        self.assertFalse(out.exists())
+
     def test_a_report_benchmark_of_another_type_is_named_with_its_line(self) -> None:
         run = self.tmp / "run"
         self.assertEqual(self.export(self.datbench_source(), run).exit_code, 0)

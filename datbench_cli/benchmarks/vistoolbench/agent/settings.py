@@ -11,12 +11,13 @@ settings that decide answers (model, tools, prompt, rounds, images, temperature,
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from datbench_cli.benchmarks.vistoolbench.agent import images, protocol
-from datbench_cli.errors import UsageError
+from datbench_cli.errors import InputError, UsageError
 from datbench_cli.files import jsonio
 from datbench_cli.files.outputs import TRAJECTORIES
 
@@ -119,12 +120,28 @@ def settings_record(config: Any, manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _recorded(path: Path) -> dict[str, Any] | None:
+    """The run's ``agent.json`` (``None``: no agent ran here); a folder or device of that name,
+    or a file that holds no JSON object, is an :class:`InputError` (never read as no run)."""
+    if not os.path.lexists(path):
+        return None
+    if not path.is_file():
+        raise InputError("is not a regular file; the run's agent.json must be a file", path)
+    record = jsonio.read_json(path)
+    if not isinstance(record, dict):
+        raise InputError(
+            "is not the JSON object `datbench agent` writes",
+            path,
+            1,
+            hint="restore it, or start the agent in a new run directory",
+        )
+    return record
+
+
 def check_same_settings(path: Path, record: dict[str, Any]) -> None:
     """Refuse to continue a run made with settings that change answers."""
-    if not path.is_file():
-        return
-    previous = jsonio.read_json(path)
-    if not isinstance(previous, dict):
+    previous = _recorded(path)
+    if previous is None:
         return
     changed = [key for key in _DECIDING if previous.get(key) != record.get(key)]
     if changed:
@@ -137,11 +154,8 @@ def check_same_settings(path: Path, record: dict[str, Any]) -> None:
 
 def protocol_summary(run_dir: Path) -> dict[str, Any] | None:
     """The protocol record of an agent run in ``run_dir`` (for ``score``), or ``None``."""
-    path = run_dir / AGENT_FILE
-    if not path.is_file():
-        return None
-    record = jsonio.read_json(path)
-    if not isinstance(record, dict) or not isinstance(record.get("protocol"), dict):
+    record = _recorded(run_dir / AGENT_FILE)
+    if record is None or not isinstance(record.get("protocol"), dict):
         return None
     sandbox = record.get("sandbox")
     isolation = sandbox.get("isolation") if isinstance(sandbox, dict) else None
