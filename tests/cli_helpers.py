@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,20 @@ def export_samples(root: Path) -> dict[str, tuple[Path, Path]]:
         assert result.exit_code == 0, result.stderr
         runs[name] = (run, sample)
     return runs
+
+
+def answered_sample(run: Path, benchmark: str = "datbench", *, judged: bool = True) -> Path:
+    """The bundled sample of ``benchmark`` (``datbench`` or ``vistoolbench``) exported to ``run``
+    with the sample's answers and judge tasks, and (``judged``) its judge responses."""
+    target, sample = ("all", SAMPLE) if benchmark == "datbench" else ("vistoolbench", VTB_SAMPLE)
+    exported = run_cli("export-tasks", target, "--source", str(sample), "-d", str(run), "-q")
+    assert exported.exit_code == 0, exported.stderr
+    shutil.copy(sample / "responses.jsonl", run / "responses.jsonl")
+    judge_tasks = run_cli("make-judge-tasks", "-d", str(run), "-q")
+    assert judge_tasks.exit_code == 0, judge_tasks.stderr
+    if judged:
+        shutil.copy(sample / "judge_responses.jsonl", run / "judge_responses.jsonl")
+    return run
 
 
 def retry_judge_tasks(run: Path, out: Path) -> Any:

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import SAMPLE, run_cli
+from tests.cli_helpers import answered_sample, run_cli
 from tests.vtb_support import SAMPLE_DIR, SAMPLE_JUDGE, SAMPLE_RESPONSES
 
 _CACHE = Path(tempfile.mkdtemp(prefix="datbench-compare-"))
@@ -25,10 +25,7 @@ def _check(result: Any) -> None:
 @cache
 def _datbench_run() -> Path:
     run = _CACHE / "datbench"
-    _check(run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(run), "-q"))
-    shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
-    _check(run_cli("make-judge-tasks", "-d", str(run), "-q"))
-    shutil.copy(SAMPLE / "judge_responses.jsonl", run / "judge_responses.jsonl")
+    answered_sample(run)
     _check(run_cli("score", "-d", str(run), "-q", "--allow-missing"))
     return run
 

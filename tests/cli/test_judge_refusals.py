@@ -21,10 +21,9 @@ from datbench_cli.benchmarks.datbench.evaluator import (
 )
 from datbench_cli.benchmarks.datbench.schema import JudgeResponse, VLMResponse
 from datbench_cli.errors import StrictJudgeError
-from tests.cli_helpers import SAMPLE, run_cli
+from tests.cli_helpers import answered_sample, run_cli
 from tests.page_records import page_records
 from tests.runner_lines import azure_prompt_filtered, read_lines, vllm_ok, write_lines
-from tests.vtb_support import SAMPLE_DIR, SAMPLE_RESPONSES
 
 
 class JudgeRefusalTests(unittest.TestCase):
@@ -32,9 +31,7 @@ class JudgeRefusalTests(unittest.TestCase):
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
         cls.base = cls.tmp / "base"
-        assert run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(cls.base), "-q")
-        shutil.copy(SAMPLE / "responses.jsonl", cls.base / "responses.jsonl")
-        assert run_cli("make-judge-tasks", "-d", str(cls.base), "-q").exit_code == 0
+        answered_sample(cls.base, judged=False)
         cls.judge_ids = [t["id"] for t in read_lines(cls.base / "judge_tasks.jsonl")]
         assert len(cls.judge_ids) >= 5
 
@@ -174,12 +171,7 @@ class VisToolBenchRefusalTests(unittest.TestCase):
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
         cls.base = cls.tmp / "base"
-        export = run_cli(
-            "export-tasks", "vistoolbench", "--source", str(SAMPLE_DIR), "-d", str(cls.base)
-        )
-        assert export.exit_code == 0, export.stderr
-        shutil.copy(SAMPLE_RESPONSES, cls.base / "responses.jsonl")
-        assert run_cli("make-judge-tasks", "-d", str(cls.base), "-q").exit_code == 0
+        answered_sample(cls.base, "vistoolbench", judged=False)
         cls.ids = [t["id"] for t in read_lines(cls.base / "judge_tasks.jsonl")]
 
     @classmethod

@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import SAMPLE, retry_judge_tasks, run_cli
+from tests.cli_helpers import SAMPLE, answered_sample, retry_judge_tasks, run_cli
 from tests.runner_lines import (
     openai_error_file_line,
     openai_http_error,
@@ -32,10 +32,7 @@ class DatBenchNothingSilentTests(unittest.TestCase):
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp())
         cls.base = cls.tmp / "base"
-        assert run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(cls.base), "-q")
-        shutil.copy(SAMPLE / "responses.jsonl", cls.base / "responses.jsonl")
-        shutil.copy(SAMPLE / "judge_responses.jsonl", cls.base / "judge_responses.jsonl")
-        assert run_cli("make-judge-tasks", "-d", str(cls.base), "-q").exit_code == 0
+        answered_sample(cls.base)
         result = run_cli("score", "-d", str(cls.base), "-q")
         assert result.exit_code == 0, result.stderr
         cls.report = json.loads((cls.base / "report.json").read_text())
