@@ -104,8 +104,15 @@
       if (a.facet && a.value && hasValue(a.facet, a.match)) {
         var b = el("button", "link", num(a.value));
         b.type = "button";
-        b.addEventListener("click", function () { filterTo(a.facet, a.match); });
+        b.addEventListener("click", function () { clearFilters(); filterTo(a.facet, a.match); });
         td.appendChild(b);
+        // What the link selects, said beside a number that counts something else (turns or
+        // rubrics of tasks, samples of a combined status): no number reads as what it shows.
+        var shows = carrying(a.facet, a.match);
+        td.dataset.shows = String(shows);
+        if (shows !== a.value) {
+          td.appendChild(el("span", "muted", " (shows " + shows + " " + (B.unit || "sample") + (shows === 1 ? "" : "s") + ": " + a.match + ")"));
+        }
       } else { td.textContent = shown(num(a.value)); }
       tr.appendChild(td);
       tr.appendChild(el("td", null, a.label));
@@ -177,6 +184,15 @@
     var fi = facetIndex(facet);
     return fi >= 0 && B.facets[fi].values.indexOf(value) >= 0;
   }
+  // How many records carry a facet's value (what a filter to it selects).
+  function carrying(facet, value) {
+    var fi = facetIndex(facet), want = B.facets[fi].values.indexOf(value), count = 0;
+    B.records.forEach(function (r) {
+      var v = r.f[fi];
+      if (Array.isArray(v) ? v.indexOf(want) >= 0 : v === want) count += 1;
+    });
+    return count;
+  }
   function filters() {
     var box = document.getElementById("filters");
     document.getElementById("browser-title").textContent = D.kind === "compare" ? "Samples of both runs" : (B.unit === "task" ? "Tasks" : "Samples");
@@ -219,6 +235,13 @@
       button.addEventListener("click", function () { filterTo(fail.facet, fail.value); });
       box.appendChild(button);
     }
+  }
+  // An accounting number's link shows its samples alone: no earlier filter narrows them.
+  function clearFilters() {
+    B.facets.forEach(function (f) { document.getElementById("filter-" + f.key).value = ""; });
+    document.getElementById("search").value = "";
+    state.filters = {};
+    state.q = "";
   }
   function filterTo(facet, value) {
     var sel = document.getElementById("filter-" + facet);

@@ -13,6 +13,7 @@ from typing import Any
 
 from datbench_cli.cli.html_page import optional_value
 from tests.cli_helpers import ROOT, SAMPLE, make_dataset, make_row, run_cli
+from tests.runner_lines import azure_prompt_filtered, vllm_ok
 
 INJECT = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"></script>'
 VTB_SAMPLE = ROOT / "sample_data" / "vistoolbench"
@@ -485,4 +486,98 @@ def test_an_opened_comparison_record_fits_the_window(driver: Any, tmp_path: Path
     item = _open_record(driver, "vtb-a-medical-001")
     assert item.find_elements("css selector", ".side-a table")
     _no_wider_than_the_window(driver)
+    _no_errors(driver)
+
+
+def _clicked_accounting(driver: Any) -> dict[str, tuple[int, int, int]]:
+    """Each linked accounting row: key -> (its number, the count its note says the link shows,
+    the count of samples clicking it shows), clicked after another row of another facet (a
+    link shows its samples alone)."""
+    driver.find_element("id", "failures").click()
+    found = {}
+    for row in driver.find_elements("css selector", "#accounting tr"):
+        buttons = row.find_elements("css selector", "button")
+        if not buttons:
+            continue
+        cell = row.find_element("css selector", "td")
+        number, shows = int(buttons[0].text.replace(",", "")), int(cell.get_attribute("data-shows"))
+        buttons[0].click()
+        found[row.get_attribute("data-key")] = (number, shows, _count(driver))
+        assert (f"(shows {shows} " in cell.text) == (shows != number), cell.text
+    return found
+
+
+def test_each_judge_count_shows_the_samples_it_counts(driver: Any, tmp_path: Path) -> None:
+    """A sample whose judge refused it, or whose judge lines all errored, is counted twice in
+    the summary (in the seed's judge_missing_responses or judge_unparsed_verdicts, and as
+    errored or refused): each of those rows' links shows exactly its number of samples."""
+    run = tmp_path / "run"
+    assert run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(run), "-q")
+    shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+    assert run_cli("make-judge-tasks", "-d", str(run), "-q").exit_code == 0
+    ids = [t["id"] for t in _lines(run / "judge_tasks.jsonl")]
+    refused, filtered, errored, unparsed, _absent, *rest = ids
+    _write_lines(
+        run / "judge_responses.jsonl",
+        [
+            vllm_ok(refused, "", finish_reason="SAFETY"),
+            azure_prompt_filtered(filtered),
+            {"id": errored, "raw_judge_output": None, "error": "timed out"},
+            {"id": unparsed, "raw_judge_output": "perhaps"},
+            *({"id": i, "raw_judge_output": "true"} for i in rest),
+        ],
+    )
+    result = run_cli("score", "-d", str(run), "-q", "--allow-missing", "--html", "")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads((run / "report.json").read_text())["summary"]
+    assert summary["judge_missing_responses"] == 3 and summary["judge_unparsed_verdicts"] == 2
+    assert summary["judge_errored_responses"] == 1 and summary["judge_refused_responses"] == 2
+    _open(driver, run / "report.html")
+    found = _clicked_accounting(driver)
+    for key in (
+        "judge_missing_responses",
+        "judge_unparsed_verdicts",
+        "judge_errored_responses",
+        "judge_refused_responses",
+    ):
+        assert found[key] == (summary[key], summary[key], summary[key]), key
+    assert all(shows == count for _, shows, count in found.values()), found
+    _no_errors(driver)
+
+
+def test_each_rubric_count_says_the_tasks_its_link_shows(driver: Any, tmp_path: Path) -> None:
+    """VisualToolBench counts rubrics and turns, its page shows tasks: beside each linked count
+    the page says how many tasks its link shows, and clicking shows that many."""
+    run = tmp_path / "vtb"
+    export = run_cli("export-tasks", "vistoolbench", "--source", str(VTB_SAMPLE), "-d", str(run))
+    assert export.exit_code == 0, export.stderr
+    shutil.copy(VTB_SAMPLE / "responses.jsonl", run / "responses.jsonl")
+    assert run_cli("make-judge-tasks", "-d", str(run), "-q").exit_code == 0
+    ids = [t["id"] for t in _lines(run / "judge_tasks.jsonl")]
+    refused, filtered, errored, unparsed, _absent, *rest = ids
+    met = json.dumps({"explanation": "ok", "judge_result": "Met"})
+    _write_lines(
+        run / "judge_responses.jsonl",
+        [
+            vllm_ok(refused, None, finish_reason="PROHIBITED_CONTENT"),
+            azure_prompt_filtered(filtered),
+            {"id": errored, "raw_judge_output": None, "error": "timed out"},
+            {"id": unparsed, "raw_judge_output": "perhaps"},
+            *({"id": i, "raw_judge_output": met} for i in rest),
+        ],
+    )
+    result = run_cli("score", "-d", str(run), "-q", "--allow-missing", "--html", "")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((run / "report.json").read_text())
+    judge = report["summary"]["judge"]
+    assert (judge["refused"], judge["errored"], judge["unparsed"], judge["missing"]) == (2, 1, 1, 1)
+    _open(driver, run / "report.html")
+    found = _clicked_accounting(driver)
+    for status in ("missing", "unparsed", "errored", "refused", "met"):
+        tasks = sum(
+            any(rb["status"] == status for t in r["turns"] for rb in t["rubrics"])
+            for r in report["results"]
+        )
+        assert found[f"judge.{status}"] == (judge[status], tasks, tasks), status
+    assert all(shows == count for _, shows, count in found.values()), found
     _no_errors(driver)

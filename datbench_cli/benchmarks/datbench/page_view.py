@@ -223,17 +223,20 @@ def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _verdict(details: dict[str, Any], eval_mode: Any, judge_status: Any = None) -> str:
-    """The verdict facet: why the judge gave no verdict (``judge_status``: its lines all
-    errored, or it refused), else the verdict."""
-    if judge_status in ("errored", "refused"):
-        return str(judge_status)
+def _verdict(details: dict[str, Any], eval_mode: Any, judge_status: Any = None) -> Any:
+    """The verdict facet: the verdict, and beside a missing or unparsed one why the judge gave
+    none (``judge_status``: its lines all errored, or it refused). Both values, as the
+    summary counts such a sample twice: in ``judge_missing_responses`` or
+    ``judge_unparsed_verdicts`` (the seed's counts) and in its ``judge_errored_responses`` or
+    ``judge_refused_responses``; each count's link selects exactly the samples it counts."""
     verdict = details.get("judge_verdict")
-    if isinstance(verdict, str):
-        return verdict
-    if details.get("judge_missing_response"):
-        return "missing"
-    return "(direct)" if eval_mode != "judge" else "(none)"
+    if not isinstance(verdict, str):
+        verdict = "missing" if details.get("judge_missing_response") else None
+    if verdict is None:
+        return "(direct)" if eval_mode != "judge" else "(none)"
+    if judge_status in ("errored", "refused"):
+        return [verdict, str(judge_status)]
+    return verdict
 
 
 def _result(sample: dict[str, Any]) -> str:

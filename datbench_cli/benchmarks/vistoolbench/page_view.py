@@ -118,13 +118,14 @@ def charts(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def accounting(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Judge and response accounting, linked to the tasks behind each count."""
+    """Judge and response accounting (rubrics and turns), linked to the tasks behind each
+    count; the page says beside each such count how many tasks its link shows."""
     rows = []
     for key, value in mapping(summary.get("judge")).items():
         match = _JUDGE_LINKS.get(key)
         rows.append(
             {
-                "label": f"judge {key.replace('_', ' ')}",
+                "label": f"judge {key.replace('_', ' ')}" + (" rubrics" if match else ""),
                 "key": f"judge.{key}",
                 "value": value,
                 "facet": "verdict" if match else None,
