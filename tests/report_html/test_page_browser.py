@@ -510,10 +510,18 @@ def _clicked_accounting(driver: Any) -> dict[str, tuple[int, int, int]]:
 def test_each_judge_count_shows_the_samples_it_counts(driver: Any, tmp_path: Path) -> None:
     """A sample whose judge refused it, or whose judge lines all errored, is counted twice in
     the summary (in the seed's judge_missing_responses or judge_unparsed_verdicts, and as
-    errored or refused): each of those rows' links shows exactly its number of samples."""
+    errored or refused): each of those rows' links shows exactly its number of samples. A
+    sample without a response line and one whose line errored both read "missing or errored"
+    (the report does not say which is which): their rows say their links show both."""
     run = tmp_path / "run"
     assert run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(run), "-q")
-    shutil.copy(SAMPLE / "responses.jsonl", run / "responses.jsonl")
+    responses = _lines(SAMPLE / "responses.jsonl")
+    direct = [t["id"] for t in _lines(run / "tasks.jsonl") if t["eval_mode"] != "judge"]
+    responses = [line for line in responses if line["id"] != direct[0]]
+    for line in responses:
+        if line["id"] == direct[1]:
+            line.update(raw_output=None, error="HTTP 500")
+    _write_lines(run / "responses.jsonl", responses)
     assert run_cli("make-judge-tasks", "-d", str(run), "-q").exit_code == 0
     ids = [t["id"] for t in _lines(run / "judge_tasks.jsonl")]
     refused, filtered, errored, unparsed, _absent, *rest = ids
@@ -541,6 +549,9 @@ def test_each_judge_count_shows_the_samples_it_counts(driver: Any, tmp_path: Pat
         "judge_refused_responses",
     ):
         assert found[key] == (summary[key], summary[key], summary[key]), key
+    assert summary["response_statuses"]["missing"] == summary["errored_responses"] == 1
+    for key in ("errored_responses", "response_statuses.missing", "response_statuses.errored"):
+        assert found[key] == (1, 2, 2), key
     assert all(shows == count for _, shows, count in found.values()), found
     _no_errors(driver)
 
