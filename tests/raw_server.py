@@ -33,15 +33,18 @@ def _read_request(conn: socket.socket) -> bytes:
 
 class RawServer:
     """Runs ``respond`` for every connection in its own thread; a context manager. ``port``: the
-    port to listen on (default: a free one), e.g. that of a server that stopped."""
+    port to listen on (default: a free one), e.g. that of a server that stopped; ``host``: the
+    loopback address to listen on."""
 
-    def __init__(self, respond: Callable[[socket.socket], None], port: int = 0) -> None:
+    def __init__(
+        self, respond: Callable[[socket.socket], None], port: int = 0, host: str = "127.0.0.1"
+    ) -> None:
         self.respond = respond
         self.requests: list[bytes] = []
         self.connections = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._sock = socket.create_server(("127.0.0.1", port))
+        self._sock = socket.create_server((host, port))
         self._sock.settimeout(0.05)
         self._thread = threading.Thread(target=self._serve, daemon=True)
 

@@ -25,7 +25,7 @@ class WebFetchBoundTests(unittest.TestCase):
         with (
             RawServer(trickle) as server,
             mock.patch.object(web, "_FETCH_SECONDS", 0.5),
-            mock.patch.object(web, "_check_public", lambda url: None),  # 127.0.0.1 allowed
+            mock.patch.object(web, "_is_public", lambda address: True),  # 127.0.0.1 allowed
         ):
             url = f"http://127.0.0.1:{server.port}/page"
             with self.assertRaises(TimeoutError):

@@ -3,12 +3,17 @@
 
 Keys come from environment variables the user names and are sent only to their own service's
 fixed host. Page fetches go only to public addresses (never loopback, private or link-local
-ones, including after a redirect), are capped in size and time, and return plain text.
+ones, including after a redirect), are capped in size and time, and return plain text. A
+host's name is resolved once and connected to at an address that was checked, so an answer
+that changes between the check and the connection (DNS rebinding) reaches nothing private.
+Through an ``HTTP(S)_PROXY`` proxy (used as urllib does) the name's local answer is checked
+and the proxy, which resolves it again, is trusted.
 """
 
 from __future__ import annotations
 
 import html.parser
+import http.client
 import ipaddress
 import socket
 import time
@@ -40,7 +45,14 @@ class _Refused(Exception):
     pass
 
 
-def _check_public(url: str) -> None:
+def _is_public(address: str) -> bool:
+    """Whether ``address`` (an IP address) may be fetched from: a global one only."""
+    return ipaddress.ip_address(address).is_global
+
+
+def _public_addresses(url: str) -> list[str]:
+    """The addresses ``url``'s host resolves to, once; refused unless it is http(s) and every
+    one of them is public (a name with one private answer may be given it on a later lookup)."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _Refused("only http and https URLs can be fetched")
@@ -48,22 +60,92 @@ def _check_public(url: str) -> None:
         infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
     except OSError as exc:
         raise _Refused(f"cannot resolve {parts.hostname}: {exc}") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise _Refused(f"{parts.hostname} is not a public address")
+    addresses = [str(info[4][0]) for info in infos]
+    if not addresses or not all(_is_public(address) for address in addresses):
+        raise _Refused(f"{parts.hostname} is not a public address")
+    return addresses
 
 
-class _PublicRedirects(urllib.request.HTTPRedirectHandler):
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """A connection to one of ``addresses`` (checked already) instead of a second lookup of
+    the host name, which stays the name in the Host header (and TLS's SNI and certificate
+    check, in the HTTPS subclass, whose ``connect`` wraps this one's socket)."""
+
+    addresses: list[str] = []
+
+    def connect(self) -> None:
+        failure = OSError(f"no address to connect to for {self.host}")
+        for address in self.addresses:
+            try:
+                self.sock = socket.create_connection((address, self.port), self.timeout)
+                return
+            except OSError as exc:
+                failure = exc
+        raise failure
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection, _PinnedHTTPConnection):
+    pass
+
+
+def _connection_class(req: urllib.request.Request, trusted: str | None, https: bool) -> Any:
+    """How to connect for ``req``: to a host other than ``trusted``, at the host's checked
+    public addresses. Through a proxy (``HTTP(S)_PROXY``; it resolves the name itself) the
+    host's addresses are checked here, and the proxy is connected to as it is named."""
+    plain = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    parts = urllib.parse.urlsplit(req.full_url)
+    if parts.hostname == trusted:
+        return plain
+    addresses = _public_addresses(req.full_url)
+    if req.host != parts.netloc:  # a proxy is the host to connect to
+        return plain
+    pinned = _PinnedHTTPSConnection if https else _PinnedHTTPConnection
+
+    def connection(*args: Any, **kwargs: Any) -> http.client.HTTPConnection:
+        made = pinned(*args, **kwargs)
+        made.addresses = addresses
+        return made
+
+    return connection
+
+
+class _PinnedHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, trusted: str | None) -> None:
+        super().__init__()
+        self._trusted = trusted
+
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_connection_class(req, self._trusted, https=False), req)
+
+
+class _PinnedHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, trusted: str | None) -> None:
+        super().__init__()
+        self._trusted = trusted
+
+    def https_open(self, req: urllib.request.Request) -> Any:
+        connection = _connection_class(req, self._trusted, https=True)
+        return self.do_open(connection, req)  # the default context: certificates checked
+
+
+class _HttpRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
-        _check_public(newurl)
+        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
+            raise _Refused("only http and https URLs can be fetched")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def _get(url: str, *, check_public: bool, limit: int = _MAX_PAGE_BYTES) -> bytes:
-    if check_public:
-        _check_public(url)
-    opener = urllib.request.build_opener(_PublicRedirects())
+    """At most ``limit`` bytes of ``url``'s body. ``check_public``: ``url``'s host is checked
+    too (else only the hosts it redirects to are); every checked host is connected to at the
+    address that was checked."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise _Refused("only http and https URLs can be fetched")
+    trusted = None if check_public else parts.hostname
+    opener = urllib.request.build_opener(
+        _PinnedHTTPHandler(trusted), _PinnedHTTPSHandler(trusted), _HttpRedirects()
+    )
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     # The socket timeout bounds each read; the deadline bounds the whole body, which a server
     # sending a byte every few seconds held for ever (5 MB at one byte per read).
