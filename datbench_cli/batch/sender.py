@@ -121,12 +121,15 @@ def redirect_problem(status: int, location: str | None) -> str:
     )
 
 
-def unreachable(url: str, problem: str | None) -> str:
-    """What stops a run whose server was never reached (``send`` and ``agent``)."""
-    return (
-        f"cannot reach {shown_url(url)} ({problem}): is the server running, and are the host "
-        "and port of --base-url right?"
-    )
+def unreachable(url: str, problem: str | None, proxy: str | None = None) -> str:
+    """What stops a run whose server was never reached (``send`` and ``agent``); ``proxy``:
+    the proxy the connection went through, which the hint then asks about."""
+    if proxy is not None:
+        setting = "HTTPS_PROXY" if url.lower().startswith("https:") else "HTTP_PROXY"
+        hint = f"is the proxy running, and is {setting} right?"
+    else:
+        hint = "is the server running, and are the host and port of --base-url right?"
+    return f"cannot reach {shown_url(url)} ({problem}): {hint}"
 
 
 def check_waits(timeout: float, backoff_max: float) -> None:
@@ -413,6 +416,7 @@ class _Attempt:
     problem: str | None = None  # set when there is no usable answer
     code: str | None = None
     location: str = ""
+    proxy: str | None = None  # the proxy a failed connection went through
 
 
 def request_headers(api_key: str | None) -> dict[str, str]:
@@ -473,7 +477,7 @@ def server_message(body: Any) -> str:
 def _attempt(answer: Answer) -> _Attempt:
     """An HTTP answer (or its absence) read as one attempt."""
     if answer.status is None or answer.headers is None:
-        return _Attempt(None, problem=answer.problem, code=answer.code)
+        return _Attempt(None, problem=answer.problem, code=answer.code, proxy=answer.proxy)
     headers = answer.headers
     request_id = headers.get("x-request-id", "")
     if answer.problem is not None:  # the body was not read (too large)
@@ -585,7 +589,7 @@ class _Client:
                 self._wait_gate()
                 attempt = self._post(target, data)
                 if attempt.code == "unreachable":
-                    return _Reply(fatal=unreachable(target, attempt.problem))
+                    return _Reply(fatal=unreachable(target, attempt.problem, attempt.proxy))
                 if attempt.status in _FATAL_STATUSES or attempt.status in REDIRECTS:
                     return _Reply(fatal=self._fatal(target, attempt))
                 if attempt.status == 200 and attempt.problem is None:

@@ -93,13 +93,15 @@ class _DeadlineBackend(httpcore2.SyncBackend):
 
 @dataclass
 class Answer:
-    """What came back: a status and body, or ``problem`` and ``code`` when nothing usable did."""
+    """What came back: a status and body, or ``problem`` and ``code`` when nothing usable did;
+    ``proxy``: the proxy (shown without credentials) a failed connection went through."""
 
     status: int | None = None
     body: bytes = b""
     headers: dict[str, str] | None = None
     problem: str | None = None
     code: str | None = None
+    proxy: str | None = None
 
 
 def _proxy_for(url: str) -> tuple[str, tuple[bytes, bytes] | None] | None:
@@ -192,10 +194,11 @@ class Transport:
             reason = f"no connection within {waited:g} s"
         else:
             reason = str(exc) or "refused"
-        if self._proxy is not None:
-            reason = f"through the proxy {shown_url(self._proxy)}: {reason}"
+        proxy = shown_url(self._proxy) if self._proxy is not None else None
+        if proxy is not None:
+            reason = f"through the proxy {proxy}: {reason}"
         code = "connect_error" if self._backend.connected else "unreachable"
-        return Answer(problem=f"cannot connect ({reason})", code=code)
+        return Answer(problem=f"cannot connect ({reason})", code=code, proxy=proxy)
 
 
 def _without_key(answer: Answer, sent: dict[str, str], *, keep_body: bool = False) -> Answer:

@@ -4,6 +4,7 @@ docs/runners.md). Each test has a generous time bound; the retries are counted, 
 
 from __future__ import annotations
 
+import os
 import socket
 import tempfile
 import unittest
@@ -210,3 +211,22 @@ class AgentReachabilityTests(unittest.TestCase):
         self.assertEqual(len(errors), 1, result.stderr)
         self.assertIn(f"cannot reach {url}/chat/completions", errors[0])
         self.assertNotIn("Traceback", result.stderr)
+
+
+class ProxyUnreachableTests(unittest.TestCase):
+    """A proxy that cannot be reached: the stop names the proxy setting, not --base-url."""
+
+    def test_the_hint_asks_about_the_proxy_setting(self) -> None:
+        names = ("http_proxy", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+        proxy = f"http://127.0.0.1:{closed_port()}"
+        with mock.patch.dict("os.environ", {"HTTP_PROXY": proxy}):
+            for name in names:
+                os.environ.pop(name, None)  # restored by patch.dict
+            client = ChatClient(ServerConfig("http://model-host.invalid:8000/v1", max_retries=6))
+            with self.assertRaises(AgentAborted) as caught:
+                bounded(self, 20, lambda: client.complete(BODY))
+            client.close()
+        message = str(caught.exception)
+        self.assertIn(f"through the proxy {proxy}", message)
+        self.assertIn("is HTTP_PROXY right?", message)
+        self.assertNotIn("--base-url", message)

@@ -121,7 +121,7 @@ class ChatClient:
             self.config.max_response_bytes,
         )
         if answer.code == "unreachable":
-            raise AgentAborted(unreachable(self.url, answer.problem))
+            raise AgentAborted(unreachable(self.url, answer.problem, answer.proxy))
         if answer.code == "response_too_large":
             return -1, None, answer.problem or "an answer over the size cap", None
         if answer.status is None or answer.problem is not None:
