@@ -6,6 +6,7 @@ under its own name."""
 from __future__ import annotations
 
 import socket
+import threading
 import unittest
 from collections.abc import Iterator
 from typing import Any
@@ -90,3 +91,28 @@ class WebRebindingTests(unittest.TestCase):
             page = web.page_text(url)
             self.assertEqual(page["status"], "error", url)
             self.assertIn("only http and https", page["error"])
+
+
+class WebTlsNameTests(unittest.TestCase):
+    def test_an_https_fetch_names_the_host_in_tls_at_the_checked_address(self) -> None:
+        """The TLS hello (SNI) to the checked address carries the host's name; no certificate
+        is offered, so the fetch then fails, as an unverified one must."""
+        hellos: list[bytes] = []
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.addCleanup(listener.close)
+        port = listener.getsockname()[1]
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.settimeout(10)
+                hellos.append(conn.recv(65536))
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        with resolver({"tls.test": iter(["127.0.0.1"] * 5)}), only("127.0.0.1"):
+            page = bounded(self, 20, lambda: web.page_text(f"https://tls.test:{port}/"))
+        thread.join(10)
+        self.assertEqual(page["status"], "error")
+        self.assertEqual(len(hellos), 1)
+        self.assertIn(b"tls.test", hellos[0])
