@@ -514,7 +514,9 @@ def test_each_judge_count_shows_the_samples_it_counts(driver: Any, tmp_path: Pat
     sample without a response line and one whose line errored both read "missing or errored"
     (the report does not say which is which): their rows say their links show both."""
     run = tmp_path / "run"
-    assert run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(run), "-q")
+    assert (
+        run_cli("export-tasks", "all", "--source", str(SAMPLE), "-d", str(run), "-q").exit_code == 0
+    )
     responses = _lines(SAMPLE / "responses.jsonl")
     direct = [t["id"] for t in _lines(run / "tasks.jsonl") if t["eval_mode"] != "judge"]
     responses = [line for line in responses if line["id"] != direct[0]]
